@@ -1,0 +1,65 @@
+"""Reading trained weights from checkpoint files into a model.
+
+Accepted layouts: a plain state_dict, ``{'state_dict': ...}`` (the reference
+code's ``model_300.t7``) and ``{'model': ...}``; keys may carry the ``module.``
+(DataParallel/DDP) or ``_orig_mod.`` (torch.compile) prefixes.  Files are read
+with ``weights_only=True``: a checkpoint is untrusted input.
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from .errors import InputError
+
+PREFIXES = ("module.", "_orig_mod.")
+
+
+def read_state_dict(path: str) -> dict[str, torch.Tensor]:
+    if not os.path.isfile(path):
+        raise InputError(f"checkpoint {path} does not exist")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:200]})") from None
+    for key in ("state_dict", "model"):
+        if isinstance(obj, dict) and isinstance(obj.get(key), dict):
+            obj = obj[key]
+            break
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise InputError(f"checkpoint {path} holds no state_dict (expected a dict of tensors, "
+                         "or one under 'state_dict' or 'model')")
+    return {_strip(k): v for k, v in obj.items()}
+
+
+def _strip(key: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        for prefix in PREFIXES:
+            if key.startswith(prefix):
+                key, changed = key[len(prefix):], True
+    return key
+
+
+def load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
+    """Load ``state`` into ``model``; a mismatch names missing, unexpected and mis-shaped keys."""
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state))
+    extra = sorted(set(state) - set(own))
+    wrong = sorted(f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
+                   for k in set(own) & set(state) if state[k].shape != own[k].shape)
+    if missing or extra or wrong:
+        parts = [f"{label}: {', '.join(names[:5])}" + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+                 for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
+        raise InputError(f"checkpoint {source} does not match the model; " + "; ".join(parts))
+    model.load_state_dict(state)
+
+
+def save(model: torch.nn.Module, path: str, **extra) -> None:
+    """Save as ``{'state_dict': ...}``, the layout the reference code writes."""
+    tmp = f"{path}.partial-{os.getpid()}"
+    torch.save({"state_dict": model.state_dict(), **extra}, tmp)
+    os.replace(tmp, path)

@@ -1,0 +1,98 @@
+"""Evaluation data as tensors: the embedded digits set, or any ``package.module:factory``.
+
+Data are turned into one pair of tensors ``(inputs, targets)`` per split, once
+per rank; evaluation then slices batches out of them, so nothing is decoded or
+re-normalized per grid point.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .errors import InputError, UsageError
+from .plugins import call_factory, is_plugin
+
+DIGITS_SPLIT_SEED = 0
+DIGITS_TEST_FRACTION = 0.2
+
+
+@dataclass
+class Split:
+    """One evaluation set: ``inputs[n]`` and ``targets[n]``."""
+
+    inputs: torch.Tensor
+    targets: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    @property
+    def is_classification(self) -> bool:
+        return not self.targets.is_floating_point()
+
+
+@dataclass
+class Data:
+    name: str
+    train: Split
+    test: Split | None
+
+
+def digits(seed: int = DIGITS_SPLIT_SEED, test_fraction: float = DIGITS_TEST_FRACTION) -> tuple[Split, Split]:
+    """scikit-learn's 1,797 8x8 digits (no download), scaled to [0, 1], split by a fixed seed."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise InputError("--dataset digits needs scikit-learn (pip install scikit-learn)") from None
+    bunch = load_digits()
+    images = torch.tensor(bunch.images / 16.0, dtype=torch.float32).unsqueeze(1)  # (N, 1, 8, 8)
+    labels = torch.tensor(bunch.target, dtype=torch.int64)
+    order = torch.as_tensor(np.random.default_rng(seed).permutation(len(labels)))
+    n_test = int(round(test_fraction * len(labels)))
+    test, train = order[:n_test], order[n_test:]
+    return Split(images[train], labels[train]), Split(images[test], labels[test])
+
+
+BUILTIN = {"digits": digits}
+
+
+def as_split(obj, what: str) -> Split:
+    """A ``torch.utils.data.Dataset`` of ``(input, target)`` items or a pair of tensors -> ``Split``."""
+    if isinstance(obj, Split):
+        return obj
+    if isinstance(obj, (tuple, list)) and len(obj) == 2 and all(isinstance(t, (torch.Tensor, np.ndarray)) for t in obj):
+        inputs, targets = (torch.as_tensor(t) for t in obj)
+    elif isinstance(obj, torch.utils.data.Dataset):
+        try:
+            items = [obj[i] for i in range(len(obj))]
+            inputs = torch.stack([torch.as_tensor(item[0]) for item in items])
+            targets = torch.stack([torch.as_tensor(item[1]) for item in items])
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{what}: could not read (input, target) items from the Dataset ({exc})") from None
+    else:
+        raise InputError(f"{what}: expected a torch.utils.data.Dataset or a pair of tensors (inputs, targets), "
+                         f"got {type(obj).__name__}")
+    if len(inputs) != len(targets):
+        raise InputError(f"{what}: {len(inputs)} inputs but {len(targets)} targets")
+    if len(targets) == 0:
+        raise InputError(f"{what}: the data set is empty")
+    return Split(inputs, targets)
+
+
+def load_data(spec: str) -> Data:
+    """Train and (optional) test split of a built-in data set or a plug-in factory."""
+    if is_plugin(spec):
+        pair = call_factory(spec, "--dataset")
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise InputError(f"--dataset {spec!r}: the factory returned {type(pair).__name__}, "
+                             "expected (train, test) with test possibly None")
+        train = as_split(pair[0], f"--dataset {spec!r} train split")
+        test = None if pair[1] is None else as_split(pair[1], f"--dataset {spec!r} test split")
+        return Data(spec, train, test)
+    if spec not in BUILTIN:
+        raise UsageError(f"--dataset {spec!r}: unknown data set; built in: {', '.join(sorted(BUILTIN))}, "
+                         "or give package.module:factory")
+    train, test = BUILTIN[spec]()
+    return Data(spec, train, test)

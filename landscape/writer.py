@@ -1,0 +1,88 @@
+"""Writing finished points into the one shared surface file while the job runs.
+
+Two ways, chosen by what h5py can do:
+
+* ``MpioWriter`` — h5py built with parallel HDF5: every rank opens the file with
+  ``driver='mpio'`` and writes its own points independently; the flush that
+  ends a round is collective.
+* ``GatherWriter`` — serial h5py (the PyPI wheel): at the end of each round the
+  ranks gather their points to rank 0, which writes them.  A round carries only
+  that round's points, so communication per point does not grow with the grid.
+
+Both write values first and mark the points done only after those values are
+flushed, so a job killed at any moment leaves no point marked done without
+its values.  The file's structure never changes here; only raw data are written.
+"""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+
+from . import schema
+from .errors import UsageError
+
+IO_MODES = ("auto", "mpio", "gather")
+
+
+def parallel_hdf5() -> bool:
+    return bool(h5py.get_config().mpi)
+
+
+class GatherWriter:
+    def __init__(self, comm, path: str, quantities: list[str]):
+        self.comm, self.quantities = comm, list(quantities)
+        self.file = h5py.File(path, "r+") if comm.rank == 0 else None
+
+    def write_round(self, flat: np.ndarray, values: np.ndarray) -> None:
+        """Collective: every rank passes its points of this round (possibly none)."""
+        parts = self.comm.gather((np.asarray(flat, np.int64), np.asarray(values, np.float64)))
+        if self.comm.rank != 0:
+            return
+        flat = np.concatenate([p[0] for p in parts])
+        if len(flat) == 0:
+            return
+        values = np.concatenate([p[1].reshape(-1, len(self.quantities)) for p in parts])
+        order = np.argsort(flat, kind="stable")
+        schema.write_values(self.file, flat[order], values[order], self.quantities)
+        self.file.flush()
+        schema.mark_done(self.file, flat[order])
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class MpioWriter:
+    def __init__(self, comm, path: str, quantities: list[str]):
+        self.comm, self.quantities = comm, list(quantities)
+        self.file = h5py.File(path, "r+", driver="mpio", comm=comm.mpi)
+
+    def write_round(self, flat: np.ndarray, values: np.ndarray) -> None:
+        flat = np.asarray(flat, np.int64)
+        order = np.argsort(flat, kind="stable")
+        if len(flat):
+            schema.write_values(self.file, flat[order], np.asarray(values)[order], self.quantities)
+        self.file.flush()  # collective
+        if len(flat):
+            schema.mark_done(self.file, flat[order])
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()  # collective
+
+
+def choose(mode: str, comm) -> str:
+    """The write path for ``--io``: ``auto`` takes mpio whenever it can help."""
+    if mode not in IO_MODES:
+        raise UsageError(f"--io={mode}: expected one of {', '.join(IO_MODES)}")
+    if mode == "mpio" and not parallel_hdf5():
+        raise UsageError("--io=mpio: this h5py was built without parallel HDF5 (h5py.get_config().mpi is False); "
+                         "use --io=gather or install an MPI build of h5py")
+    if mode == "auto":
+        return "mpio" if comm.size > 1 and parallel_hdf5() else "gather"
+    return mode
+
+
+def open_writer(mode: str, comm, path: str, quantities: list[str]):
+    return (MpioWriter if mode == "mpio" else GatherWriter)(comm, path, quantities)
