@@ -10,6 +10,7 @@ Exit codes (documented in README.md):
     2  usage: a flag or value is malformed
     3  input: a file, model, data set or plug-in cannot be used
     4  mismatch: an existing surface or direction file was made differently
+    5  evaluation: the model or loss raised an error at a grid point
   130  interrupted (Ctrl-C)
 """
 
@@ -36,6 +37,12 @@ class MismatchError(LandscapeError):
     """An existing result file was produced by a different computation."""
 
     exit_code = 4
+
+
+class EvaluationError(LandscapeError):
+    """The user's model or loss raised while evaluating a grid point."""
+
+    exit_code = 5
 
 
 class CollectiveFailure(LandscapeError):

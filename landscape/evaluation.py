@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from .data import Split
-from .errors import UsageError
+from .errors import EvaluationError, LandscapeError, UsageError, describe
 
 LOSSES = ("crossentropy", "mse")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -109,4 +109,9 @@ class Evaluator:
 
     def __call__(self, a: float, b: float = 0.0) -> np.ndarray:
         self.place(a, b)
-        return self.measure()
+        try:
+            return self.measure()
+        except LandscapeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - user code: name the point it failed at
+            raise EvaluationError(f"evaluating the model at (x={a:g}, y={b:g}) failed: {describe(exc)}") from exc

@@ -32,7 +32,7 @@ examples:
       --dataset mypkg.data:load --x=-1:1:21 --y=-1:1:21 --surf_file net.h5
 
 Rerunning the same command after an interruption computes only the missing
-points. Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch.
+points. Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation.
 """
 
 

@@ -1,0 +1,88 @@
+"""Models and data sets that tests plug in with ``--model tests/plugins.py:NAME``."""
+import os
+import time
+
+import torch
+from torch import nn
+
+N_IN, N_OUT, N_SAMPLES = 5, 3, 40
+
+
+def linear_model():
+    """y = W x + b in float64: with MSE its loss along any two directions is an exact quadratic."""
+    torch.manual_seed(1)
+    return nn.Linear(N_IN, N_OUT).double()
+
+
+def regression_data():
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(N_SAMPLES, N_IN, generator=g, dtype=torch.float64)
+    t = torch.randn(N_SAMPLES, N_OUT, generator=g, dtype=torch.float64)
+    return (x, t), (x[:10] * 2, t[:10])
+
+
+class Slow(nn.Module):
+    """A small classifier that sleeps at every forward pass: a job that takes a while."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        time.sleep(float(os.environ.get("LANDSCAPE_TEST_SLEEP", "0.05")))
+        return self.net(x)
+
+
+def slow_model():
+    return Slow()
+
+
+class FailsFar(nn.Module):
+    """Raises once the weights are far from the origin (its initial weights, as no checkpoint is
+    loaded): on a grid 0:1:N only the rank that owns the last points fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+        self.start = self.net[1].weight.detach().clone()
+
+    def forward(self, x):
+        w = self.net[1].weight
+        if (w - self.start).norm() > 0.75 * self.start.norm():
+            raise RuntimeError("simulated failure far from the origin")
+        return self.net(x)
+
+
+def failing_model():
+    return FailsFar()
+
+
+class Diverges(nn.Module):
+    """Outputs whose loss is NaN for x > 0, -inf-free: NaN must be stored as a result, not as "to do"."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1, 10))
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        out = self.net(x) * self.scale
+        return torch.where(self.scale.sum() > 10, torch.full_like(out, float("nan")), out)
+
+
+def diverging_model():
+    return Diverges()
+
+
+def not_a_model():
+    return "not a model"
+
+
+def wrong_data():
+    return 42
+
+
+def tensor_data():
+    """A Dataset-free pair of tensors and no test split."""
+    g = torch.Generator().manual_seed(3)
+    return (torch.randn(30, 1, 8, 8, generator=g), torch.randint(0, 10, (30,), generator=g)), None
