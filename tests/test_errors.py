@@ -1,0 +1,139 @@
+"""Bad input: one clear line naming the value, a non-zero exit, and no result file damaged."""
+import hashlib
+
+import pytest
+import torch
+
+from landscape.cli import boundary
+from landscape.cli.plot_surface import main
+
+CNN = ["--model", "digits_cnn"]
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fails(capsys, argv, code, *words):
+    assert boundary.run(main, argv, prog="plot_surface") == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    for word in words:
+        assert word in err[0], err[0]
+    return err[0]
+
+
+@pytest.fixture
+def ckpt(tmp_path):
+    torch.manual_seed(0)
+    from landscape.checkpoint import save
+    from landscape.models import DigitsCNN
+    path = tmp_path / "cnn.pt"
+    save(DigitsCNN(), str(path))
+    return path
+
+
+@pytest.mark.parametrize("grid, words", [
+    (["--x=1:-1:5"], ["--x=1:-1:5", "must be below"]),
+    (["--x=a:b:c"], ["--x=a:b:c", "numbers"]),
+    (["--x=-1:1:0"], ["--x=-1:1:0", "at least 2"]),
+    (["--x=-1:1:5", "--y=-1:1:-4"], ["--y=-1:1:-4", "at least 2"]),
+])
+def test_bad_grids(tmp_path, capsys, grid, words):
+    fails(capsys, [*CNN, *grid, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+    assert not list(tmp_path.iterdir())
+
+
+def test_unknown_model_lists_the_known_ones(tmp_path, capsys):
+    fails(capsys, ["--model", "resnet9000", "--surf_file", str(tmp_path / "s.h5")], 2, "resnet9000", "digits_cnn")
+
+
+def test_plugin_that_does_not_import(tmp_path, capsys):
+    fails(capsys, ["--model", "no_such_pkg.nets:make", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "no_such_pkg.nets", "cannot import")
+
+
+def test_factories_returning_the_wrong_type(tmp_path, capsys, plugins):
+    fails(capsys, ["--model", f"{plugins}:not_a_model", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "returned str", "nn.Module")
+    fails(capsys, [*CNN, "--dataset", f"{plugins}:wrong_data", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "returned int", "(train, test)")
+
+
+def test_unknown_dataset(tmp_path, capsys):
+    fails(capsys, [*CNN, "--dataset", "imagenet", "--surf_file", str(tmp_path / "s.h5")], 2, "imagenet", "digits")
+
+
+def test_checkpoint_missing_not_torch_or_not_matching(tmp_path, capsys):
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "nope.pt")], 3, "nope.pt", "does not exist")
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a checkpoint")
+    fails(capsys, [*CNN, "--model_file", str(junk)], 3, "junk.pt", "cannot be read")
+    from landscape.checkpoint import save
+    from landscape.models import DigitsMLP
+    save(DigitsMLP(), str(tmp_path / "mlp.pt"))
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "mlp.pt")], 3, "does not match", "missing", "unexpected")
+
+
+@pytest.mark.parametrize("flag, words", [
+    (["--batch_size", "0"], ["--batch_size=0"]), (["--threads", "0"], ["--threads=0"]),
+    (["--dtype", "float16"], ["float16"]), (["--xnorm", "sideways"], ["sideways"]),
+    (["--loss_name", "hinge"], ["hinge"]), (["--same_dir"], ["2-D grid"]),
+])
+def test_bad_flags(tmp_path, capsys, flag, words):
+    fails(capsys, [*CNN, *flag, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+
+
+def test_mpio_without_parallel_h5py_is_refused(tmp_path, capsys):
+    import h5py
+    if h5py.get_config().mpi:
+        pytest.skip("this h5py has parallel HDF5")
+    fails(capsys, [*CNN, "--io", "mpio", "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5"), "--quiet"], 2,
+          "--io=mpio", "without parallel HDF5")
+
+
+def test_existing_surface_with_other_settings_is_refused_and_untouched(tmp_path, capsys, ckpt):
+    surf = tmp_path / "s.h5"
+    base = [*CNN, "--model_file", str(ckpt), "--x=-1:1:3", "--surf_file", str(surf), "--quiet"]
+    assert main(base) == 0
+    capsys.readouterr()
+    before = sha(surf)
+    line = fails(capsys, [*CNN, "--model_file", str(ckpt), "--x=-1:1:5", "--surf_file", str(surf),
+                          "--dir_file", str(tmp_path / "s.directions.h5")], 4, "grid_x", "'-1:1:3'", "'-1:1:5'")
+    assert "left untouched" in line
+    fails(capsys, [*base, "--loss_name", "mse"], 4, "loss_name")
+    fails(capsys, [*base, "--no_test"], 4, "test_size")
+    fails(capsys, [*base, "--dtype", "float64"], 4, "dtype")
+    assert sha(surf) == before
+
+
+def test_existing_file_that_is_not_a_surface_is_never_overwritten(tmp_path, capsys):
+    surf = tmp_path / "precious.h5"
+    surf.write_bytes(b"precious data")
+    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(surf)], 3, "precious.h5", "not a readable HDF5")
+    assert surf.read_bytes() == b"precious data"
+
+
+def test_direction_file_for_another_model(tmp_path, capsys):
+    assert main(["--model", "digits_mlp", "--x=-1:1:3", "--surf_file", str(tmp_path / "m.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--dir_file", str(tmp_path / "m.directions.h5"),
+                   "--surf_file", str(tmp_path / "c.h5")], 3, "made for another model", "missing")
+
+
+def test_direction_file_with_conflicting_flags(tmp_path, capsys):
+    assert main([*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "a.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--dir_file", str(tmp_path / "a.directions.h5"), "--xnorm", "layer",
+                   "--surf_file", str(tmp_path / "b.h5")], 4, "--xnorm=layer", "'filter'")
+
+
+def test_a_2d_grid_needs_two_directions(tmp_path, capsys):
+    assert main([*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "a.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--y=-1:1:3", "--dir_file", str(tmp_path / "a.directions.h5"),
+                   "--surf_file", str(tmp_path / "b.h5")], 4, "only an x direction")
+
+
+def test_unknown_flag_is_one_line(tmp_path, capsys):
+    fails(capsys, [*CNN, "--frobnicate"], 2, "--frobnicate", "--help")
