@@ -1,0 +1,50 @@
+# Two commands for a fresh machine (see README.md):
+#   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws figures/
+#   make test   runs the test suite (MPI tests included)
+# Each creates or reuses the virtual environment $(VENV) and installs what it needs:
+# torch first (the pinned CPU build; set TORCH=... for another), then MPI from PyPI.
+
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.landscape-installed
+
+# The parallel-HDF5 stack: Debian's h5py built against Open MPI (no compiling).
+PVENV ?= .venv-phdf5
+PPY := $(PVENV)/bin/python
+PSTAMP := $(PVENV)/.landscape-installed
+OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+.PHONY: demo test test-phdf5 figures clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q mpi4py mpich
+	$(PY) -m pip install -q -e ".[digits,test]"
+	touch $@
+
+demo: $(STAMP)
+	$(PY) -m landscape.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+$(PSTAMP): setup.cfg pyproject.toml
+	command -v mpiexec.openmpi >/dev/null && /usr/bin/python3 -c "import h5py" 2>/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-h5py-mpi python3-venv; }
+	/usr/bin/python3 -m venv --system-site-packages $(PVENV)
+	$(PPY) -c "import torch" 2>/dev/null || $(PPY) -m pip install -q "$(TORCH)"
+	$(PPY) -m pip install -q "numpy<2" pytest scikit-learn matplotlib
+	$(PPY) -m pip install -q --no-deps -e .
+	touch $@
+
+# MPI tests again, on parallel HDF5: every rank writes through driver='mpio'.
+test-phdf5: $(PSTAMP)
+	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
+	  $(PPY) -m pytest -q tests/test_mpi.py tests/test_resume.py
+
+clean:
+	rm -rf demo_out .pytest_cache

@@ -1,0 +1,64 @@
+"""plot_2d: draw one or more 2-D surface files as contour lines, filled contours and 3-D surfaces.
+
+Several files become side-by-side panels sharing levels and one colour bar.
+Figures come from the HDF5 files alone; no model is loaded.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..plotting.twod import KINDS
+from . import boundary
+from .plot_1d import add_common_arguments, read_inputs
+
+EPILOG = """\
+examples:
+  plot_2d demo_out/cnn_bs16.surface.h5
+  plot_2d resnet56.h5 resnet56_noshort.h5 --labels "ResNet-56" "no skip connections" --vmin 0.1 --vmax 10 --vlevel 0.5
+  plot_2d vgg9.h5 --surf_name test_err --log --kind contourf surface --format png pdf --dpi 300
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = boundary.ArgumentParser(
+        prog="plot_2d", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description="Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and "
+                    "_3dsurface.<format>; the star marks the trained model at (0, 0).")
+    add_common_arguments(p)
+    p.add_argument("--surf_name", default="train_loss",
+                   help="quantity to draw: train_loss, train_acc, test_loss, test_acc, or train_err/test_err "
+                        "(100 - accuracy) (default train_loss)")
+    p.add_argument("--vmin", type=float, help="lowest contour level (default: the minimum of the data)")
+    p.add_argument("--vmax", type=float,
+                   help="highest contour level; larger values are clipped in the 3-D surface "
+                        "(default: the maximum, or the 95th percentile when a few points diverge)")
+    p.add_argument("--vlevel", type=float,
+                   help="step between contour levels; with --log, in decades (default: about 20 levels)")
+    p.add_argument("--log", action="store_true", help="log-spaced levels and a log colour scale")
+    p.add_argument("--kind", nargs="+", choices=KINDS, default=list(KINDS), dest="kinds",
+                   help="figures to draw (default: all three)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    from ..plotting import show
+    from ..plotting.twod import Style2D, check_2d, write_2d
+
+    args = build_parser().parse_args(argv)
+    style = Style2D(vmin=args.vmin, vmax=args.vmax, vlevel=args.vlevel, log=args.log, title=args.title)
+    surfaces, out = read_inputs(args, "plot_2d")
+    check_2d(surfaces, args.surf_name)
+    kinds = list(dict.fromkeys(args.kinds))  # each kind once, in the order given
+    paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style)
+    for path in paths:
+        print(path)
+    if args.show:
+        show(figures)
+    return 0
+
+
+entry = boundary.entry(main, "plot_2d")
+
+if __name__ == "__main__":
+    sys.exit(boundary.run(main, prog="plot_2d"))

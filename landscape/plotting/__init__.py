@@ -1,0 +1,84 @@
+"""Figures drawn from surface files alone: 1-D curves (``oned``) and 2-D maps (``twod``).
+
+The drawing modules never import ``matplotlib.pyplot``: they build ``Figure``
+objects directly, so no GUI backend is touched (clusters have no display), no
+global figure registry fills up, and saving works the same everywhere.  Only
+``show`` below hands finished figures to pyplot, when a user asks for ``--show``.
+
+This module holds the few words and helpers both drawing modules share.
+"""
+from __future__ import annotations
+
+import os
+
+FORMATS = ("png", "pdf")
+
+# How a direction was normalized (the surface attribute xnorm / ynorm), in words.
+NORM_WORDS = {
+    "filter": "filter-normalized", "layer": "layer-normalized", "weight": "weight-normalized",
+    "dfilter": "unit-norm filters", "dlayer": "unit-norm layers", "none": "not normalized",
+}
+LOSS_WORDS = {"crossentropy": "cross-entropy", "mse": "MSE"}
+
+
+def default_label(path: str) -> str:
+    """A legend/panel label from a file name: ``runs/resnet56_sgd.h5`` -> ``resnet56_sgd``."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def axis_label(attrs: dict, axis: str) -> str:
+    """``α``/``β`` with what the direction was, when the file says (attributes xdirection, xnorm)."""
+    letter = "α" if axis == "x" else "β"
+    if attrs.get(f"{axis}direction") == "target":
+        other = "2" if axis == "x" else "3"
+        return f"{letter} (interpolation: 0 = model, 1 = model {other})"
+    norm = attrs.get(f"{axis}norm")
+    if not norm:
+        return letter
+    words = NORM_WORDS.get(str(norm), f"{norm} normalization")
+    return f"{letter} along the {axis} direction ({words})"
+
+
+def quantity_label(name: str, attrs: dict | None = None) -> str:
+    """Axis or colour-bar words for a quantity: ``test_acc`` -> ``test accuracy (%)``, ``loss`` -> ``loss (MSE)``."""
+    split, _, metric = name.rpartition("_")
+    split = {"train": "training"}.get(split, split)
+    words = {"acc": "accuracy (%)", "err": "error (%)"}.get(metric, metric)
+    loss_name = (attrs or {}).get("loss_name")
+    if metric == "loss" and loss_name:
+        words = f"loss ({LOSS_WORDS.get(str(loss_name), loss_name)})"
+    return f"{split} {words}" if split else words
+
+
+def plain_number(v: float, _pos=None) -> str:
+    """Two significant digits without an exponent for 1e-5..1e5: 0.05, 0.2, 400 (a tick formatter)."""
+    return f"{float(f'{v:.2g}'):g}"
+
+
+def log_ticks(axis) -> None:
+    """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(plain_number))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def save(fig, stem: str, formats, dpi: int) -> list[str]:
+    """Write ``fig`` as ``<stem>.<fmt>`` for each format; return the paths written."""
+    paths = []
+    for fmt in formats:
+        path = f"{stem}.{fmt}"
+        # bbox_inches="tight" keeps outside legends and 3-D axis labels from being cut off.
+        fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight")
+        paths.append(path)
+    return paths
+
+
+def show(figures) -> None:
+    """Open finished figures in a window (``--show``); pyplot is imported only here."""
+    import matplotlib.pyplot as plt
+
+    for fig in figures:
+        plt.figure(fig)  # adopt a figure made without pyplot (matplotlib >= 3.10)
+    plt.show()

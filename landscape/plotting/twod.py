@@ -1,0 +1,336 @@
+"""2-D maps of one quantity: labelled contour lines, filled contours, a 3-D surface.
+
+Several surfaces become side-by-side panels of one figure sharing the same levels
+and colour scale, so they compare by eye (as Li et al. 2018 compare ResNet-56 with
+and without skip connections).  Orientation: a file stores ``[i, j]`` at
+``(x[i], y[j])``; matplotlib wants rows along the vertical axis, so ``plot_arrays``
+transposes once, here and nowhere else (the reference code's double transposition
+scrambled non-square grids).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import ListedColormap, LogNorm, Normalize
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..errors import InputError, UsageError
+from ..schema import Surface
+from . import axis_label, default_label, log_ticks, plain_number, quantity_label, save
+
+KINDS = ("contour", "contourf", "surface")
+SUFFIX = {"contour": "2dcontour", "contourf": "2dcontourf", "surface": "3dsurface"}
+CMAP = colormaps["viridis"]
+# Contour lines on white: drop viridis' pale yellow end, which would be invisible.
+LINE_CMAP = ListedColormap(CMAP(np.linspace(0.0, 0.85, 256)))
+AUTO_LEVELS = 20      # about this many levels when none are given
+MAX_LEVELS = 500      # more than this is a typo in --vlevel, not a wish
+LABELLED_LINES = 8    # clabel at most this many levels, or labels cover the lines
+
+
+# --------------------------------------------------------------------------- data
+
+def available(surface: Surface) -> list[str]:
+    """Quantities ``surface`` can show: stored ones, and ``*_err`` = 100 - ``*_acc``."""
+    names = sorted(surface.values)
+    return names + [n.replace("_acc", "_err") for n in names if n.endswith("_acc")]
+
+
+def quantity(surface: Surface, name: str) -> np.ndarray:
+    """Values of ``name`` on ``surface`` in file order ``[i, j]`` (NaN where not computed)."""
+    if name in surface.values:
+        return surface.values[name]
+    if name.endswith("_err") and name.replace("_err", "_acc") in surface.values:
+        return 100.0 - surface.values[name.replace("_err", "_acc")]
+    raise InputError(f"{surface.path} has no quantity {name!r}; expected one of {', '.join(available(surface))}")
+
+
+def plot_arrays(surface: Surface, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``X, Y, Z`` as matplotlib draws them: ``Z[j, i]`` is the value at ``(X[j, i], Y[j, i]) = (x[i], y[j])``."""
+    X, Y = np.meshgrid(surface.x, surface.y, indexing="xy")  # shape (ny, nx)
+    return X, Y, quantity(surface, name).T
+
+
+def check_2d(surfaces: list[Surface], name: str) -> None:
+    """A 2-D figure takes 2-D surfaces that have ``name`` and at least one computed point."""
+    for s in surfaces:
+        if s.ndim != 2:
+            raise InputError(f"{s.path} is a 1-D surface ({len(s.x)} points); "
+                             "expected a 2-D surface (draw 1-D ones with plot_1d)")
+        if len(s.x) < 2 or len(s.y) < 2:
+            raise InputError(f"{s.path} has a {len(s.x)}×{len(s.y)} grid; expected at least 2×2 points to draw")
+        if not s.done.any():
+            raise InputError(f"{s.path} has no computed points; expected at least one (is the run still going?)")
+        quantity(s, name)
+
+
+# --------------------------------------------------------------------------- levels
+
+@dataclass(frozen=True)
+class Style2D:
+    """Levels and words of a 2-D figure; ``None`` = chosen from the data."""
+
+    vmin: float | None = None
+    vmax: float | None = None
+    vlevel: float | None = None
+    log: bool = False
+    title: str | None = None
+
+    def __post_init__(self):
+        if self.vlevel is not None and not self.vlevel > 0:
+            raise UsageError(f"--vlevel {self.vlevel:g}: expected a positive step between contour levels")
+        if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
+            raise UsageError(f"--vmin {self.vmin:g} must be smaller than --vmax {self.vmax:g}")
+        if self.log and self.vmin is not None and self.vmin <= 0:
+            raise UsageError(f"--vmin {self.vmin:g} with --log: expected a positive value")
+        if self.log and self.vmax is not None and self.vmax <= 0:
+            raise UsageError(f"--vmax {self.vmax:g} with --log: expected a positive value")
+
+
+def _nice_step(span: float, count: int) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` levels."""
+    raw = span / count
+    power = 10.0 ** np.floor(np.log10(raw))
+    for mult in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if raw <= mult * power * 1.0001:
+            return mult * power
+    return 10.0 * power
+
+
+def _robust_max(finite: np.ndarray) -> float:
+    """The top level: the maximum, unless a few diverged points dwarf the rest.
+
+    A loss surface often explodes at one corner (loss 1e3 next to a bowl of 0.1-2);
+    levels up to such a maximum leave the bowl as one colour.  Then the 95th
+    percentile is used and the rest is shown as "above the top level".
+    """
+    lo, hi = float(finite.min()), float(finite.max())
+    q = float(np.percentile(finite, 95))
+    return hi if hi - lo <= 3.0 * (q - lo) else q
+
+
+def levels_for(arrays: list[np.ndarray], vmin: float | None = None, vmax: float | None = None,
+               vlevel: float | None = None, log: bool = False) -> np.ndarray:
+    """Contour levels shared by all panels.
+
+    As in the reference code, ``levels = arange(vmin, vmax + tiny, vlevel)``; what is
+    not given is chosen from the finite data: ``vmin`` its minimum, ``vmax`` a robust
+    maximum, ``vlevel`` a round step giving about 20 levels.  With ``log`` the levels
+    are evenly spaced in log10 and ``vlevel`` is the step in decades (0.1 = 10 per decade).
+    """
+    Style2D(vmin, vmax, vlevel, log)  # the same checks as for flags
+    finite = np.concatenate([a[np.isfinite(a)].ravel() for a in arrays])
+    if log:
+        finite = finite[finite > 0]
+    if finite.size == 0 and (vmin is None or vmax is None):
+        what = "positive finite" if log else "finite"
+        raise InputError(f"no {what} values to choose contour levels from; give --vmin and --vmax")
+    lo = vmin if vmin is not None else float(finite.min())
+    hi = vmax if vmax is not None else _robust_max(finite)
+    if hi <= lo and vmin is not None and vmax is None:
+        hi = float(finite.max())  # the robust maximum fell below the given --vmin
+    if hi <= lo:
+        if vmax is not None:
+            raise UsageError(f"--vmax {vmax:g} is not above the smallest value {lo:g}; expected a larger --vmax")
+        if vmin is not None:
+            raise UsageError(f"--vmin {vmin:g} is not below the largest value {hi:g}; expected a smaller --vmin")
+        hi = lo * 10.0 if log else lo + max(abs(lo), 1.0)  # a flat surface: one band around its value
+    where = f"between {lo:g} and {hi:g}"
+    if log:
+        lo, hi = np.log10(lo), np.log10(hi)
+    step = vlevel if vlevel is not None else _nice_step(hi - lo, AUTO_LEVELS)
+    if vmin is None:  # start at a round number (a round power of ten with --log) below the minimum
+        lo = np.floor(lo / step + 1e-9) * step
+    count = int(np.floor((hi - lo) / step + 1e-9)) + 1
+    if count > MAX_LEVELS:
+        raise UsageError(f"--vlevel {step:g} gives {count} contour levels {where}; "
+                         f"expected at most {MAX_LEVELS}")
+    levels = lo + step * np.arange(count)
+    if count < 2:
+        raise UsageError(f"--vlevel {step:g} leaves fewer than two contour levels {where}; "
+                         "expected a smaller step")
+    return 10.0 ** levels if log else levels
+
+
+def _level_format(levels: np.ndarray, log: bool):
+    """Labels as short as the levels allow: 0.5, 1.0, 1.5 rather than 0.5000001."""
+    tolerance = 1e-9 * max(np.ptp(levels), 1e-300)
+    for decimals in range(0, 5):
+        if not log and np.allclose(levels, np.round(levels, decimals), rtol=0, atol=tolerance):
+            return lambda v: f"{v:.{decimals}f}"
+    return plain_number
+
+
+# --------------------------------------------------------------------------- drawing
+
+def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels: list[str] | None = None,
+            style: Style2D = Style2D()) -> Figure:
+    """One figure of ``kind`` (contour, contourf, surface): a panel per surface, shared levels and colours.
+
+    Panel titles are the ``labels`` when given, or the file names when there are several panels.
+    """
+    if kind not in KINDS:
+        raise UsageError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
+    check_2d(surfaces, name)
+    if labels is not None and len(labels) != len(surfaces):
+        raise UsageError(f"got {len(labels)} labels for {len(surfaces)} surfaces; expected one label per surface")
+    if labels is None and len(surfaces) > 1:
+        labels = [default_label(s.path) for s in surfaces]
+
+    arrays = [plot_arrays(s, name) for s in surfaces]
+    levels = levels_for([z for _, _, z in arrays], style.vmin, style.vmax, style.vlevel, style.log)
+    norm = LogNorm(levels[0], levels[-1]) if style.log else Normalize(levels[0], levels[-1])
+    extend = _extend(np.concatenate([z.ravel() for _, _, z in arrays]), levels)
+    words = quantity_label(name, surfaces[0].attrs)
+
+    n = len(surfaces)
+    width = 4.6 if kind == "surface" else 4.0
+    fig = Figure(figsize=(width * n + 1.0, 4.0), layout="constrained")
+    axes, mappable = [], None
+    for k, (surf, (X, Y, Z)) in enumerate(zip(surfaces, arrays)):
+        if kind == "surface":
+            ax = fig.add_subplot(1, n, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
+            mappable = _surface(ax, X, Y, Z, levels, norm, style.log)
+            ax.set(xlabel="α", ylabel="β")  # long labels collide in 3-D; the 2-D figures carry them
+        else:
+            ax = fig.add_subplot(1, n, k + 1)
+            mappable = _contours(ax, X, Y, Z, levels, norm, style.log, extend, filled=kind == "contourf")
+            _mark_origin(ax, surf)
+            if np.isclose(np.ptp(surf.x), np.ptp(surf.y)):
+                ax.set_aspect("equal")
+            ax.set(xlabel=axis_label(surf.attrs, "x"), ylabel=axis_label(surf.attrs, "y"))
+        for axis in (ax.xaxis, ax.yaxis):  # -1, -0.5, 0, ... rather than crowded -1.00, -0.75, ...
+            axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        if labels is not None:
+            ax.set_title(labels[k])
+        axes.append(ax)
+
+    if kind == "contour":  # lines carry their own labels; say once what they measure
+        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model", ha="center", va="top", fontsize="small")
+    else:
+        bar = fig.colorbar(mappable, ax=axes, shrink=0.8 if kind == "contourf" else 0.6,
+                           pad=0.02 if kind == "contourf" else 0.03)
+        bar.set_label(words)
+        if style.log:
+            log_ticks(bar.ax.yaxis)
+    if style.title:
+        fig.suptitle(style.title)
+    return fig
+
+
+def _extend(Z: np.ndarray, levels: np.ndarray) -> str:
+    """Which ends of the levels the data pass: drawn in the end colours, triangles on the colour bar."""
+    low, high = bool(np.any(Z < levels[0])), bool(np.any(Z > levels[-1]))  # NaN compares False
+    return "both" if low and high else "min" if low else "max" if high else "neither"
+
+
+def _contours(ax, X, Y, Z, levels, norm, log, extend: str, filled: bool):
+    Zm = np.ma.masked_invalid(Z)  # NaN (not computed) and inf (diverged) are left blank
+    if filled:
+        # ``extend`` comes from all panels' data, so every panel fills values beyond
+        # the levels the same way and one colour bar fits all.
+        cf = ax.contourf(X, Y, Zm, levels=levels, cmap=CMAP, norm=norm, extend=extend)
+        # Thin lines on the fill help read the shape where colours are close.
+        ax.contour(X, Y, Zm, levels=levels, colors="k", linewidths=0.3, alpha=0.35)
+        return cf
+    cs = ax.contour(X, Y, Zm, levels=levels, cmap=LINE_CMAP, norm=norm, linewidths=1.0)
+    labelled, spots = _label_spots(cs, levels[::int(np.ceil(len(levels) / LABELLED_LINES))], X, Y, Z, log)
+    if labelled:
+        ax.clabel(cs, labelled, manual=spots, inline=True, fontsize=7, fmt=_level_format(np.array(labelled), log))
+    return cs
+
+
+def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tuple[float, float]]]:
+    """One label per level, placed where it is readable.
+
+    matplotlib's automatic placement labels every piece of every level, which piles
+    labels up where lines crowd (a diverging corner).  Here each level gets one
+    label, chosen greedily among the points of its lines: far from labels already
+    placed and from the trained model's star, away from the frame, and where
+    neighbouring lines are not too close (line spacing = level step / gradient, in
+    log10 with --log).  Coordinates are scaled to the unit square.
+    """
+    x0, dx = X.min(), np.ptp(X) or 1.0
+    y0, dy = Y.min(), np.ptp(Y) or 1.0
+    # Gradient in unit-square coordinates; NaN (not computed) counts as crowded.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Zs = np.log10(Z) if log else Z
+    gy, gx = np.gradient(np.where(np.isfinite(Zs), Zs, np.nan), Y[:, 0] - y0, X[0] - x0)
+    steepness = np.hypot(gx * dx, gy * dy)
+    levels = np.log10(cs.levels) if log else np.asarray(cs.levels)
+    step = float(np.min(np.diff(levels))) if len(levels) > 1 else 1.0
+    labelled, spots = [], []
+    avoid = [(0.0, 0.0)]  # the star
+    for level in wanted:
+        match = np.flatnonzero(np.isclose(cs.levels, level))
+        pieces = [seg for seg in cs.allsegs[match[0]] if len(seg) > 1] if match.size else []
+        if not pieces:
+            continue
+        points = np.concatenate(pieces)
+        points = points[:: max(1, len(points) // 300)]
+        u, v = (points[:, 0] - x0) / dx, (points[:, 1] - y0) / dy
+        border = np.minimum.reduce([u, 1 - u, v, 1 - v])
+        score = np.minimum(2.0 * border, 0.5)
+        su, sv = np.array(avoid + spots).T
+        nearest = np.hypot(u[:, None] - (su[None] - x0) / dx, v[:, None] - (sv[None] - y0) / dy).min(axis=1)
+        score = score * np.clip(nearest / 0.15, 0.0, 1.0)
+        col = np.clip(np.searchsorted(X[0], points[:, 0]), 0, X.shape[1] - 1)
+        row = np.clip(np.searchsorted(Y[:, 0], points[:, 1]), 0, Y.shape[0] - 1)
+        spacing = step / np.maximum(steepness[row, col], 1e-12)
+        score = score * np.clip(np.nan_to_num(spacing, nan=0.0) / 0.06, 0.0, 1.0)
+        best = int(np.argmax(score))
+        if score[best] < 0.01:  # only room on top of another label or the frame: better unlabelled
+            continue
+        labelled.append(float(level))
+        spots.append((float(points[best, 0]), float(points[best, 1])))
+    return labelled, spots
+
+
+def _mark_origin(ax, surf: Surface) -> None:
+    """A star at (0, 0), the trained model, when the grid contains it."""
+    if surf.x.min() <= 0 <= surf.x.max() and surf.y.min() <= 0 <= surf.y.max():
+        ax.plot(0.0, 0.0, marker="*", markersize=11, markerfacecolor="white", markeredgecolor="black",
+                markeredgewidth=0.8, linestyle="none", zorder=5)
+
+
+def _surface(ax, X, Y, Z, levels, norm, log):
+    lo, hi = levels[0], levels[-1]
+    # Clip to the levels so one diverged corner does not flatten the picture;
+    # +inf (diverged) sits on the ceiling, NaN (not computed) and -inf are holes.
+    Zc = np.where(np.isposinf(Z), hi, Z)
+    Zc = np.where(np.isfinite(Zc), np.clip(Zc, lo, hi), np.nan)
+    if log:  # mplot3d has no log z axis; plot log10 and colour by the same log norm
+        Zc, lo, hi = np.log10(Zc), np.log10(lo), np.log10(hi)
+        colours = Normalize(lo, hi)
+    else:
+        colours = norm
+    ax.computed_zorder = False  # keep the origin marker above the surface
+    # Every grid cell up to 100 per side; finer grids are subsampled, or a 201 x 201
+    # surface becomes 40,000 polygons: a slow, 10 MB PDF that looks the same.
+    ax.plot_surface(X, Y, Zc, cmap=CMAP, norm=colours, rcount=min(X.shape[0], 100), ccount=min(X.shape[1], 100),
+                    linewidth=0, antialiased=False, zorder=1)
+    ax.set_zlim(lo, hi)
+    if log:  # the z axis is log10 of the values; the colour bar shows the values themselves
+        ax.set_zlabel("log₁₀")
+    i, j = np.unravel_index(np.argmin(np.hypot(X, Y)), X.shape)
+    if np.hypot(X[i, j], Y[i, j]) < 1e-9 and np.isfinite(Zc[i, j]):
+        ax.scatter([0.0], [0.0], [Zc[i, j]], marker="*", s=90, c="white", edgecolors="black",
+                   linewidths=0.8, zorder=10, depthshade=False)
+    ax.set_box_aspect((np.ptp(X), np.ptp(Y), 0.7 * max(np.ptp(X), np.ptp(Y))))  # α and β to scale
+    return ScalarMappable(norm=norm, cmap=CMAP)  # the colour bar shows the values, also with --log
+
+
+def write_2d(surfaces: list[Surface], out: str, name: str = "train_loss", kinds=KINDS,
+             labels: list[str] | None = None, formats=("png",), dpi: int = 150,
+             style: Style2D = Style2D()) -> tuple[list[str], list[Figure]]:
+    """Write ``<out>_<name>_2dcontour|_2dcontourf|_3dsurface.<fmt>`` for ``kinds``; return (paths, figures)."""
+    paths, figures = [], []
+    for kind in kinds:
+        fig = draw_2d(surfaces, kind, name, labels, style)
+        paths += save(fig, f"{out}_{name}_{SUFFIX[kind]}", formats, dpi)
+        figures.append(fig)
+    return paths, figures
