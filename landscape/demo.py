@@ -92,7 +92,8 @@ def main(argv: list[str]) -> int:
     out, figures = Path(args.out), Path(args.figures)
     out.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(2)
+    # One thread: with several, a busy machine was once seen to give other weights (see train.py).
+    torch.set_num_threads(1)
     data = load_data("digits")
 
     torch.manual_seed(0)

@@ -224,10 +224,10 @@ def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
     writer = agree(comm, open_writer, io, comm, surf_path, ev.quantities)
     progress = Progress(grid.size, grid.size - len(todo), enabled=loud)
     points = grid.points(np.arange(grid.size))
-    try:
-        mine = run_points(ev, points, todo, comm, writer, progress, cfg.round_seconds)
-    finally:
-        writer.close()
+    # No try/finally: closing an mpio file is collective, and a rank that failed must reach
+    # the error boundary (which aborts the job) instead of waiting for ranks that never come.
+    mine = run_points(ev, points, todo, comm, writer, progress, cfg.round_seconds)
+    writer.close()
     seconds = progress.elapsed()
     rate = len(todo) / seconds if seconds > 0 and len(todo) else 0.0
     summary = {"points_computed": int(len(todo)), "seconds": round(seconds, 3),

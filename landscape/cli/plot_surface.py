@@ -37,7 +37,8 @@ points. Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 eval
 
 
 def parser() -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog="plot_surface", description=__doc__.split("\n\n")[0].strip("`"),
+    p = boundary.ArgumentParser(prog="plot_surface", description="Compute a 1-D or 2-D loss surface of a trained network along (filter-normalized) "
+                                "directions, on one process or many MPI ranks, into one HDF5 file.",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("model and data")
     g.add_argument("--model", required=True, help="registry name (digits_mlp, digits_cnn) or package.module:factory")
