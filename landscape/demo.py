@@ -47,6 +47,7 @@ def parser():
     p.add_argument("--figures", default="figures", help="where the figures go (default: figures)")
     p.add_argument("--ranks", type=int, default=2, help="MPI ranks for the surfaces (default: 2)")
     p.add_argument("--quick", action="store_true", help="a few epochs and small grids (the end-to-end test)")
+    p.add_argument("--epochs_scale", type=float, default=1.0, help="scale both runs' epochs (default: 1)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 
@@ -98,7 +99,7 @@ def main(argv: list[str]) -> int:
 
     torch.manual_seed(0)
     init = DigitsCNN().state_dict()
-    configs = quick_configs() if args.quick else demo_configs()
+    configs = quick_configs() if args.quick else demo_configs(args.epochs_scale)
     nets = {}
     for cfg in configs:
         name = f"cnn_bs{cfg.batch_size}"

@@ -62,12 +62,15 @@ class Evaluator:
         torch_dtype = DTYPES[dtype]
         self.model = model.to(device=device, dtype=torch_dtype).eval()
         live = self.model.state_dict(keep_vars=True)
-        # The live tensors each direction moves, and origin/directions in the evaluation dtype.
+        # The live tensors each direction moves.  Origin and directions stay in float64: a
+        # point's weights are rounded once, from the exact combination, into the model's dtype,
+        # so (0, 0) is the trained model and coefficient 1 along model2 - model is model2.
         self.targets = {name: live[name] for name in dx}
-        as_dtype = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch_dtype) for k, v in d.items()}
-        self.origin = as_dtype({k: origin[k] for k in dx})
-        self.dx = as_dtype(dx)
-        self.dy = as_dtype(dy) if dy is not None else None
+        as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
+        self.origin = as_f64({k: origin[k] for k in dx})
+        self.dx = as_f64(dx)
+        self.dy = as_f64(dy) if dy is not None else None
+        self.scratch = {k: torch.empty_like(v) for k, v in self.origin.items()}
         self.running_vars = {name for name in dx if name.endswith("running_var")}
         self.splits = {}
         for split_name, split in splits.items():
@@ -83,11 +86,12 @@ class Evaluator:
     def place(self, a: float, b: float) -> None:
         """Set the model's tensors to ``origin + a*dx + b*dy``."""
         for name, live in self.targets.items():
-            torch.add(self.origin[name], self.dx[name], alpha=a, out=live.data)
+            point = torch.add(self.origin[name], self.dx[name], alpha=a, out=self.scratch[name])
             if self.dy is not None and b != 0.0:
-                live.data.add_(self.dy[name], alpha=b)
+                point.add_(self.dy[name], alpha=b)
             if name in self.running_vars:
-                live.data.clamp_(min=0.0)  # a perturbed variance is never negative
+                point.clamp_(min=0.0)  # a perturbed variance is never negative
+            live.data.copy_(point)
 
     @torch.inference_mode()
     def measure(self) -> np.ndarray:

@@ -1,0 +1,28 @@
+"""The demo end to end at a reduced size: train, surfaces on 2 ranks, figures, summary; a rerun reuses all."""
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, require_mpi
+
+
+def test_quick_demo_end_to_end_and_rerun(tmp_path):
+    require_mpi()
+    cmd = [sys.executable, "-m", "landscape.demo", "--quick", "--out", str(tmp_path / "out"),
+           "--figures", str(tmp_path / "fig")]
+    first = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "on 2 ranks" in first.stdout
+    assert "2 ranks vs 1 rank: identical bit for bit" in first.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["ranks_bit_identical"] is True
+    assert set(summary["networks"]) == {"batch 16", "batch 1024"}
+    assert summary["sharper"] in summary["networks"] and summary["verdict"].startswith(f"The {summary['sharper']}")
+    for kind in ("1d", "train_loss_2dcontour", "train_loss_2dcontourf", "train_loss_3dsurface"):
+        for fmt, magic in (("png", b"\x89PNG"), ("pdf", b"%PDF")):
+            assert (tmp_path / "fig" / f"demo_{kind}.{fmt}").read_bytes()[:4] == magic
+
+    again = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "reusing" in again.stdout and "training at batch" not in again.stdout
+    assert again.stdout.count(", 0 to compute") == 5  # 4 surfaces + the 1-rank check, nothing recomputed

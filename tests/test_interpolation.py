@@ -1,0 +1,57 @@
+"""1-D interpolation between two networks (--model_file2), and why BatchNorm statistics matter."""
+import numpy as np
+import torch
+
+from landscape.checkpoint import save
+from landscape.cli.plot_surface import main
+from landscape.data import load_data
+from landscape.evaluation import summed_loss
+from landscape.models import DigitsCNN
+from landscape.schema import read_surface
+
+
+def network(seed: int) -> DigitsCNN:
+    torch.manual_seed(seed)
+    model = DigitsCNN()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.5)
+                m.running_var.uniform_(0.2, 3.0)
+    return model.eval()
+
+
+def loss_of(model) -> float:
+    train = load_data("digits").train
+    with torch.inference_mode():
+        return sum(float(summed_loss("crossentropy", model(train.inputs[i:i + 128]), train.targets[i:i + 128]))
+                   for i in range(0, len(train), 128)) / len(train)
+
+
+def test_states_interpolation_reaches_model2_exactly_weights_alone_does_not(tmp_path):
+    a, b = network(1), network(2)
+    save(a, str(tmp_path / "a.pt"))
+    save(b, str(tmp_path / "b.pt"))
+    results = {}
+    for dir_type in ("states", "weights"):
+        surf = tmp_path / f"{dir_type}.h5"
+        assert main(["--model", "digits_cnn", "--model_file", str(tmp_path / "a.pt"), "--model_file2",
+                     str(tmp_path / "b.pt"), "--x=0:1:3", "--dir_type", dir_type, "--no_test",
+                     "--surf_file", str(surf), "--quiet"]) == 0
+        results[dir_type] = read_surface(str(surf))
+    s = results["states"]
+    assert s.attrs["xdirection"] == "target" and s.attrs["model_file2_sha256"]
+    assert s.values["train_loss"][0] == loss_of(a)
+    assert s.values["train_loss"][-1] == loss_of(b)  # alpha = 1 is model 2, running statistics included
+    w = results["weights"].values["train_loss"]
+    assert w[0] == loss_of(a)
+    assert abs(w[-1] - loss_of(b)) > 1e-3  # model 2's weights with model 1's statistics: not model 2
+
+
+def test_plot_flag_draws_the_figures_at_the_end(tmp_path):
+    surf = tmp_path / "p.h5"
+    assert main(["--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--surf_file", str(surf), "--quiet",
+                 "--plot"]) == 0
+    for kind in ("2dcontour", "2dcontourf", "3dsurface"):
+        assert (tmp_path / f"p_train_loss_{kind}.png").read_bytes()[:4] == b"\x89PNG"
+    assert np.isfinite(read_surface(str(surf)).values["train_loss"]).all()
