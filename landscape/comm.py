@@ -112,7 +112,10 @@ def agree(comm, fn, *args, **kwargs):
     """
     try:
         result, status = fn(*args, **kwargs), None
-    except (LandscapeError, Exception) as exc:  # noqa: BLE001 - shared with the other ranks below
+    except SystemExit as exc:  # argparse after --help: every rank leaves with its code, silently
+        result = None
+        status = ("", exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2), "")
+    except Exception as exc:  # noqa: BLE001 - shared with the other ranks below
         result = None
         code = exc.exit_code if isinstance(exc, LandscapeError) else 1
         message = describe(exc) if isinstance(exc, LandscapeError) else f"internal error: {describe(exc)}"

@@ -61,7 +61,8 @@ class CollectiveFailure(LandscapeError):
 
 def describe(error: BaseException) -> str:
     """One line: the message for our errors, ``Type: message`` for anything else."""
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else ""
     if isinstance(error, LandscapeError):
-        return str(error)
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+        return first
+    return f"{type(error).__name__}: {first}".rstrip(": ")

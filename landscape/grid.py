@@ -46,7 +46,7 @@ class Axis:
 
     @property
     def spec(self) -> str:
-        return f"{self.lo:g}:{self.hi:g}:{self.num}"
+        return f"{self.lo!r}:{self.hi!r}:{self.num}"  # repr: exact, so 1 and 1.0000001 differ
 
     def coordinates(self) -> np.ndarray:
         """Endpoints exact; the centre of a symmetric odd axis is exactly 0.

@@ -68,8 +68,4 @@ def build_model(spec: str) -> nn.Module:
     return REGISTRY[spec]()
 
 
-def parameter_count(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-__all__ = ["build_model", "REGISTRY", "DigitsMLP", "DigitsCNN", "parameter_count"]
+__all__ = ["build_model", "REGISTRY", "DigitsMLP", "DigitsCNN"]

@@ -6,7 +6,7 @@ import importlib.util
 import os
 import sys
 
-from .errors import InputError, UsageError
+from .errors import InputError, UsageError, describe
 
 
 def is_plugin(spec: str) -> bool:
@@ -27,15 +27,15 @@ def load_object(spec: str, what: str):
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[name] = module
             loader_spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - user code; report it as one line
-            raise InputError(f"{what} {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code; report it as one line
+            raise InputError(f"{what} {spec!r}: importing {module_name} failed: {describe(exc)}") from None
     else:
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())  # as `python -m` would, so local modules import
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(f"{what} {spec!r}: cannot import {module_name} ({type(exc).__name__}: {exc})") from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001
+            raise InputError(f"{what} {spec!r}: cannot import {module_name} ({describe(exc)})") from None
     try:
         obj = getattr(module, attr)
     except AttributeError:
@@ -49,5 +49,13 @@ def call_factory(spec: str, what: str):
     factory = load_object(spec, what)
     try:
         return factory()
-    except Exception as exc:  # noqa: BLE001
-        raise InputError(f"{what} {spec!r}: the factory raised {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plug-in's sys.exit must not end the job
+        raise InputError(f"{what} {spec!r}: the factory raised {describe(exc)}") from None
+
+
+def canonical(spec: str) -> str:
+    """The same plug-in however it was named: a file path made absolute."""
+    module_name, sep, attr = spec.rpartition(":")
+    if sep and module_name.endswith(".py"):
+        return f"{os.path.abspath(module_name)}:{attr}"
+    return spec

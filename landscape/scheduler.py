@@ -2,8 +2,9 @@
 
 Round 0 evaluates one point per rank and measures it; the ranks agree (one
 ``max``) on how many points a round holds so that a round lasts about
-``round_seconds``.  Every round ends with the writer's collective write, so a job
-killed at any moment loses at most one round.
+``round_seconds``.  Every round ends with an exchange of a short status (so an
+error at any point stops all ranks together) and the writer's collective write,
+so a job killed at any moment loses at most one round.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 import numpy as np
 
 from . import split
+from .comm import agree
 
 MAX_ROUND = 4096
 
@@ -36,7 +38,8 @@ def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, pro
     while position < steps:
         chunk = mine[position:position + length]
         started = time.perf_counter()
-        values = [evaluate(*points[k]) for k in chunk]
+        # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
+        values = agree(comm, lambda: [evaluate(*points[k]) for k in chunk])
         spent = time.perf_counter() - started
         writer.write_round(chunk, np.asarray(values, dtype=np.float64).reshape(len(chunk), len(writer.quantities)))
         if position == 0:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
-from .errors import InputError, MismatchError
+from .errors import InputError, MismatchError, describe
 
 SURFACE_SCHEMA = "landscape.surface"
 DIRECTION_SCHEMA = "landscape.directions"
@@ -56,6 +56,27 @@ def quantity_description(name: str) -> str:
 
 def _atomic_path(path: str) -> str:
     return f"{path}.partial-{os.getpid()}"
+
+
+def _publish(tmp: str, path: str, what: str) -> None:
+    """Move the finished ``tmp`` to ``path``, never replacing a file that appeared meanwhile."""
+    try:
+        os.link(tmp, path)  # fails if path exists: no window between a check and a rename
+    except FileExistsError:
+        raise InputError(f"{what} {path} appeared while this one was being written; it is left as it is") from None
+    except OSError:  # a file system without hard links
+        if os.path.exists(path):
+            raise InputError(f"{what} {path} appeared while this one was being written; "
+                             "it is left as it is") from None
+        os.replace(tmp, path)
+
+
+def _open_error(path: str, exc: OSError, what: str) -> InputError:
+    if "lock" in str(exc).lower():
+        return InputError(f"{what} {path} is open in another job (HDF5 file lock); wait for it to end, or on a "
+                          "file system without locking set HDF5_USE_FILE_LOCKING=FALSE")
+    return InputError(f"{what} {path} exists but is not a readable HDF5 file ({describe(exc)}); "
+                      "choose another file name or move it away (it is left untouched)")
 
 
 def create_surface(path: str, xcoords, ycoords, quantities, identity: dict) -> None:
@@ -88,7 +109,7 @@ def create_surface(path: str, xcoords, ycoords, quantities, identity: dict) -> N
             for key, value in identity.items():
                 f.attrs[key] = value
             f.attrs[RUNS] = "[]"
-        os.replace(tmp, path)
+        _publish(tmp, path, "surface file")
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -109,8 +130,7 @@ def open_existing_surface(path: str, quantities, identity: dict) -> np.ndarray:
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise InputError(f"surface file {path} exists but is not a readable HDF5 file ({exc}); "
-                         "choose another --surf_file or move it away") from None
+        raise _open_error(path, exc, "surface file") from None
     with f:
         if f.attrs.get("schema") != SURFACE_SCHEMA or DONE not in f:
             raise MismatchError(f"surface file {path} exists and is not a landscape surface file; "
@@ -166,15 +186,18 @@ def row_runs(flat: np.ndarray, shape: tuple[int, ...]):
             start = stop
 
 
-def write_values(f: h5py.File, flat: np.ndarray, values: np.ndarray, quantities) -> None:
-    """Write ``values[n, q]`` of the sorted flat points ``flat``; ``done`` is not touched."""
+def write_values(f, flat: np.ndarray, values: np.ndarray, quantities) -> None:
+    """Write ``values[n, q]`` of the sorted flat points ``flat``; ``done`` is not touched.
+
+    ``f`` is the open file or a dict of its datasets by name.
+    """
     shape = f[DONE].shape
     for index, rows in row_runs(flat, shape):
         for q, name in enumerate(quantities):
             f[name][index] = values[rows, q]
 
 
-def mark_done(f: h5py.File, flat: np.ndarray) -> None:
+def mark_done(f, flat: np.ndarray) -> None:
     shape = f[DONE].shape
     for index, rows in row_runs(flat, shape):
         f[DONE][index] = np.ones(rows.stop - rows.start, np.uint8)
@@ -203,7 +226,7 @@ def read_surface(path: str) -> Surface:
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise InputError(f"{path} is not a readable HDF5 file ({exc})") from None
+        raise _open_error(path, exc, "surface file") from None
     with f:
         if X not in f:
             raise InputError(f"{path} has no '{X}' dataset: not a loss-surface file")
@@ -235,9 +258,7 @@ def write_directions(path: str, axes: list[dict], axis_meta: list[dict], meta: d
                     group.attrs[key] = value
                 for name, tensor in tensors.items():
                     group.create_dataset(name, data=tensor.detach().cpu().numpy())
-        if os.path.exists(path):
-            raise InputError(f"direction file {path} appeared while it was being written; not replacing it")
-        os.replace(tmp, path)
+        _publish(tmp, path, "direction file")
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -248,7 +269,7 @@ def read_directions(path: str) -> tuple[list[dict], list[dict], dict]:
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise InputError(f"direction file {path} is not a readable HDF5 file ({exc})") from None
+        raise _open_error(path, exc, "direction file") from None
     with f:
         if f.attrs.get("schema") != DIRECTION_SCHEMA:
             raise InputError(f"direction file {path} was not written by landscape "

@@ -24,6 +24,7 @@ from .errors import MismatchError, UsageError
 from .evaluation import DTYPES, Evaluator
 from .grid import Axis, Grid
 from .models import build_model
+from .plugins import canonical
 from .progress import Progress, duration
 from .provenance import command_line, sha256_file, sha256_tensors, versions
 from .scheduler import run_points
@@ -83,6 +84,14 @@ class SurfaceConfig:
             raise UsageError("--model_file3 and --same_dir need a 2-D grid: add --y=MIN:MAX:NUM")
         if self.model_file3 and self.same_dir:
             raise UsageError("--model_file3 and --same_dir both define the y direction: give one")
+        for axis, target, how in (("x", self.model_file2, "--model_file2"), ("y", self.model_file3, "--model_file3"),
+                                  ("y", self.same_dir, "--same_dir")):
+            for setting in ("norm", "ignore"):
+                if target and getattr(self, f"{axis}{setting}") is not None:
+                    raise UsageError(f"--{axis}{setting} does not apply with {how}: that direction is "
+                                     f"{'the x direction' if how == '--same_dir' else 'a difference of models'}")
+        if self.seed is not None and not 0 <= self.seed < 2**63:
+            raise UsageError(f"--seed={self.seed}: expected a whole number from 0 to 2**63-1")
         if self.round_seconds <= 0:
             raise UsageError(f"round length {self.round_seconds}: expected a positive number of seconds")
 
@@ -146,10 +155,25 @@ def checked_directions(cfg: SurfaceConfig, stored, origin: dict, path: str):
     if conflicts:
         raise MismatchError(f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
                             "drop those flags to reuse it, or give another --dir_file")
+    conflicts = []
     if grid.ndim == 2 and len(axes) < 2:
         raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
-    if meta["dir_type"] != (cfg.dir_type or meta["dir_type"]):
-        raise MismatchError(f"direction file {path} has dir_type {meta['dir_type']!r}")
+    # What each axis is must match the flags: a random direction, a target model, or x again.
+    wanted_kinds = [("x", cfg.model_file2, "--model_file2"), ("y", cfg.model_file3, "--model_file3")][:grid.ndim]
+    for (axis, target, flag), info in zip(wanted_kinds, metas):
+        if axis == "y" and (cfg.same_dir or meta.get("same_dir")):
+            if bool(cfg.same_dir) != bool(meta.get("same_dir")):
+                conflicts.append(f"--same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y "
+                                 f"direction is {'' if meta.get('same_dir') else 'not '}the x direction")
+            continue
+        if target and info.get("target_sha256") != sha256_file(target):
+            conflicts.append(f"{flag} {target} but the file's {axis} direction is "
+                             f"{'towards ' + str(info.get('target_file')) if info.get('kind') == 'target' else 'random'}")
+        elif not target and info.get("kind") == "target":
+            conflicts.append(f"no {flag} but the file's {axis} direction points to {info.get('target_file')}")
+    if conflicts:
+        raise MismatchError(f"direction file {path} was made differently: {'; '.join(conflicts)}; "
+                            "give another --dir_file (or none) for a new one")
     for axis, direction in zip("xy", axes):
         dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")
     tensors = [{k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in d.items()} for d in axes]
@@ -184,8 +208,7 @@ def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
             make_directions(cfg, origin, dir_path)
             show(f"wrote directions to {dir_path}")
 
-    agree(comm, directions)
-    comm.barrier()
+    agree(comm, directions)  # its allgather also keeps the other ranks from reading too early
 
     def evaluator():
         stored = schema.read_directions(dir_path)  # the one read of the directions
@@ -245,9 +268,9 @@ def _identity(cfg, grid, data, model, metas, meta, dir_digest) -> dict:
     """What a surface's values depend on; an existing file must match it field for field."""
     identity = {
         "grid_x": grid.x.spec, "grid_y": grid.y.spec if grid.y else "",
-        "model": cfg.model, "origin_sha256": sha256_tensors(model.state_dict()),
+        "model": canonical(cfg.model), "origin_sha256": sha256_tensors(model.state_dict()),
         "model_file_sha256": sha256_file(cfg.model_file) if cfg.model_file else "",
-        "dataset": data.name, "train_size": len(data.train),
+        "dataset": canonical(data.name), "train_size": len(data.train),
         "train_sha256": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
         "test_size": len(data.test) if cfg.test and data.test is not None else 0,
         "test_sha256": sha256_tensors({"x": data.test.inputs, "y": data.test.targets})

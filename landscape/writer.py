@@ -15,6 +15,8 @@ its values.  The file's structure never changes here; only raw data are written.
 """
 from __future__ import annotations
 
+import os
+
 import h5py
 import numpy as np
 
@@ -28,10 +30,25 @@ def parallel_hdf5() -> bool:
     return bool(h5py.get_config().mpi)
 
 
+def _datasets(file: h5py.File, quantities: list[str]) -> dict:
+    """Open each dataset once (collectively under mpio) rather than at every write."""
+    return {name: file[name] for name in [*quantities, schema.DONE]}
+
+
+def _sync(file: h5py.File) -> None:
+    """Values on disk before their done marks, even if the node itself goes down."""
+    file.flush()
+    try:
+        os.fsync(file.id.get_vfd_handle())
+    except (OSError, ValueError, TypeError):
+        pass  # a driver without a plain file descriptor: flush is what it offers
+
+
 class GatherWriter:
     def __init__(self, comm, path: str, quantities: list[str]):
         self.comm, self.quantities = comm, list(quantities)
         self.file = h5py.File(path, "r+") if comm.rank == 0 else None
+        self.datasets = _datasets(self.file, self.quantities) if self.file else None
 
     def write_round(self, flat: np.ndarray, values: np.ndarray) -> None:
         """Collective: every rank passes its points of this round (possibly none)."""
@@ -43,13 +60,14 @@ class GatherWriter:
             return
         values = np.concatenate([p[1].reshape(-1, len(self.quantities)) for p in parts])
         order = np.argsort(flat, kind="stable")
-        schema.write_values(self.file, flat[order], values[order], self.quantities)
-        self.file.flush()
-        schema.mark_done(self.file, flat[order])
+        schema.write_values(self.datasets, flat[order], values[order], self.quantities)
+        _sync(self.file)
+        schema.mark_done(self.datasets, flat[order])
         self.file.flush()
 
     def close(self) -> None:
         if self.file is not None:
+            self.datasets = None
             self.file.close()
 
 
@@ -57,18 +75,20 @@ class MpioWriter:
     def __init__(self, comm, path: str, quantities: list[str]):
         self.comm, self.quantities = comm, list(quantities)
         self.file = h5py.File(path, "r+", driver="mpio", comm=comm.mpi)
+        self.datasets = _datasets(self.file, self.quantities)  # collective, once
 
     def write_round(self, flat: np.ndarray, values: np.ndarray) -> None:
         flat = np.asarray(flat, np.int64)
         order = np.argsort(flat, kind="stable")
+        if len(flat):  # independent writes of this rank's own points
+            schema.write_values(self.datasets, flat[order], np.asarray(values)[order], self.quantities)
+        self.file.flush()  # collective; MPI_File_sync underneath
         if len(flat):
-            schema.write_values(self.file, flat[order], np.asarray(values)[order], self.quantities)
-        self.file.flush()  # collective
-        if len(flat):
-            schema.mark_done(self.file, flat[order])
+            schema.mark_done(self.datasets, flat[order])
         self.file.flush()
 
     def close(self) -> None:
+        self.datasets = None  # release the dataset handles on every rank, then the file
         self.file.close()  # collective
 
 

@@ -99,7 +99,7 @@ def test_existing_surface_with_other_settings_is_refused_and_untouched(tmp_path,
     capsys.readouterr()
     before = sha(surf)
     line = fails(capsys, [*CNN, "--model_file", str(ckpt), "--x=-1:1:5", "--surf_file", str(surf),
-                          "--dir_file", str(tmp_path / "s.directions.h5")], 4, "grid_x", "'-1:1:3'", "'-1:1:5'")
+                          "--dir_file", str(tmp_path / "s.directions.h5")], 4, "grid_x", "'-1.0:1.0:3'", "'-1.0:1.0:5'")
     assert "left untouched" in line
     fails(capsys, [*base, "--loss_name", "mse"], 4, "loss_name")
     fails(capsys, [*base, "--no_test"], 4, "test_size")

@@ -29,7 +29,7 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape") -> int:
         return int(main(argv) or 0)
     except CollectiveFailure as exc:
         world = comm_module.current()
-        if world.rank == 0:
+        if world.rank == 0 and str(exc):
             where = f" (rank {exc.rank})" if world.size > 1 else ""
             _print(f"{prog}: error{where}: {exc}")
             if show_traceback and exc.detail:
@@ -64,10 +64,19 @@ def _end(code: int) -> int:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are ``UsageError``s: one line, through the one boundary."""
+    """argparse whose errors are ``UsageError``s (one line, through the one boundary), that
+    takes no abbreviated flags, and that prints ``--help`` from rank 0 only."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def _print_message(self, message, file=None):
+        if comm_module.current().rank == 0:
+            super()._print_message(message, file)
 
 
 def entry(main, prog: str):

@@ -86,14 +86,11 @@ def config(argv: list[str]) -> tuple[SurfaceConfig, argparse.Namespace]:
     fields = SurfaceConfig.__dataclass_fields__
     cfg = SurfaceConfig(**{k: v for k, v in vars(args).items() if k in fields},
                         argv=["plot_surface", *argv])
-    cfg.validate()
     return cfg, args
 
 
 def main(argv: list[str]) -> int:
     world = comm_module.world()
-    if any(a in ("-h", "--help") for a in argv) and world.rank != 0:
-        return 0
     cfg, args = agree(world, config, argv)
     result = run_surface(cfg, world)
     if args.plot and world.rank == 0:
