@@ -137,3 +137,34 @@ def test_a_2d_grid_needs_two_directions(tmp_path, capsys):
 
 def test_unknown_flag_is_one_line(tmp_path, capsys):
     fails(capsys, [*CNN, "--frobnicate"], 2, "--frobnicate", "--help")
+
+
+def test_reused_direction_file_must_match_the_target_models(tmp_path, capsys):
+    from landscape.checkpoint import save
+    from landscape.models import DigitsCNN
+    for i in range(3):
+        torch.manual_seed(i)
+        save(DigitsCNN(), str(tmp_path / f"m{i}.pt"))
+    base = [*CNN, "--model_file", str(tmp_path / "m0.pt"), "--x=0:1:3", "--dir_file", str(tmp_path / "d.h5"),
+            "--no_test", "--quiet"]
+    assert main([*base, "--model_file2", str(tmp_path / "m1.pt"), "--surf_file", str(tmp_path / "a.h5")]) == 0
+    capsys.readouterr()
+    fails(capsys, [*base, "--model_file2", str(tmp_path / "m2.pt"), "--surf_file", str(tmp_path / "b.h5")], 4,
+          "--model_file2", "m2.pt", "m1.pt")
+    fails(capsys, [*base, "--surf_file", str(tmp_path / "c.h5")], 4, "no --model_file2")
+    assert not (tmp_path / "b.h5").exists() and not (tmp_path / "c.h5").exists()
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--model_file2", "x.pt", "--xnorm", "filter"], ["--xnorm", "--model_file2"]),
+    (["--y=-1:1:3", "--same_dir", "--yignore", "none"], ["--yignore", "--same_dir"]),
+    (["--seed", "-1"], ["--seed=-1"]),
+])
+def test_flags_that_cannot_apply(tmp_path, capsys, flags, words):
+    fails(capsys, [*CNN, "--x=-1:1:3", *flags, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_plugin_that_exits_is_an_input_error(tmp_path, capsys, plugins):
+    fails(capsys, ["--model", f"{plugins}:exits_at_call", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "exits_at_call", "SystemExit")

@@ -106,3 +106,10 @@ def test_a_setup_error_is_printed_once_by_rank_zero(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("--x=1:-1:5") == 1, proc.stderr
     assert not (tmp_path / "s.h5").exists()
+
+
+def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
+    proc = run("plot_surface", ["--help"], ranks=2, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.count("usage: plot_surface") == 1
+    proc = run("plot_surface", ["--model", "digits_cnn", "--he"], ranks=2, timeout=60)  # no abbreviations
+    assert proc.returncode == 2 and proc.stderr.count("unrecognized arguments: --he") == 1, proc.stderr

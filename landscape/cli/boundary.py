@@ -30,7 +30,7 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape") -> int:
     except CollectiveFailure as exc:
         world = comm_module.current()
         if world.rank == 0 and str(exc):
-            where = f" (rank {exc.rank})" if world.size > 1 else ""
+            where = f" (rank {exc.rank})" if exc.rank != 0 else ""
             _print(f"{prog}: error{where}: {exc}")
             if show_traceback and exc.detail:
                 _print(exc.detail)

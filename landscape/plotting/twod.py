@@ -302,6 +302,9 @@ def _surface(ax, X, Y, Z, levels, norm, log):
     # Clip to the levels so one diverged corner does not flatten the picture;
     # +inf (diverged) sits on the ceiling, NaN (not computed) and -inf are holes.
     Zc = np.where(np.isposinf(Z), hi, Z)
+    if not log:  # below the lowest level the surface goes on down: only the top is clipped
+        finite = Zc[np.isfinite(Zc)]
+        lo = min(lo, float(finite.min())) if finite.size else lo
     Zc = np.where(np.isfinite(Zc), np.clip(Zc, lo, hi), np.nan)
     if log:  # mplot3d has no log z axis; plot log10 and colour by the same log norm
         Zc, lo, hi = np.log10(Zc), np.log10(lo), np.log10(hi)
