@@ -8,6 +8,7 @@ with ``weights_only=True``: a checkpoint is untrusted input.
 from __future__ import annotations
 
 import os
+import zipfile
 
 import torch
 
@@ -16,13 +17,17 @@ from .errors import InputError
 PREFIXES = ("module.", "_orig_mod.")
 
 
-def read_state_dict(path: str) -> dict[str, torch.Tensor]:
+def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
+    """The state_dict in ``path``; ``allow_pickle`` permits full unpickling (trusted files only)."""
     if not os.path.isfile(path):
         raise InputError(f"checkpoint {path} does not exist")
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
+        obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if _looks_like_torch_file(path) and "weights only load failed" in first.lower():
+            raise InputError(f"checkpoint {path} holds Python objects besides tensors, which are not unpickled "
+                             "by default (a checkpoint can run code); if you trust the file, add --allow_pickle") from None
         raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:200]})") from None
     for key in ("state_dict", "model"):
         if isinstance(obj, dict) and isinstance(obj.get(key), dict):
@@ -32,6 +37,13 @@ def read_state_dict(path: str) -> dict[str, torch.Tensor]:
         raise InputError(f"checkpoint {path} holds no state_dict (expected a dict of tensors, "
                          "or one under 'state_dict' or 'model')")
     return {_strip(k): v for k, v in obj.items()}
+
+
+def _looks_like_torch_file(path: str) -> bool:
+    """A zip archive (torch.save since 1.6) or a pickle stream (older files, the reference's .t7)."""
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+    return zipfile.is_zipfile(path) or head[:1] == b"\x80"
 
 
 def _strip(key: str) -> str:

@@ -56,7 +56,8 @@ def digits(seed: int = DIGITS_SPLIT_SEED, test_fraction: float = DIGITS_TEST_FRA
     return Split(images[train], labels[train]), Split(images[test], labels[test])
 
 
-BUILTIN = {"digits": digits}
+BUILTIN = {"digits": "scikit-learn's 8x8 digits", "cifar10": "CIFAR-10 from --datapath",
+           "cifar100": "CIFAR-100 from --datapath"}
 
 
 def as_split(obj, what: str) -> Split:
@@ -82,7 +83,7 @@ def as_split(obj, what: str) -> Split:
     return Split(inputs, targets)
 
 
-def load_data(spec: str) -> Data:
+def load_data(spec: str, datapath: str | None = None, raw: bool = False) -> Data:
     """Train and (optional) test split of a built-in data set or a plug-in factory."""
     if is_plugin(spec):
         pair = call_factory(spec, "--dataset")
@@ -95,5 +96,50 @@ def load_data(spec: str) -> Data:
     if spec not in BUILTIN:
         raise UsageError(f"--dataset {spec!r}: unknown data set; built in: {', '.join(sorted(BUILTIN))}, "
                          "or give package.module:factory")
-    train, test = BUILTIN[spec]()
+    if spec == "digits":
+        train, test = digits()
+    else:
+        from .cifar import load_cifar
+
+        if not datapath:
+            raise UsageError(f"--dataset {spec} needs --datapath: the folder holding the data set's files "
+                             "(nothing is downloaded)")
+        train, test = load_cifar(spec, datapath, raw=raw)
     return Data(spec, train, test)
+
+
+# --------------------------------------------------------------------------- parts of a split
+
+def split_chunk(split: Split, data_split: int, split_idx: int) -> Split:
+    """Chunk ``split_idx`` of ``data_split`` equal, contiguous chunks, as ``--data_split/--split_idx``.
+
+    As in the reference (``dataloader.py``, written for Python 2's integer
+    division): each chunk holds ``len // data_split`` samples, chunk ``i`` starts
+    at ``i * (len // data_split)``, and the last ``len % data_split`` samples are
+    in no chunk.  Equal chunks make the mean of the chunks' losses the loss of
+    their union.
+    """
+    if isinstance(data_split, bool) or not isinstance(data_split, (int, np.integer)) or data_split < 1:
+        raise UsageError(f"--data_split {data_split!r}: expected an integer >= 1")
+    if isinstance(split_idx, bool) or not isinstance(split_idx, (int, np.integer)) \
+            or not 0 <= split_idx < data_split:
+        raise UsageError(f"--split_idx {split_idx!r}: expected an integer in 0..{data_split - 1} "
+                         f"(--data_split {data_split})")
+    size = len(split) // data_split
+    if size == 0:
+        raise UsageError(f"--data_split {data_split}: larger than the {len(split)} samples to split")
+    start = size * split_idx
+    return Split(split.inputs[start:start + size], split.targets[start:start + size])
+
+
+def train_subset(split: Split, n: int, seed: int) -> Split:
+    """A fixed random subset of ``n`` samples, drawn with ``seed``, kept in data-set order.
+
+    The subset for ``n`` is contained in the subset for any larger ``n`` with the
+    same seed (it is a prefix of one seeded permutation).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= len(split):
+        raise UsageError(f"subset size {n!r}: expected an integer in 1..{len(split)} (the samples available)")
+    chosen = np.sort(np.random.default_rng(seed).permutation(len(split))[:n])
+    index = torch.from_numpy(chosen)
+    return Split(split.inputs[index], split.targets[index])

@@ -115,3 +115,33 @@ def check_matches(direction: dict[str, torch.Tensor], origin: dict[str, torch.Te
         parts = [f"{label} {names[:5]}" + (" …" if len(names) > 5 else "")
                  for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
         raise InputError(f"{source} was made for another model: {'; '.join(parts)}")
+
+
+def from_reference(indexed: dict, model: torch.nn.Module, dir_type: str | None, source: str):
+    """Name the tensors ``"0".."n-1"`` of a reference-code direction file after ``model``'s own.
+
+    The reference code stores ``[p for p in net.parameters()]`` for ``weights`` and the
+    values of ``net.state_dict()`` (integer buffers included) for ``states``, in order;
+    which of the two a file holds is told by the count unless ``dir_type`` says it.
+    Returns ``(dir_type, {name: tensor})`` over the floating-point tensors.
+    """
+    orders = {"weights": [n for n, _ in model.named_parameters()], "states": list(model.state_dict())}
+    reference = model.state_dict()
+    n = len(indexed)
+    if dir_type is None:
+        fits = [t for t in DIR_TYPES if len(orders[t]) == n]
+        if not fits:
+            raise InputError(f"{source} holds {n} tensors; the model has {len(orders['weights'])} parameters "
+                             f"and {len(orders['states'])} state_dict entries: it was made for another model")
+        dir_type = fits[0]
+    names = orders[check_dir_type(dir_type)]
+    if len(names) != n:
+        raise InputError(f"{source} holds {n} tensors but the model has {len(names)} for --dir_type={dir_type}")
+    out = {}
+    for (key, array), name in zip(indexed.items(), names):
+        if tuple(array.shape) != tuple(reference[name].shape):
+            raise InputError(f"{source}: tensor {key} has shape {tuple(array.shape)} but the model's {name} has "
+                             f"{tuple(reference[name].shape)}: it was made for another model")
+        if reference[name].is_floating_point():
+            out[name] = torch.as_tensor(array, dtype=torch.float64)
+    return dir_type, out

@@ -7,57 +7,41 @@ knows about MPI or files.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
-import torch.nn.functional as F
 
+from . import batchnorm
 from .data import Split
 from .errors import EvaluationError, LandscapeError, UsageError, describe
+from .losses import Loss
 
-LOSSES = ("crossentropy", "mse")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
-def quantity_names(splits: list[str], classification: bool) -> list[str]:
-    metrics = ("loss", "acc") if classification else ("loss",)
+def quantity_names(splits: list[str], classification: bool, stderr: bool = False) -> list[str]:
+    metrics = ["loss", *(["loss_se"] if stderr else []), *(["acc"] if classification else [])]
     return [f"{split}_{metric}" for split in splits for metric in metrics]
-
-
-def summed_loss(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Sum over the batch of the per-sample loss (its mean is taken over the data set).
-
-    ``mse`` averages over output units per sample, like ``nn.MSELoss`` does over a
-    batch; integer class labels become one-hot targets, float targets are used as
-    they are (regression).
-    """
-    if name == "crossentropy":
-        return F.cross_entropy(output, targets, reduction="sum")
-    if name == "mse":
-        if not targets.is_floating_point():
-            targets = F.one_hot(targets, output.shape[-1]).to(output.dtype)
-        targets = targets.reshape(output.shape).to(output.dtype)
-        per_sample_units = output[0].numel() if output.dim() > 1 else 1
-        return F.mse_loss(output, targets, reduction="sum") / per_sample_units
-    raise UsageError(f"--loss_name={name}: expected one of {', '.join(LOSSES)}")
 
 
 class Evaluator:
     """Evaluates ``model`` at ``origin + a*dx + b*dy`` on fixed tensors of data.
 
     ``origin``, ``dx`` and ``dy`` are dicts keyed by the names of the tensors they
-    move (parameters, or the state_dict for ``states`` directions).
+    move (parameters, or the state_dict for ``states`` directions).  ``bn`` is the
+    BatchNorm policy (see ``landscape.batchnorm``); ``stderr`` adds the standard
+    error of each mean loss (built-in losses only).
     """
 
     def __init__(self, model: torch.nn.Module, origin: dict, dx: dict, dy: dict | None,
-                 splits: dict[str, Split], loss_name: str, batch_size: int, dtype: str = "float32",
-                 device: str = "cpu"):
-        if loss_name not in LOSSES:
-            raise UsageError(f"--loss_name={loss_name}: expected one of {', '.join(LOSSES)}")
+                 splits: dict[str, Split], loss, batch_size: int, dtype: str = "float32",
+                 device: str = "cpu", bn: str = "eval", bn_batches: int = 10, stderr: bool = False):
+        self.loss = loss if isinstance(loss, Loss) else Loss(loss)
         if batch_size < 1:
             raise UsageError(f"--batch_size={batch_size}: expected a positive number")
         if dtype not in DTYPES:
             raise UsageError(f"--dtype={dtype}: expected one of {', '.join(DTYPES)}")
-        self.loss_name = loss_name
         self.batch_size = batch_size
         torch_dtype = DTYPES[dtype]
         self.model = model.to(device=device, dtype=torch_dtype).eval()
@@ -77,10 +61,15 @@ class Evaluator:
             inputs = split.inputs.to(device)
             if inputs.is_floating_point():
                 inputs = inputs.to(torch_dtype)
-            self.splits[split_name] = (inputs, split.targets.to(device), split.is_classification)
-        classification = all(c for _, _, c in self.splits.values())
-        self.quantities = quantity_names(list(self.splits), classification)
-        self.with_accuracy = classification
+            self.splits[split_name] = (inputs, split.targets.to(device))
+        self.with_accuracy = all(s.is_classification for s in splits.values())
+        self.stderr = stderr
+        if stderr and not self.loss.per_sample:
+            raise UsageError(f"the standard error of the loss needs a built-in loss, not {self.loss.name}")
+        self.quantities = quantity_names(list(self.splits), self.with_accuracy, stderr)
+        self.recalibrate = None
+        if bn == "recalibrate":
+            self.recalibrate = batchnorm.Recalibrator(self.model, self.splits["train"][0], batch_size, bn_batches)
 
     @torch.no_grad()
     def place(self, a: float, b: float) -> None:
@@ -97,23 +86,32 @@ class Evaluator:
     def measure(self) -> np.ndarray:
         """Quantities of the model as it is now, in the order of ``self.quantities``."""
         out = []
-        for inputs, targets, classification in self.splits.values():
-            total, correct = 0.0, 0
+        for inputs, targets in self.splits.values():
+            total, squares, correct = 0.0, 0.0, 0
             for start in range(0, len(targets), self.batch_size):
                 x = inputs[start:start + self.batch_size]
                 y = targets[start:start + self.batch_size]
                 output = self.model(x)
-                total += float(summed_loss(self.loss_name, output, y))
-                if classification:
+                batch_sum, batch_squares = self.loss.total(output, y)
+                total += batch_sum
+                squares += batch_squares
+                if self.with_accuracy:
                     correct += int((output.argmax(dim=-1) == y).sum())
-            out.append(total / len(targets))
+            n = len(targets)
+            mean = total / n
+            out.append(mean)
+            if self.stderr:  # sample standard deviation of the per-sample losses / sqrt(n)
+                variance = max(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
+                out.append(math.sqrt(variance / n))
             if self.with_accuracy:
-                out.append(100.0 * correct / len(targets))
+                out.append(100.0 * correct / targets.numel())
         return np.asarray(out, dtype=np.float64)
 
     def __call__(self, a: float, b: float = 0.0) -> np.ndarray:
         self.place(a, b)
         try:
+            if self.recalibrate is not None:
+                self.recalibrate()
             return self.measure()
         except LandscapeError:
             raise

@@ -1,14 +1,11 @@
-"""Models by name: the small networks of the embedded demo, or any ``package.module:factory``.
-
-The registry is a plain dict so that later model families (the paper's CIFAR
-zoo) add entries without touching the code that builds models.
-"""
+"""Models by name: the demo's small networks, the paper's CIFAR zoo, or any ``package.module:factory``."""
 from __future__ import annotations
 
 from torch import nn
 
 from .errors import InputError, UsageError
 from .plugins import call_factory, is_plugin
+from .zoo import REGISTRY as ZOO
 
 
 class DigitsMLP(nn.Module):
@@ -48,13 +45,15 @@ class DigitsCNN(nn.Module):
         return self.classifier(self.features(x.reshape(-1, 1, 8, 8)).flatten(1))
 
 
+# name -> factory(num_classes) -> nn.Module
 REGISTRY = {
-    "digits_mlp": DigitsMLP,
-    "digits_cnn": DigitsCNN,
+    "digits_mlp": lambda num_classes=10: DigitsMLP(classes=num_classes),
+    "digits_cnn": lambda num_classes=10: DigitsCNN(classes=num_classes),
+    **ZOO,
 }
 
 
-def build_model(spec: str) -> nn.Module:
+def build_model(spec: str, num_classes: int = 10) -> nn.Module:
     """A fresh model from a registry name or a ``package.module:factory`` returning an ``nn.Module``."""
     if is_plugin(spec):
         model = call_factory(spec, "--model")
@@ -65,7 +64,9 @@ def build_model(spec: str) -> nn.Module:
     if spec not in REGISTRY:
         raise UsageError(f"--model {spec!r}: unknown model; known models are {', '.join(sorted(REGISTRY))}, "
                          "or give package.module:factory")
-    return REGISTRY[spec]()
+    if num_classes < 2:
+        raise UsageError(f"--num_classes={num_classes}: expected at least 2 classes")
+    return REGISTRY[spec](num_classes=num_classes)
 
 
 __all__ = ["build_model", "REGISTRY", "DigitsMLP", "DigitsCNN"]

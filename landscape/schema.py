@@ -40,6 +40,7 @@ DONE = "done"
 IDENTITY = "identity"
 RUNS = "runs"
 AXES = ("xdirection", "ydirection")
+REFERENCE_NOT_COMPUTED = -1.0  # the reference code's marker for "to do" in its surface files
 
 DESCRIPTIONS = {
     "loss": "mean loss over the evaluated samples",
@@ -232,13 +233,38 @@ def read_surface(path: str) -> Surface:
             raise InputError(f"{path} has no '{X}' dataset: not a loss-surface file")
         x = f[X][()]
         y = f[Y][()] if Y in f else None
-        names = [k for k in f if k not in (X, Y, DONE) and isinstance(f[k], h5py.Dataset)]
+        shape = (len(x),) if y is None else (len(x), len(y))
+        names = [k for k in f if k not in (X, Y, DONE) and isinstance(f[k], h5py.Dataset)
+                 and f[k].dtype.kind in "fiu" and f[k].size == int(np.prod(shape))]
         values = {k: f[k][()].astype(np.float64) for k in names}
-        done = f[DONE][()].astype(bool) if DONE in f else np.ones(len(x) if y is None else (len(x), len(y)), bool)
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        if attrs.get("schema") == SURFACE_SCHEMA:
+            done = f[DONE][()].astype(bool)
+        else:
+            values, done = _from_reference(values, shape)
     for k in values:  # points never computed read as NaN
         values[k] = np.where(done, values[k], np.nan)
     return Surface(path, x, y, values, done, attrs)
+
+
+def _from_reference(values: dict, shape: tuple[int, ...]) -> tuple[dict, np.ndarray]:
+    """Values of a surface file written by the reference code, in this schema's order.
+
+    The reference code declares its arrays ``(len(x), len(y))`` but fills them in
+    ``np.meshgrid(x, y)`` order, so flat position ``j*nx + i`` holds the point
+    ``(x[i], y[j])``: reshaping to ``(ny, nx)`` and transposing restores
+    ``[i, j] = (x[i], y[j])`` for square and non-square grids alike.  It marks
+    points not computed with -1.
+    """
+    if len(shape) == 2:
+        nx, ny = shape
+        values = {k: v.reshape(-1).reshape(ny, nx).T.copy() for k, v in values.items()}
+    else:
+        values = {k: v.reshape(shape) for k, v in values.items()}
+    done = np.ones(shape, bool)
+    for v in values.values():
+        done &= v != REFERENCE_NOT_COMPUTED
+    return values, done
 
 
 # --------------------------------------------------------------------------- directions
@@ -271,15 +297,20 @@ def read_directions(path: str) -> tuple[list[dict], list[dict], dict]:
     except OSError as exc:
         raise _open_error(path, exc, "direction file") from None
     with f:
-        if f.attrs.get("schema") != DIRECTION_SCHEMA:
-            raise InputError(f"direction file {path} was not written by landscape "
-                             f"(expected groups {AXES[0]}/{AXES[1]} and attribute schema={DIRECTION_SCHEMA!r})")
+        reference = f.attrs.get("schema") is None and AXES[0] in f and all(k.isdigit() for k in f[AXES[0]])
+        if f.attrs.get("schema") != DIRECTION_SCHEMA and not reference:
+            raise InputError(f"direction file {path} was written neither by landscape nor by the reference code "
+                             f"(expected groups {AXES[0]}/{AXES[1]} holding tensors named by parameter, or 0..n-1)")
         meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        if reference:  # tensors "0".."n-1" in the model's parameter (or state_dict) order
+            meta = {"reference": True}
         axes, axis_meta = [], []
         for group_name in AXES:
             if group_name not in f:
                 continue
             group = f[group_name]
             axes.append({name: group[name][()] for name in group})
+            if reference:
+                axes[-1] = dict(sorted(axes[-1].items(), key=lambda item: int(item[0])))
             axis_meta.append({k: (v.decode() if isinstance(v, bytes) else v) for k, v in group.attrs.items()})
     return axes, axis_meta, meta

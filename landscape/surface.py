@@ -7,6 +7,7 @@ talks to other ranks only through the small communicator interface of
 """
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
@@ -15,21 +16,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from . import batchnorm
 from . import directions as dirs
 from . import schema
 from .checkpoint import load_into, read_state_dict
 from .comm import agree, threads_per_rank
-from .data import load_data
-from .errors import MismatchError, UsageError
+from .data import load_data, split_chunk, train_subset
+from .errors import InputError, MismatchError, UsageError
 from .evaluation import DTYPES, Evaluator
 from .grid import Axis, Grid
 from .models import build_model
-from .plugins import canonical
+from .losses import BUILTIN as BUILTIN_LOSSES
+from .losses import Loss
+from .plugins import canonical, is_plugin
 from .progress import Progress, duration
 from .provenance import command_line, sha256_file, sha256_tensors, versions
 from .scheduler import run_points
 from .writer import choose, open_writer
 
+SUBSET_SEED = 0  # --train_subset draws the same samples in every run and on every rank
 DEFAULTS = {"dir_type": "weights", "xnorm": "filter", "xignore": "biasbn", "seed": 0}
 
 
@@ -42,6 +47,13 @@ class SurfaceConfig:
     model_file2: str | None = None
     model_file3: str | None = None
     dataset: str = "digits"
+    num_classes: int | None = None
+    datapath: str | None = None
+    raw_data: bool = False
+    data_split: int = 1
+    split_idx: int = 0
+    train_subset: int | None = None
+    allow_pickle: bool = False
     x: str = "-1:1:51"
     y: str | None = None
     dir_type: str | None = None
@@ -55,6 +67,8 @@ class SurfaceConfig:
     surf_file: str | None = None
     batch_size: int = 128
     loss_name: str = "crossentropy"
+    bn: str | None = None
+    bn_batches: int = 10
     dtype: str = "float32"
     threads: int | None = None
     test: bool = True
@@ -74,6 +88,12 @@ class SurfaceConfig:
             raise UsageError(f"--batch_size={self.batch_size}: expected a positive number")
         if self.dir_type is not None:
             dirs.check_dir_type(self.dir_type)
+        batchnorm.resolve(self.bn, self.dir_type)
+        if self.bn_batches < 1:
+            raise UsageError(f"--bn_batches={self.bn_batches}: expected a positive number of batches")
+        if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
+            raise UsageError(f"--loss_name={self.loss_name}: expected one of {', '.join(BUILTIN_LOSSES)} "
+                             "or package.module:callable")
         for flag in ("xnorm", "ynorm"):
             if getattr(self, flag) is not None:
                 dirs.AxisSettings(norm=getattr(self, flag))
@@ -92,8 +112,21 @@ class SurfaceConfig:
                                      f"{'the x direction' if how == '--same_dir' else 'a difference of models'}")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise UsageError(f"--seed={self.seed}: expected a whole number from 0 to 2**63-1")
+        if self.train_subset is not None and self.train_subset < 1:
+            raise UsageError(f"--train_subset={self.train_subset}: expected a positive number of samples")
+        if self.data_split < 1 or not 0 <= self.split_idx < self.data_split:
+            raise UsageError(f"--data_split={self.data_split} --split_idx={self.split_idx}: expected "
+                             "data_split >= 1 and 0 <= split_idx < data_split")
         if self.round_seconds <= 0:
             raise UsageError(f"round length {self.round_seconds}: expected a positive number of seconds")
+
+    def classes(self) -> int:
+        """Output classes of a registry model: as given, else 100 for CIFAR-100, else 10."""
+        return self.num_classes or (100 if self.dataset == "cifar100" else 10)
+
+    def wanted_dir_type(self) -> str | None:
+        """The direction type asked for, by --dir_type or implied by --bn; None: default or the file's."""
+        return self.dir_type if self.bn is None else batchnorm.resolve(self.bn, self.dir_type)[1]
 
     def paths(self) -> tuple[str, str]:
         surf = self.surf_file or (f"{self.model_file}.surface.h5" if self.model_file else "surface.h5")
@@ -112,7 +145,7 @@ def _axis_settings(cfg: SurfaceConfig, axis: str) -> dirs.AxisSettings:
 def make_directions(cfg: SurfaceConfig, origin: dict, path: str) -> None:
     """Draw (or take from target models) the directions and write them to ``path``."""
     grid = cfg.grid()
-    dir_type = cfg.dir_type or DEFAULTS["dir_type"]
+    dir_type = cfg.wanted_dir_type() or DEFAULTS["dir_type"]
     seed = DEFAULTS["seed"] if cfg.seed is None else cfg.seed
     generator = torch.Generator().manual_seed(seed)
     axes, metas = [], []
@@ -120,8 +153,8 @@ def make_directions(cfg: SurfaceConfig, origin: dict, path: str) -> None:
         if axis == "y" and grid.ndim == 1:
             break
         if target_file:
-            model = build_model(cfg.model)
-            load_into(model, read_state_dict(target_file), target_file)
+            model = build_model(cfg.model, cfg.classes())
+            load_into(model, read_state_dict(target_file, cfg.allow_pickle), target_file)
             target = dirs.origin_tensors(model, dir_type)
             axes.append(dirs.target_direction(origin, target, f"--model_file{2 if axis == 'x' else 3} {target_file}"))
             metas.append({"kind": "target", "norm": "none", "ignore": "none",
@@ -144,7 +177,11 @@ def checked_directions(cfg: SurfaceConfig, stored, origin: dict, path: str):
     """Directions read from ``path``, checked against the model and any flags given explicitly."""
     axes, metas, meta = stored
     grid = cfg.grid()
-    wanted = {"dir_type": cfg.dir_type, "seed": cfg.seed}
+    if meta.get("reference"):  # how it was made is not recorded: only the model match can be checked
+        if grid.ndim == 2 and len(axes) < 2:
+            raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
+        return axes[0], (axes[1] if grid.ndim == 2 else None), metas, meta
+    wanted = {"dir_type": cfg.wanted_dir_type(), "seed": cfg.seed}
     given = {"xnorm": cfg.xnorm, "xignore": cfg.xignore, "ynorm": cfg.ynorm, "yignore": cfg.yignore}
     conflicts = [f"--{k}={v} but the file has {meta.get(k)!r}" for k, v in wanted.items()
                  if v is not None and meta.get(k) != v]
@@ -180,10 +217,28 @@ def checked_directions(cfg: SurfaceConfig, stored, origin: dict, path: str):
     return tensors[0], (tensors[1] if grid.ndim == 2 else None), metas, meta
 
 
+def _name_reference(stored, model, dir_type: str | None, path: str):
+    """A reference-code direction file in this module's terms: named tensors and settings."""
+    axes, _, _ = stored
+    named = [dirs.from_reference(axis, model, dir_type, f"direction file {path} ({name})")
+             for axis, name in zip(axes, schema.AXES)]
+    types = {t for t, _ in named}
+    if len(types) > 1:
+        raise InputError(f"direction file {path}: its two directions hold different numbers of tensors")
+    meta = {"dir_type": types.pop(), "seed": -1, "same_dir": False, "reference": True, "origin_sha256": ""}
+    metas = [{"kind": "reference file", "norm": "as in the file", "ignore": "as in the file"} for _ in named]
+    return [d for _, d in named], metas, meta
+
+
 # --------------------------------------------------------------------------- the job
 
-def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
-    """Compute (or finish) the surface described by ``cfg``; return a summary on every rank."""
+def run_surface(cfg: SurfaceConfig, comm, say=print, *, model=None, data=None, loss=None) -> dict:
+    """Compute (or finish) the surface described by ``cfg``; return a summary on every rank.
+
+    ``model`` (an ``nn.Module``, copied, never modified), ``data`` (a ``Data``) and ``loss``
+    (a callable) replace what ``cfg`` names: that is how the Python API passes objects.
+    """
+    given_model, given_data = model, data
     agree(comm, cfg.validate)
     grid = cfg.grid()
     surf_path, dir_path = cfg.paths()
@@ -193,18 +248,36 @@ def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
     show = say if loud else (lambda *a, **k: None)
 
     def load():
-        data = load_data(cfg.dataset)
+        data = given_data if given_data is not None else load_data(cfg.dataset, cfg.datapath, cfg.raw_data)
+        if cfg.data_split > 1:  # as the reference code: one chunk of the training data
+            data.train = split_chunk(data.train, cfg.data_split, cfg.split_idx)
+        if cfg.train_subset is not None:
+            data.train = train_subset(data.train, cfg.train_subset, SUBSET_SEED)
+        if given_model is not None:
+            return data, copy.deepcopy(given_model)
         torch.manual_seed(DEFAULTS["seed"] if cfg.seed is None else cfg.seed)  # same init on every rank
-        model = build_model(cfg.model)
+        model = build_model(cfg.model, cfg.classes())
         if cfg.model_file:
-            load_into(model, read_state_dict(cfg.model_file), cfg.model_file)
+            load_into(model, read_state_dict(cfg.model_file, cfg.allow_pickle), cfg.model_file)
         return data, model
 
     data, model = agree(comm, load)
 
+    use_test = cfg.test and data.test is not None
+    prints = {"origin": sha256_tensors(model.state_dict()),
+              "train": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
+              "test": sha256_tensors({"x": data.test.inputs, "y": data.test.targets}) if use_test else ""}
+
+    def same_everywhere():  # a model or data that differ between ranks would make a silent patchwork
+        if len({tuple(p.values()) for p in comm.allgather(prints)}) > 1:
+            raise InputError("the ranks hold different models or data (a factory that is not deterministic?); "
+                             "every rank must build the same network and data set")
+
+    agree(comm, same_everywhere)
+
     def directions():
         if comm.rank == 0 and not os.path.exists(dir_path):
-            origin = dirs.origin_tensors(model, cfg.dir_type or DEFAULTS["dir_type"])
+            origin = dirs.origin_tensors(model, cfg.wanted_dir_type() or DEFAULTS["dir_type"])
             make_directions(cfg, origin, dir_path)
             show(f"wrote directions to {dir_path}")
 
@@ -212,20 +285,23 @@ def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
 
     def evaluator():
         stored = schema.read_directions(dir_path)  # the one read of the directions
+        if stored[2].get("reference"):
+            stored = _name_reference(stored, model, cfg.wanted_dir_type(), dir_path)
         origin = dirs.origin_tensors(model, stored[2]["dir_type"])
         dx, dy, metas, meta = checked_directions(cfg, stored, origin, dir_path)
-        splits = {"train": data.train}
-        if cfg.test and data.test is not None:
-            splits["test"] = data.test
-        ev = Evaluator(model, origin, dx, dy, splits, cfg.loss_name, cfg.batch_size, cfg.dtype)
+        splits = {"train": data.train, **({"test": data.test} if use_test else {})}
+        bn = batchnorm.resolve(cfg.bn, meta["dir_type"])[0]
+        ev = Evaluator(model, origin, dx, dy, splits, Loss(loss if loss is not None else cfg.loss_name),
+                       cfg.batch_size, cfg.dtype,
+                       bn=bn, bn_batches=cfg.bn_batches, stderr=cfg.train_subset is not None)
         return ev, origin, metas, meta, sha256_tensors({**dx, **({} if dy is None else {f"y/{k}": v for k, v in dy.items()})})
 
     ev, origin, metas, meta, dir_digest = agree(comm, evaluator)
-    if loud and meta.get("origin_sha256") != sha256_tensors(origin):
+    if loud and meta.get("origin_sha256") and meta["origin_sha256"] != sha256_tensors(origin):
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    identity = _identity(cfg, grid, data, model, metas, meta, dir_digest)
+    identity = _identity(cfg, grid, data, prints, metas, meta, dir_digest, ev)
 
     def prepare():
         if comm.rank != 0:
@@ -264,18 +340,20 @@ def run_surface(cfg: SurfaceConfig, comm, say=print) -> dict:
             "quantities": ev.quantities, "ndim": grid.ndim}
 
 
-def _identity(cfg, grid, data, model, metas, meta, dir_digest) -> dict:
+def _identity(cfg, grid, data, prints, metas, meta, dir_digest, ev) -> dict:
     """What a surface's values depend on; an existing file must match it field for field."""
     identity = {
         "grid_x": grid.x.spec, "grid_y": grid.y.spec if grid.y else "",
-        "model": canonical(cfg.model), "origin_sha256": sha256_tensors(model.state_dict()),
+        "model": canonical(cfg.model), "origin_sha256": prints["origin"],
         "model_file_sha256": sha256_file(cfg.model_file) if cfg.model_file else "",
-        "dataset": canonical(data.name), "train_size": len(data.train),
-        "train_sha256": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
-        "test_size": len(data.test) if cfg.test and data.test is not None else 0,
-        "test_sha256": sha256_tensors({"x": data.test.inputs, "y": data.test.targets})
-        if cfg.test and data.test is not None else "",
-        "loss_name": cfg.loss_name, "dtype": cfg.dtype, "batch_size": cfg.batch_size,
+        "dataset": canonical(data.name), "train_size": len(data.train), "raw_data": bool(cfg.raw_data),
+        "data_split": cfg.data_split, "split_idx": cfg.split_idx,
+        "train_subset": -1 if cfg.train_subset is None else cfg.train_subset, "subset_seed": SUBSET_SEED,
+        "train_sha256": prints["train"],
+        "test_size": len(data.test) if prints["test"] else 0, "test_sha256": prints["test"],
+        "loss_name": ev.loss.name, "dtype": cfg.dtype, "batch_size": cfg.batch_size,
+        "bn": "recalibrate" if ev.recalibrate else ("states" if meta["dir_type"] == "states" else "eval"),
+        "bn_batches": len(ev.recalibrate.batches) if ev.recalibrate else 0,
         "dir_type": meta["dir_type"], "dir_seed": int(meta.get("seed", -1)), "same_dir": bool(meta.get("same_dir")),
         "directions_sha256": dir_digest,
     }

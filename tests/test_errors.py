@@ -168,3 +168,24 @@ def test_flags_that_cannot_apply(tmp_path, capsys, flags, words):
 def test_a_plugin_that_exits_is_an_input_error(tmp_path, capsys, plugins):
     fails(capsys, ["--model", f"{plugins}:exits_at_call", "--surf_file", str(tmp_path / "s.h5")], 3,
           "exits_at_call", "SystemExit")
+
+
+def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
+    import argparse
+    from landscape.models import DigitsCNN
+    torch.manual_seed(0)
+    state = DigitsCNN().state_dict()
+    torch.save({"state_dict": state, "args": argparse.Namespace(lr=0.1)}, tmp_path / "full.t7")
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "full.t7"), "--x=-1:1:3",
+                   "--surf_file", str(tmp_path / "s.h5")], 3, "--allow_pickle")
+    assert main([*CNN, "--model_file", str(tmp_path / "full.t7"), "--allow_pickle", "--x=-1:1:3", "--no_test",
+                 "--surf_file", str(tmp_path / "s.h5"), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "module._orig_mod."])
+def test_wrapped_checkpoint_keys_are_unwrapped(tmp_path, prefix):
+    from landscape.checkpoint import read_state_dict
+    from landscape.models import DigitsCNN
+    state = DigitsCNN().state_dict()
+    torch.save({"model": {prefix + k: v for k, v in state.items()}}, tmp_path / "w.pt")
+    assert list(read_state_dict(str(tmp_path / "w.pt"))) == list(state)

@@ -5,7 +5,7 @@ import torch
 from landscape.checkpoint import save
 from landscape.cli.plot_surface import main
 from landscape.data import load_data
-from landscape.evaluation import summed_loss
+from landscape.losses import Loss
 from landscape.models import DigitsCNN
 from landscape.schema import read_surface
 
@@ -24,7 +24,7 @@ def network(seed: int) -> DigitsCNN:
 def loss_of(model) -> float:
     train = load_data("digits").train
     with torch.inference_mode():
-        return sum(float(summed_loss("crossentropy", model(train.inputs[i:i + 128]), train.targets[i:i + 128]))
+        return sum(Loss("crossentropy").total(model(train.inputs[i:i + 128]), train.targets[i:i + 128])[0]
                    for i in range(0, len(train), 128)) / len(train)
 
 
@@ -55,3 +55,39 @@ def test_plot_flag_draws_the_figures_at_the_end(tmp_path):
     for kind in ("2dcontour", "2dcontourf", "3dsurface"):
         assert (tmp_path / f"p_train_loss_{kind}.png").read_bytes()[:4] == b"\x89PNG"
     assert np.isfinite(read_surface(str(surf)).values["train_loss"]).all()
+
+
+def test_bn_policies_are_recorded_and_states_is_implied(tmp_path):
+    a, b = network(1), network(2)
+    save(a, str(tmp_path / "a.pt"))
+    save(b, str(tmp_path / "b.pt"))
+    common = ["--model", "digits_cnn", "--model_file", str(tmp_path / "a.pt"), "--model_file2", str(tmp_path / "b.pt"),
+              "--x=0:1:3", "--no_test", "--quiet"]
+    assert main([*common, "--bn", "states", "--surf_file", str(tmp_path / "s.h5")]) == 0
+    s = read_surface(str(tmp_path / "s.h5"))
+    assert s.attrs["bn"] == "states" and s.attrs["dir_type"] == "states"
+    assert s.values["train_loss"][-1] == loss_of(b)
+    assert main([*common, "--bn", "recalibrate", "--bn_batches", "3", "--surf_file", str(tmp_path / "r.h5")]) == 0
+    r = read_surface(str(tmp_path / "r.h5"))
+    assert r.attrs["bn"] == "recalibrate" and r.attrs["bn_batches"] == 3 and r.attrs["dir_type"] == "weights"
+    assert np.isfinite(r.values["train_loss"]).all() and r.values["train_loss"][0] != loss_of(a)
+
+
+def test_recalibration_estimates_the_statistics_of_the_chosen_batches():
+    from landscape.batchnorm import Recalibrator
+    model = network(3)
+    inputs = load_data("digits").train.inputs
+    recal = Recalibrator(model, inputs, batch_size=100, batches=4)
+    recal()
+    with torch.no_grad():
+        features = torch.cat([model.features[0](batch) for batch in recal.batches])
+    bn = model.features[1]
+    assert not bn.training and bn.momentum == 0.1
+    assert torch.allclose(bn.running_mean, features.mean(dim=(0, 2, 3)), atol=1e-5)
+
+
+def test_contradicting_bn_and_dir_type(tmp_path, capsys):
+    from landscape.cli import boundary
+    assert boundary.run(main, ["--model", "digits_cnn", "--dir_type", "states", "--bn", "eval",
+                               "--surf_file", str(tmp_path / "s.h5")]) == 2
+    assert "--bn=eval" in capsys.readouterr().err

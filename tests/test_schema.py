@@ -64,7 +64,7 @@ def test_the_surface_knows_its_directions(surface):
 
 def test_centre_of_the_grid_is_exactly_the_trained_model(surface):
     from landscape.data import load_data
-    from landscape.evaluation import summed_loss
+    from landscape.losses import Loss
     from landscape.models import DigitsCNN
     from landscape.checkpoint import load_into, read_state_dict
     model = DigitsCNN()
@@ -72,7 +72,7 @@ def test_centre_of_the_grid_is_exactly_the_trained_model(surface):
     model.eval()
     data = load_data("digits")
     with torch.inference_mode():
-        total = sum(float(summed_loss("crossentropy", model(data.train.inputs[i:i + 128]), data.train.targets[i:i + 128]))
+        total = sum(Loss("crossentropy").total(model(data.train.inputs[i:i + 128]), data.train.targets[i:i + 128])[0]
                     for i in range(0, len(data.train), 128))
     s = schema.read_surface(str(surface / "s.h5"))
     assert s.values["train_loss"][2, 0] == total / len(data.train)  # x = 0, y = 0

@@ -11,7 +11,8 @@ import sys
 
 from .. import comm as comm_module
 from ..comm import agree
-from ..evaluation import DTYPES, LOSSES
+from ..batchnorm import POLICIES as BN_POLICIES
+from ..evaluation import DTYPES
 from ..directions import DIR_TYPES, IGNORES, NORMS
 from ..surface import SurfaceConfig, run_surface
 from ..writer import IO_MODES
@@ -41,14 +42,32 @@ def parser() -> argparse.ArgumentParser:
                                 "directions, on one process or many MPI ranks, into one HDF5 file.",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("model and data")
-    g.add_argument("--model", required=True, help="registry name (digits_mlp, digits_cnn) or package.module:factory")
+    g.add_argument("--model", required=True, help="registry name (digits_mlp, digits_cnn, the paper's CIFAR zoo: "
+                   "vgg9, resnet20/56/110[_noshort], wrn56_2, densenet121, ...) or package.module:factory")
+    g.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     g.add_argument("--model_file", help="checkpoint of the trained model: the centre of the surface")
     g.add_argument("--model_file2", help="second model: x direction = model2 - model (1-D interpolation)")
     g.add_argument("--model_file3", help="third model: y direction = model3 - model (plane through three models)")
+    g.add_argument("--allow_pickle", action="store_true", help="unpickle checkpoints fully (they can run code: "
+                   "trusted files only); by default only tensors are read")
     g.add_argument("--dataset", default="digits", help="digits (built in) or package.module:factory (default: digits)")
+    g.add_argument("--datapath", help="folder of a built-in data set's files (cifar10, cifar100); nothing is "
+                   "downloaded")
+    g.add_argument("--raw_data", action="store_true", help="scale images to [0, 1] without the per-channel "
+                   "normalization (as the reference's --raw_data)")
     g.add_argument("--no_test", dest="test", action="store_false", help="evaluate the training data only")
+    g.add_argument("--train_subset", type=int, metavar="N", help="evaluate a fixed seeded subset of N training "
+                   "samples; also stores the standard error of the loss (train_loss_se)")
+    g.add_argument("--data_split", type=int, default=1, help="evaluate one of this many equal chunks of the "
+                   "training data (reference code) (default: 1)")
+    g.add_argument("--split_idx", type=int, default=0, help="which chunk, 0..data_split-1 (default: 0)")
     g.add_argument("--batch_size", type=int, default=128, help="evaluation batch size (default: 128)")
-    g.add_argument("--loss_name", default="crossentropy", choices=LOSSES, help="loss (default: crossentropy)")
+    g.add_argument("--loss_name", default="crossentropy", help="crossentropy, mse, or package.module:callable "
+                   "returning the batch mean (default: crossentropy)")
+    g.add_argument("--bn", choices=BN_POLICIES, help="BatchNorm statistics at each point: eval (as trained), "
+                   "states (moved by states directions), recalibrate (re-estimated from training batches) "
+                   "(default: states with --dir_type states, else eval)")
+    g.add_argument("--bn_batches", type=int, default=10, help="training batches for --bn recalibrate (default: 10)")
     g.add_argument("--dtype", default="float32", choices=list(DTYPES), help="evaluation precision (default: float32)")
     g = p.add_argument_group("grid")
     g.add_argument("--x", default="-1:1:51", help="MIN:MAX:NUM of the x coefficients (default: -1:1:51)")
