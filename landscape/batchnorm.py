@@ -48,18 +48,24 @@ class Recalibrator:
         self.model = model
         self.layers = layers(model)
         order = torch.randperm(len(inputs), generator=torch.Generator().manual_seed(seed))
-        chosen = inputs[order[:batches * batch_size]]
-        self.batches = [chosen[i:i + batch_size] for i in range(0, len(chosen), batch_size)]
+        # Full batches only (one short batch if the data hold less): equal weights in the
+        # cumulative average, and never a batch of one, which BatchNorm cannot normalize.
+        size = min(batch_size, len(inputs))
+        count = max(1, min(batches, len(inputs) // size))
+        chosen = inputs[order[:count * size]]
+        self.batches = [chosen[i:i + size] for i in range(0, len(chosen), size)]
 
     @torch.no_grad()
     def __call__(self) -> None:
         momenta = [m.momentum for m in self.layers]
-        for m in self.layers:
-            m.reset_running_stats()
-            m.momentum = None  # a cumulative average over exactly these batches
-        self.model.train()
-        for batch in self.batches:
-            self.model(batch)
-        self.model.eval()
-        for m, momentum in zip(self.layers, momenta):
-            m.momentum = momentum
+        try:
+            for m in self.layers:
+                m.reset_running_stats()
+                m.momentum = None  # a cumulative average over exactly these batches
+                m.train()  # only BatchNorm: dropout stays off, so no random numbers are drawn
+            for batch in self.batches:
+                self.model(batch)
+        finally:
+            for m, momentum in zip(self.layers, momenta):
+                m.momentum = momentum
+                m.eval()

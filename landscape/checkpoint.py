@@ -36,7 +36,17 @@ def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Te
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
         raise InputError(f"checkpoint {path} holds no state_dict (expected a dict of tensors, "
                          "or one under 'state_dict' or 'model')")
-    return {_strip(k): v for k, v in obj.items()}
+    return _unwrapped(obj)
+
+
+def _unwrapped(state: dict) -> dict:
+    """Drop a wrapper's prefix (``module.``, ``_orig_mod.``) when every key carries it."""
+    while state:
+        prefix = next((p for p in PREFIXES if all(k.startswith(p) for k in state)), None)
+        if prefix is None:
+            return state
+        state = {k[len(prefix):]: v for k, v in state.items()}
+    return state
 
 
 def _looks_like_torch_file(path: str) -> bool:
@@ -44,16 +54,6 @@ def _looks_like_torch_file(path: str) -> bool:
     with open(path, "rb") as handle:
         head = handle.read(2)
     return zipfile.is_zipfile(path) or head[:1] == b"\x80"
-
-
-def _strip(key: str) -> str:
-    changed = True
-    while changed:
-        changed = False
-        for prefix in PREFIXES:
-            if key.startswith(prefix):
-                key, changed = key[len(prefix):], True
-    return key
 
 
 def load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:

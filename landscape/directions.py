@@ -125,18 +125,21 @@ def from_reference(indexed: dict, model: torch.nn.Module, dir_type: str | None, 
     which of the two a file holds is told by the count unless ``dir_type`` says it.
     Returns ``(dir_type, {name: tensor})`` over the floating-point tensors.
     """
-    orders = {"weights": [n for n, _ in model.named_parameters()], "states": list(model.state_dict())}
     reference = model.state_dict()
+    states = list(reference)
+    without_counters = [k for k in states if not k.endswith("num_batches_tracked")]  # torch < 0.4.1 had none
+    orders = {"weights": [[n for n, _ in model.named_parameters()]], "states": [states, without_counters]}
     n = len(indexed)
     if dir_type is None:
-        fits = [t for t in DIR_TYPES if len(orders[t]) == n]
+        fits = [t for t in DIR_TYPES if any(len(o) == n for o in orders[t])]
         if not fits:
-            raise InputError(f"{source} holds {n} tensors; the model has {len(orders['weights'])} parameters "
-                             f"and {len(orders['states'])} state_dict entries: it was made for another model")
+            raise InputError(f"{source} holds {n} tensors; the model has {len(orders['weights'][0])} parameters "
+                             f"and {len(states)} state_dict entries: it was made for another model")
         dir_type = fits[0]
-    names = orders[check_dir_type(dir_type)]
-    if len(names) != n:
-        raise InputError(f"{source} holds {n} tensors but the model has {len(names)} for --dir_type={dir_type}")
+    names = next((o for o in orders[check_dir_type(dir_type)] if len(o) == n), None)
+    if names is None:
+        raise InputError(f"{source} holds {n} tensors but the model has {len(orders[dir_type][0])} "
+                         f"for --dir_type={dir_type}: it was made for another model")
     out = {}
     for (key, array), name in zip(indexed.items(), names):
         if tuple(array.shape) != tuple(reference[name].shape):

@@ -25,6 +25,17 @@ def quantity_names(splits: list[str], classification: bool, stderr: bool = False
     return [f"{split}_{metric}" for split in splits for metric in metrics]
 
 
+def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> int | None:
+    """Predictions equal to the label: classes along the last dim (``(B, C)``, ``(B, T, V)``) or,
+    torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``); None when the output has no
+    class dimension to compare with (a single logit, say): accuracy is then NaN rather than wrong."""
+    if output.shape[:-1] == targets.shape and output.shape[-1] > 1:
+        return int((output.argmax(dim=-1) == targets).sum())
+    if output.dim() >= 3 and output.shape[:1] + output.shape[2:] == targets.shape and output.shape[1] > 1:
+        return int((output.argmax(dim=1) == targets).sum())
+    return None
+
+
 class Evaluator:
     """Evaluates ``model`` at ``origin + a*dx + b*dy`` on fixed tensors of data.
 
@@ -63,10 +74,8 @@ class Evaluator:
                 inputs = inputs.to(torch_dtype)
             self.splits[split_name] = (inputs, split.targets.to(device))
         self.with_accuracy = all(s.is_classification for s in splits.values())
-        self.stderr = stderr
-        if stderr and not self.loss.per_sample:
-            raise UsageError(f"the standard error of the loss needs a built-in loss, not {self.loss.name}")
-        self.quantities = quantity_names(list(self.splits), self.with_accuracy, stderr)
+        self.stderr = stderr and self.loss.per_sample  # a callable's batch mean has no per-sample spread
+        self.quantities = quantity_names(list(self.splits), self.with_accuracy, self.stderr)
         self.recalibrate = None
         if bn == "recalibrate":
             self.recalibrate = batchnorm.Recalibrator(self.model, self.splits["train"][0], batch_size, bn_batches)
@@ -95,8 +104,9 @@ class Evaluator:
                 batch_sum, batch_squares = self.loss.total(output, y)
                 total += batch_sum
                 squares += batch_squares
-                if self.with_accuracy:
-                    correct += int((output.argmax(dim=-1) == y).sum())
+                if self.with_accuracy and correct is not None:
+                    right = correct_predictions(output, y)
+                    correct = None if right is None else correct + right
             n = len(targets)
             mean = total / n
             out.append(mean)
@@ -104,7 +114,7 @@ class Evaluator:
                 variance = max(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
                 out.append(math.sqrt(variance / n))
             if self.with_accuracy:
-                out.append(100.0 * correct / targets.numel())
+                out.append(float("nan") if correct is None else 100.0 * correct / targets.numel())
         return np.asarray(out, dtype=np.float64)
 
     def __call__(self, a: float, b: float = 0.0) -> np.ndarray:

@@ -11,7 +11,6 @@ import copy
 import os
 import socket
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -21,214 +20,20 @@ from . import directions as dirs
 from . import schema
 from .checkpoint import load_into, read_state_dict
 from .comm import agree, threads_per_rank
+from .config import DEFAULTS, SUBSET_SEED, SurfaceConfig
 from .data import load_data, split_chunk, train_subset
-from .errors import InputError, MismatchError, UsageError
-from .evaluation import DTYPES, Evaluator
-from .grid import Axis, Grid
-from .models import build_model
-from .losses import BUILTIN as BUILTIN_LOSSES
+from .direction_set import checked_directions, make_directions, name_reference
+from .errors import InputError
+from .evaluation import Evaluator
 from .losses import Loss
-from .plugins import canonical, is_plugin
+from .models import build_model
+from .plugins import canonical
 from .progress import Progress, duration
 from .provenance import command_line, sha256_file, sha256_tensors, versions
 from .scheduler import run_points
 from .writer import choose, open_writer
 
-SUBSET_SEED = 0  # --train_subset draws the same samples in every run and on every rank
-DEFAULTS = {"dir_type": "weights", "xnorm": "filter", "xignore": "biasbn", "seed": 0}
-
-
-@dataclass
-class SurfaceConfig:
-    """Everything a surface depends on; ``None`` means "not given" (a default, or the direction file's)."""
-
-    model: str
-    model_file: str | None = None
-    model_file2: str | None = None
-    model_file3: str | None = None
-    dataset: str = "digits"
-    num_classes: int | None = None
-    datapath: str | None = None
-    raw_data: bool = False
-    data_split: int = 1
-    split_idx: int = 0
-    train_subset: int | None = None
-    allow_pickle: bool = False
-    x: str = "-1:1:51"
-    y: str | None = None
-    dir_type: str | None = None
-    xnorm: str | None = None
-    xignore: str | None = None
-    ynorm: str | None = None
-    yignore: str | None = None
-    same_dir: bool = False
-    seed: int | None = None
-    dir_file: str | None = None
-    surf_file: str | None = None
-    batch_size: int = 128
-    loss_name: str = "crossentropy"
-    bn: str | None = None
-    bn_batches: int = 10
-    dtype: str = "float32"
-    threads: int | None = None
-    test: bool = True
-    io: str = "auto"
-    round_seconds: float = 5.0
-    quiet: bool = False
-    argv: list[str] = field(default_factory=list)
-
-    def grid(self) -> Grid:
-        return Grid(Axis.parse(self.x, "--x"), None if self.y is None else Axis.parse(self.y, "--y"))
-
-    def validate(self) -> None:
-        grid = self.grid()
-        if self.dtype not in DTYPES:
-            raise UsageError(f"--dtype={self.dtype}: expected one of {', '.join(DTYPES)}")
-        if self.batch_size < 1:
-            raise UsageError(f"--batch_size={self.batch_size}: expected a positive number")
-        if self.dir_type is not None:
-            dirs.check_dir_type(self.dir_type)
-        batchnorm.resolve(self.bn, self.dir_type)
-        if self.bn_batches < 1:
-            raise UsageError(f"--bn_batches={self.bn_batches}: expected a positive number of batches")
-        if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
-            raise UsageError(f"--loss_name={self.loss_name}: expected one of {', '.join(BUILTIN_LOSSES)} "
-                             "or package.module:callable")
-        for flag in ("xnorm", "ynorm"):
-            if getattr(self, flag) is not None:
-                dirs.AxisSettings(norm=getattr(self, flag))
-        for flag in ("xignore", "yignore"):
-            if getattr(self, flag) is not None:
-                dirs.AxisSettings(ignore=getattr(self, flag))
-        if grid.ndim == 1 and (self.model_file3 or self.same_dir):
-            raise UsageError("--model_file3 and --same_dir need a 2-D grid: add --y=MIN:MAX:NUM")
-        if self.model_file3 and self.same_dir:
-            raise UsageError("--model_file3 and --same_dir both define the y direction: give one")
-        for axis, target, how in (("x", self.model_file2, "--model_file2"), ("y", self.model_file3, "--model_file3"),
-                                  ("y", self.same_dir, "--same_dir")):
-            for setting in ("norm", "ignore"):
-                if target and getattr(self, f"{axis}{setting}") is not None:
-                    raise UsageError(f"--{axis}{setting} does not apply with {how}: that direction is "
-                                     f"{'the x direction' if how == '--same_dir' else 'a difference of models'}")
-        if self.seed is not None and not 0 <= self.seed < 2**63:
-            raise UsageError(f"--seed={self.seed}: expected a whole number from 0 to 2**63-1")
-        if self.train_subset is not None and self.train_subset < 1:
-            raise UsageError(f"--train_subset={self.train_subset}: expected a positive number of samples")
-        if self.data_split < 1 or not 0 <= self.split_idx < self.data_split:
-            raise UsageError(f"--data_split={self.data_split} --split_idx={self.split_idx}: expected "
-                             "data_split >= 1 and 0 <= split_idx < data_split")
-        if self.round_seconds <= 0:
-            raise UsageError(f"round length {self.round_seconds}: expected a positive number of seconds")
-
-    def classes(self) -> int:
-        """Output classes of a registry model: as given, else 100 for CIFAR-100, else 10."""
-        return self.num_classes or (100 if self.dataset == "cifar100" else 10)
-
-    def wanted_dir_type(self) -> str | None:
-        """The direction type asked for, by --dir_type or implied by --bn; None: default or the file's."""
-        return self.dir_type if self.bn is None else batchnorm.resolve(self.bn, self.dir_type)[1]
-
-    def paths(self) -> tuple[str, str]:
-        surf = self.surf_file or (f"{self.model_file}.surface.h5" if self.model_file else "surface.h5")
-        stem = surf[:-3] if surf.endswith(".h5") else surf
-        return surf, self.dir_file or f"{stem}.directions.h5"
-
-
-# --------------------------------------------------------------------------- directions
-
-def _axis_settings(cfg: SurfaceConfig, axis: str) -> dirs.AxisSettings:
-    norm = getattr(cfg, f"{axis}norm") or (cfg.xnorm if axis == "y" else None) or DEFAULTS["xnorm"]
-    ignore = getattr(cfg, f"{axis}ignore") or (cfg.xignore if axis == "y" else None) or DEFAULTS["xignore"]
-    return dirs.AxisSettings(norm, ignore)
-
-
-def make_directions(cfg: SurfaceConfig, origin: dict, path: str) -> None:
-    """Draw (or take from target models) the directions and write them to ``path``."""
-    grid = cfg.grid()
-    dir_type = cfg.wanted_dir_type() or DEFAULTS["dir_type"]
-    seed = DEFAULTS["seed"] if cfg.seed is None else cfg.seed
-    generator = torch.Generator().manual_seed(seed)
-    axes, metas = [], []
-    for axis, target_file in (("x", cfg.model_file2), ("y", cfg.model_file3)):
-        if axis == "y" and grid.ndim == 1:
-            break
-        if target_file:
-            model = build_model(cfg.model, cfg.classes())
-            load_into(model, read_state_dict(target_file, cfg.allow_pickle), target_file)
-            target = dirs.origin_tensors(model, dir_type)
-            axes.append(dirs.target_direction(origin, target, f"--model_file{2 if axis == 'x' else 3} {target_file}"))
-            metas.append({"kind": "target", "norm": "none", "ignore": "none",
-                          "target_file": target_file, "target_sha256": sha256_file(target_file)})
-        elif axis == "y" and cfg.same_dir:
-            axes.append({k: v.clone() for k, v in axes[0].items()})
-            metas.append(dict(metas[0], kind=f"same as x ({metas[0]['kind']})"))
-        else:
-            settings = _axis_settings(cfg, axis)
-            axes.append(dirs.random_direction(origin, settings, generator))
-            metas.append({"kind": "random", "norm": settings.norm, "ignore": settings.ignore, "seed": seed})
-    meta = {"dir_type": dir_type, "same_dir": bool(cfg.same_dir), "seed": seed,
-            "origin_sha256": sha256_tensors(origin), "model": cfg.model,
-            "digest": sha256_tensors({f"{a}/{k}": v for a, d in zip("xy", axes) for k, v in d.items()}),
-            **versions()}
-    schema.write_directions(path, axes, metas, meta)
-
-
-def checked_directions(cfg: SurfaceConfig, stored, origin: dict, path: str):
-    """Directions read from ``path``, checked against the model and any flags given explicitly."""
-    axes, metas, meta = stored
-    grid = cfg.grid()
-    if meta.get("reference"):  # how it was made is not recorded: only the model match can be checked
-        if grid.ndim == 2 and len(axes) < 2:
-            raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
-        return axes[0], (axes[1] if grid.ndim == 2 else None), metas, meta
-    wanted = {"dir_type": cfg.wanted_dir_type(), "seed": cfg.seed}
-    given = {"xnorm": cfg.xnorm, "xignore": cfg.xignore, "ynorm": cfg.ynorm, "yignore": cfg.yignore}
-    conflicts = [f"--{k}={v} but the file has {meta.get(k)!r}" for k, v in wanted.items()
-                 if v is not None and meta.get(k) != v]
-    for flag, value in given.items():
-        axis = 0 if flag[0] == "x" else 1
-        if value is not None and axis < len(metas) and metas[axis].get(flag[1:]) not in (value, None):
-            conflicts.append(f"--{flag}={value} but the file has {metas[axis].get(flag[1:])!r}")
-    if conflicts:
-        raise MismatchError(f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
-                            "drop those flags to reuse it, or give another --dir_file")
-    conflicts = []
-    if grid.ndim == 2 and len(axes) < 2:
-        raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
-    # What each axis is must match the flags: a random direction, a target model, or x again.
-    wanted_kinds = [("x", cfg.model_file2, "--model_file2"), ("y", cfg.model_file3, "--model_file3")][:grid.ndim]
-    for (axis, target, flag), info in zip(wanted_kinds, metas):
-        if axis == "y" and (cfg.same_dir or meta.get("same_dir")):
-            if bool(cfg.same_dir) != bool(meta.get("same_dir")):
-                conflicts.append(f"--same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y "
-                                 f"direction is {'' if meta.get('same_dir') else 'not '}the x direction")
-            continue
-        if target and info.get("target_sha256") != sha256_file(target):
-            conflicts.append(f"{flag} {target} but the file's {axis} direction is "
-                             f"{'towards ' + str(info.get('target_file')) if info.get('kind') == 'target' else 'random'}")
-        elif not target and info.get("kind") == "target":
-            conflicts.append(f"no {flag} but the file's {axis} direction points to {info.get('target_file')}")
-    if conflicts:
-        raise MismatchError(f"direction file {path} was made differently: {'; '.join(conflicts)}; "
-                            "give another --dir_file (or none) for a new one")
-    for axis, direction in zip("xy", axes):
-        dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")
-    tensors = [{k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in d.items()} for d in axes]
-    return tensors[0], (tensors[1] if grid.ndim == 2 else None), metas, meta
-
-
-def _name_reference(stored, model, dir_type: str | None, path: str):
-    """A reference-code direction file in this module's terms: named tensors and settings."""
-    axes, _, _ = stored
-    named = [dirs.from_reference(axis, model, dir_type, f"direction file {path} ({name})")
-             for axis, name in zip(axes, schema.AXES)]
-    types = {t for t, _ in named}
-    if len(types) > 1:
-        raise InputError(f"direction file {path}: its two directions hold different numbers of tensors")
-    meta = {"dir_type": types.pop(), "seed": -1, "same_dir": False, "reference": True, "origin_sha256": ""}
-    metas = [{"kind": "reference file", "norm": "as in the file", "ignore": "as in the file"} for _ in named]
-    return [d for _, d in named], metas, meta
-
+__all__ = ["SurfaceConfig", "run_surface"]
 
 # --------------------------------------------------------------------------- the job
 
@@ -286,7 +91,7 @@ def run_surface(cfg: SurfaceConfig, comm, say=print, *, model=None, data=None, l
     def evaluator():
         stored = schema.read_directions(dir_path)  # the one read of the directions
         if stored[2].get("reference"):
-            stored = _name_reference(stored, model, cfg.wanted_dir_type(), dir_path)
+            stored = name_reference(stored, model, cfg.wanted_dir_type(), dir_path)
         origin = dirs.origin_tensors(model, stored[2]["dir_type"])
         dx, dy, metas, meta = checked_directions(cfg, stored, origin, dir_path)
         splits = {"train": data.train, **({"test": data.test} if use_test else {})}

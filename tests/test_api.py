@@ -35,7 +35,7 @@ def test_example_serial_and_under_mpi_give_the_same_surface(tmp_path, name, surf
     assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
     if name == "tiny_transformer.py":
         assert set(a.values) == {"train_loss", "train_acc", "test_loss", "test_acc"}
-        assert a.attrs["loss_name"].endswith("next_token_loss")
+        assert "next_token_loss#" in a.attrs["loss_name"]
 
 
 def test_api_in_process_with_batches_and_resume(tmp_path):
@@ -53,3 +53,39 @@ def test_api_in_process_with_batches_and_resume(tmp_path):
     from landscape.errors import UsageError
     with pytest.raises(UsageError):
         loss_surface("not a model", (x, y))
+
+
+def test_two_different_loss_callables_never_share_a_file(tmp_path):
+    from landscape.api import loss_surface
+    from landscape.errors import LandscapeError
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    data = (torch.randn(20, 3), torch.randn(20, 1))
+    loss_surface(model, data, lambda o, t: torch.nn.functional.mse_loss(o, t), x="-1:1:3",
+                 surf_file=str(tmp_path / "s.h5"))
+    with pytest.raises(LandscapeError, match="loss_name") as info:
+        loss_surface(model, data, lambda o, t: 100 * torch.nn.functional.mse_loss(o, t), x="-1:1:3",
+                     surf_file=str(tmp_path / "s.h5"))
+    assert info.value.exit_code == 4  # a mismatch, agreed by every rank
+
+
+def test_dense_cross_entropy_and_accuracy_along_the_class_dimension(tmp_path):
+    from landscape.api import loss_surface
+    torch.manual_seed(0)
+    model = torch.nn.Conv2d(2, 3, 1)  # (B, 2, 5, 5) -> per-pixel logits (B, 3, 5, 5)
+    x, y = torch.randn(4, 2, 5, 5), torch.randint(0, 3, (4, 5, 5))
+    s = loss_surface(model, (x, y), x="-1:1:3", norm="none", surf_file=str(tmp_path / "d.h5"))
+    with torch.no_grad():
+        out = model(x)
+    assert abs(s.values["train_loss"][1] - float(torch.nn.functional.cross_entropy(out, y))) < 1e-6
+    assert abs(s.values["train_acc"][1] - 100 * float((out.argmax(1) == y).double().mean())) < 1e-9
+
+
+def test_train_subset_with_a_callable_loss_has_no_standard_error(tmp_path):
+    from landscape.api import loss_surface
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    data = (torch.randn(50, 3), torch.randn(50, 1))
+    s = loss_surface(model, data, torch.nn.functional.mse_loss, x="-1:1:3", train_subset=20,
+                     surf_file=str(tmp_path / "t.h5"))
+    assert s.attrs["train_size"] == 20 and "train_loss_se" not in s.values

@@ -113,3 +113,13 @@ def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
     assert proc.returncode == 0 and proc.stdout.count("usage: plot_surface") == 1
     proc = run("plot_surface", ["--model", "digits_cnn", "--he"], ranks=2, timeout=60)  # no abbreviations
     assert proc.returncode == 2 and proc.stderr.count("unrecognized arguments: --he") == 1, proc.stderr
+
+
+def test_recalibrated_batchnorm_is_the_same_on_any_number_of_ranks(tmp_path, checkpoint):
+    args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:7", "--bn", "recalibrate",
+            "--bn_batches", "2", "--no_test", "--dir_file", str(tmp_path / "d.h5"), "--threads", "1"]
+    serial = run("plot_surface", [*args, "--surf_file", str(tmp_path / "a.h5")])
+    parallel = run("plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5")], ranks=2)
+    assert serial.returncode == 0 and parallel.returncode == 0, parallel.stderr
+    a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert a.attrs["bn"] == "recalibrate" and all(np.array_equal(a.values[q], b.values[q]) for q in a.values)

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import torch
 
-from landscape import directions as dirs
 from landscape.checkpoint import save
 from landscape.cli.plot_surface import main
 from landscape.models import DigitsCNN
@@ -70,3 +69,13 @@ def test_reference_surface_file_reads_in_our_orientation(tmp_path):
     from landscape.plotting.twod import plot_arrays
     X, Y, Z = plot_arrays(s, "train_loss")
     assert Z[2, 1] == f(X[2, 1], Y[2, 1])
+
+
+def test_flags_that_define_directions_are_refused_with_a_reference_file(tmp_path, capsys):
+    from landscape.cli import boundary
+    model = DigitsCNN()
+    tensors = [torch.zeros_like(p) for p in model.parameters()]
+    write_reference_directions(tmp_path / "ref.h5", tensors, tensors)
+    assert boundary.run(main, ["--model", "digits_cnn", "--x=-1:1:3", "--seed", "4", "--dir_file", str(tmp_path / "ref.h5"),
+                               "--surf_file", str(tmp_path / "s.h5")]) == 4
+    assert "--seed cannot change them" in capsys.readouterr().err
