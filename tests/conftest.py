@@ -30,6 +30,16 @@ def run(program: str, args: list[str], ranks: int | None = None, timeout: float 
                           cwd=kw.pop("cwd", ROOT), env=env, **kw)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """Small models gain nothing from intra-op threads, and on a busy machine lose much."""
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture
 def plugins() -> str:
     return PLUGINS

@@ -12,14 +12,7 @@ from landscape.train import (DEMO_EPOCHS, DEMO_LARGE_BATCH, DEMO_SMALL_BATCH, QU
                              demo_configs, evaluate, quick_configs, train)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Models this small gain nothing from intra-op threads, and on a busy machine
-    # their synchronisation makes each step many times slower.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # small models: threads only add overhead
 
 
 @pytest.fixture(scope="module")

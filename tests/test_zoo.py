@@ -22,13 +22,7 @@ import torch
 from landscape.zoo import REGISTRY
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Batch-2 forward passes gain nothing from intra-op threads on a shared machine.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # small models: threads only add overhead
 
 
 def on_meta(name, **kw):
