@@ -70,7 +70,10 @@ def save(fig, stem: str, formats, dpi: int) -> list[str]:
     for fmt in formats:
         path = f"{stem}.{fmt}"
         # bbox_inches="tight" keeps outside legends and 3-D axis labels from being cut off.
-        fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight")
+        # No creation date in a PDF: the same surface gives the same file, so committed figures
+        # change only when the picture does.
+        metadata = {"CreationDate": None} if fmt == "pdf" else None
+        fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     return paths
 
