@@ -49,7 +49,7 @@ def make_directions(cfg: SurfaceConfig, origin: dict, path: str) -> None:
             metas.append({"kind": "random", "norm": settings.norm, "ignore": settings.ignore, "seed": seed})
     meta = {"dir_type": dir_type, "same_dir": bool(cfg.same_dir), "seed": seed,
             "origin_sha256": sha256_tensors(origin), "model": cfg.model,
-            "digest": sha256_tensors({f"{a}/{k}": v for a, d in zip("xy", axes) for k, v in d.items()}),
+            "digest": dirs.digest(axes[0], axes[1] if len(axes) > 1 else None),
             **versions()}
     schema.write_directions(path, axes, metas, meta)
 

@@ -148,3 +148,10 @@ def from_reference(indexed: dict, model: torch.nn.Module, dir_type: str | None, 
         if reference[name].is_floating_point():
             out[name] = torch.as_tensor(array, dtype=torch.float64)
     return dir_type, out
+
+
+def digest(dx: dict, dy: dict | None = None) -> str:
+    """SHA-256 of a direction set: the x tensors by name, the y tensors as ``y/<name>``."""
+    from .provenance import sha256_tensors
+
+    return sha256_tensors({**dx, **({} if dy is None else {f"y/{k}": v for k, v in dy.items()})})

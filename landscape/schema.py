@@ -148,24 +148,27 @@ def open_existing_surface(path: str, quantities, identity: dict) -> np.ndarray:
         return f[DONE][()].astype(bool)
 
 
-def record_run(path: str, run: dict) -> None:
-    """Append one run's provenance (command line, ranks, versions, time) to ``runs``."""
+def _update_runs(path: str, fields: dict, new_run: bool) -> None:
+    """Start a run record or add to the latest one; the latest also as plain attributes."""
     with h5py.File(path, "r+") as f:
         runs = json.loads(f.attrs[RUNS])
-        runs.append(run)
+        if new_run:
+            runs.append(dict(fields))
+        else:
+            runs[-1].update(fields)
         f.attrs[RUNS] = json.dumps(runs)
-        for key, value in run.items():  # the latest run, readable without JSON
+        for key, value in fields.items():  # readable without JSON
             f.attrs[key] = value
+
+
+def record_run(path: str, run: dict) -> None:
+    """Append one run's provenance (command line, ranks, versions, time) to ``runs``."""
+    _update_runs(path, run, new_run=True)
 
 
 def finish_run(path: str, summary: dict) -> None:
     """Add the end-of-run figures (points computed, seconds, rate) to the latest run."""
-    with h5py.File(path, "r+") as f:
-        runs = json.loads(f.attrs[RUNS])
-        runs[-1].update(summary)
-        f.attrs[RUNS] = json.dumps(runs)
-        for key, value in summary.items():
-            f.attrs[key] = value
+    _update_runs(path, summary, new_run=False)
 
 
 def row_runs(flat: np.ndarray, shape: tuple[int, ...]):

@@ -99,7 +99,7 @@ def run_surface(cfg: SurfaceConfig, comm, say=print, *, model=None, data=None, l
         ev = Evaluator(model, origin, dx, dy, splits, Loss(loss if loss is not None else cfg.loss_name),
                        cfg.batch_size, cfg.dtype,
                        bn=bn, bn_batches=cfg.bn_batches, stderr=cfg.train_subset is not None)
-        return ev, origin, metas, meta, sha256_tensors({**dx, **({} if dy is None else {f"y/{k}": v for k, v in dy.items()})})
+        return ev, origin, metas, meta, dirs.digest(dx, dy)
 
     ev, origin, metas, meta, dir_digest = agree(comm, evaluator)
     if loud and meta.get("origin_sha256") and meta["origin_sha256"] != sha256_tensors(origin):
