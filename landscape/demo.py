@@ -3,7 +3,7 @@
 1. Train ``DigitsCNN`` on scikit-learn's digits at batch 16 and at batch 1024 from
    the same initialisation (SGD, momentum 0.9, weight decay 5e-4, same epochs).
 2. For each network compute a 1-D and a 2-D filter-normalized surface with
-   ``plot_surface`` on 2 MPI ranks, into HDF5 files under ``demo_out/``.
+   ``landscape surface`` on 2 MPI ranks, into HDF5 files under ``demo_out/``.
 3. Recompute one surface on 1 rank and check it is bit for bit the same.
 4. Draw into ``figures/``: both 1-D curves on shared axes, both 2-D contour maps
    side by side with one colour scale, and print which minimum is sharper.
@@ -23,26 +23,26 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import sharpness
-from .checkpoint import save
 from .cli import boundary
-from .data import load_data
+from .data import load_named
 from .errors import InputError, MismatchError
-from .launch import cli_command
+from .io.checkpoint import save
+from .io.surface_file import read
 from .models import DigitsCNN
+from .parallel.launch import cli_command
 from .plotting.oned import Style1D, write_1d
 from .plotting.twod import Style2D, write_2d
-from .provenance import sha256_tensors
-from .schema import read_surface
+from .provenance import machine, sha256_tensors, versions
+from .surface import rise
 from .train import demo_configs, quick_configs, train
 
 FULL = {"x1": "-1:1:51", "x2": "-1:1:51", "y2": "-1:1:51"}
 QUICK = {"x1": "-1:1:11", "x2": "-1:1:7", "y2": "-1:1:7"}
 
 
-def parser():
-    p = boundary.ArgumentParser(prog="python -m landscape.demo", description=__doc__.split("\n\n")[0],
-                                epilog="example: make demo   (= python -m landscape.demo --ranks 2)")
+def parser(prog: str = "landscape demo"):
+    p = boundary.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
+                                epilog="example: make demo   (= landscape demo --ranks 2)")
     p.add_argument("--out", default="demo_out", help="checkpoints and surface files (default: demo_out)")
     p.add_argument("--figures", default="figures", help="where the figures go (default: figures)")
     p.add_argument("--ranks", type=int, default=2, help="MPI ranks for the surfaces (default: 2)")
@@ -72,22 +72,22 @@ def trained(out: Path, name: str, init: dict, cfg, data) -> tuple[Path, dict]:
 
 
 def surface(out: Path, checkpoint: Path, tag: str, grid: list[str], ranks: int, dir_file: Path | None = None):
-    """Run ``plot_surface`` on ``ranks`` ranks (1: no launcher); return the surface file."""
+    """Run ``landscape surface`` on ``ranks`` ranks (1: no launcher); return the surface file."""
     surf = out / f"{checkpoint.stem}_{tag}.h5"
     args = ["--model", "digits_cnn", "--model_file", str(checkpoint), *grid, "--xnorm", "filter",
             "--xignore", "biasbn", "--surf_file", str(surf), "--threads", "1"]
     if dir_file is not None:
         args += ["--dir_file", str(dir_file)]
-    cmd = cli_command("plot_surface", args, ranks if ranks > 1 else None)
+    cmd = cli_command("surface", args, ranks if ranks > 1 else None)
     print("$ " + " ".join(cmd[cmd.index("-m") + 1:] if ranks == 1 else cmd), flush=True)
     done = subprocess.run(cmd)
     if done.returncode != 0:
-        raise InputError(f"plot_surface failed with exit code {done.returncode} (see its message above)")
+        raise InputError(f"landscape surface failed with exit code {done.returncode} (see its message above)")
     return surf
 
 
-def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+def main(argv: list[str], prog: str = "landscape demo") -> int:
+    args = parser(prog).parse_args(argv)
     started = time.perf_counter()
     grids = QUICK if args.quick else FULL
     out, figures = Path(args.out), Path(args.figures)
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     figures.mkdir(parents=True, exist_ok=True)
     # One thread: with several, a busy machine was once seen to give other weights (see train.py).
     torch.set_num_threads(1)
-    data = load_data("digits")
+    data = load_named("digits")
 
     torch.manual_seed(0)
     init = DigitsCNN().state_dict()
@@ -110,12 +110,12 @@ def main(argv: list[str]) -> int:
     for name, (checkpoint, _) in nets.items():
         one = surface(out, checkpoint, "1d", [f"--x={grids['x1']}"], args.ranks)
         two = surface(out, checkpoint, "2d", [f"--x={grids['x2']}", f"--y={grids['y2']}"], args.ranks)
-        surfaces[name] = (read_surface(str(one)), read_surface(str(two)))
+        surfaces[name] = (read(str(one)), read(str(two)))
     surfaced_at = time.perf_counter()
 
     # The same surface on one rank, through the same directions: must be identical bit for bit.
     first = next(iter(nets))
-    serial = read_surface(str(surface(out, nets[first][0], "1d_serial", [f"--x={grids['x1']}"], 1,
+    serial = read(str(surface(out, nets[first][0], "1d_serial", [f"--x={grids['x1']}"], 1,
                                       dir_file=out / f"{first}_1d.directions.h5")))
     parallel = surfaces[first][0]
     identical = all(np.array_equal(serial.values[q], parallel.values[q]) for q in parallel.values)
@@ -143,10 +143,10 @@ def summarize(nets, surfaces, labels, identical, parallel, train_s, surface_s, t
         history = nets[name][1]
         rows[label] = {
             "train_acc": history.get("train_acc"), "test_acc": history.get("test_acc"),
-            **sharpness.summary_1d(one), **sharpness.summary_2d(two),
-            "surface_seconds_1d": one.attrs.get("seconds"), "surface_seconds_2d": two.attrs.get("seconds"),
-            "points_per_second_per_rank_2d": two.attrs.get("points_per_second_per_rank"),
-            "ranks": int(two.attrs.get("ranks", 0)),
+            **rise.summary_1d(one), **rise.summary_2d(two),
+            "surface_seconds_1d": one.run.get("seconds"), "surface_seconds_2d": two.run.get("seconds"),
+            "points_per_second_per_rank_2d": two.run.get("points_per_second_per_rank"),
+            "ranks": int(two.run.get("ranks", 0)),
         }
     keys = list(next(iter(rows.values())))
     print("\n" + f"{'':40s}" + "".join(f"{label:>14s}" for label in rows))
@@ -177,4 +177,4 @@ def summarize(nets, surfaces, labels, identical, parallel, train_s, surface_s, t
 
 
 if __name__ == "__main__":
-    sys.exit(boundary.run(main, prog="landscape.demo"))
+    sys.exit(boundary.run(main, prog="landscape demo"))

@@ -4,6 +4,11 @@ The library raises these; exactly one place (``landscape.cli.boundary``) turns
 them into a one-line message and a process exit code.  Every message names the
 offending value and what was expected.
 
+Messages name configuration *parameters* (``batch_size=0: expected ...``), and
+an error records which parameters it names (``fields``).  A front end spells
+them its own way: the command line turns ``batch_size`` into ``--batch_size``
+with ``respelled``; the Python API keeps the parameter names.
+
 Exit codes (documented in README.md):
     0  success
     1  internal error (a bug: rerun with --traceback and report it)
@@ -12,7 +17,11 @@ Exit codes (documented in README.md):
     4  mismatch: an existing surface or direction file was made differently
     5  evaluation: the model or loss raised an error at a grid point
   130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM or SIGUSR1 after the round in progress was saved
 """
+from __future__ import annotations
+
+import re
 
 
 class LandscapeError(Exception):
@@ -20,11 +29,36 @@ class LandscapeError(Exception):
 
     exit_code = 1
 
+    def __init__(self, message: str = "", *, fields: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.fields = tuple(fields)
+
+    def respelled(self, spell: dict[str, str]) -> "LandscapeError":
+        """A copy whose message names each parameter of ``fields`` as ``spell`` says (e.g. as a flag)."""
+        message = str(self)
+        for field in self.fields:
+            if field in spell:  # a one-letter name only where it is followed by its value
+                after = "(?==)" if len(field) == 1 else r"(?![\w/]|\.\w)"  # not inside a path or a word
+                message = re.sub(rf"(?<![\w\-./]){re.escape(field)}{after}", spell[field], message)
+        other = type(self).__new__(type(self))  # no __init__: subclasses take other arguments
+        other.__dict__.update(self.__dict__)
+        other.args = (message,)
+        return other
+
 
 class UsageError(LandscapeError):
     """A command-line flag or configuration value is malformed."""
 
     exit_code = 2
+
+
+class ConfigError(UsageError):
+    """One configuration parameter has a value that cannot be used: ``field=value: expected ...``."""
+
+    def __init__(self, field: str, value, expected: str):
+        shown = value if isinstance(value, str) else repr(value)
+        super().__init__(f"{field}={shown}: expected {expected}", fields=(field,))
+        self.field, self.value, self.expected = field, value, expected
 
 
 class InputError(LandscapeError):
@@ -45,6 +79,13 @@ class EvaluationError(LandscapeError):
     exit_code = 5
 
 
+class Stopped(LandscapeError):
+    """Every rank stopped at a signal after saving the round in progress; rerunning resumes."""
+
+    exit_code = 143
+    collective = True  # raised by every rank at once: rank 0 alone prints it
+
+
 class CollectiveFailure(LandscapeError):
     """A failure that every MPI rank knows about (agreed through ``comm.agree``).
 
@@ -52,8 +93,10 @@ class CollectiveFailure(LandscapeError):
     that raised it, so that rank 0 alone prints it and no rank is left waiting.
     """
 
-    def __init__(self, message: str, exit_code: int, rank: int, detail: str = ""):
-        super().__init__(message)
+    collective = True
+
+    def __init__(self, message: str, exit_code: int, rank: int, detail: str = "", fields: tuple[str, ...] = ()):
+        super().__init__(message, fields=fields)
         self.exit_code = exit_code
         self.rank = rank
         self.detail = detail  # formatted traceback of the original error

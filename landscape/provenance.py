@@ -43,5 +43,21 @@ def versions() -> dict[str, str]:
     }
 
 
+def machine() -> dict[str, str | int]:
+    """The host and its CPU: results of floating-point kernels can differ from one CPU to another."""
+    import os
+    import platform
+    import socket
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"host": socket.gethostname(), "cpu": cpu, "cores": os.cpu_count() or 0,
+            "platform": platform.platform()}
+
+
 def command_line(argv: list[str] | None = None) -> str:
     return shlex.join(sys.argv if argv is None else argv)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from .data import Split
+from .data import Samples
 from .errors import UsageError
 
 EVAL_BATCH = 1024  # evaluation batch: memory only, the result does not depend on it
@@ -108,7 +108,7 @@ def quick_configs(seed: int = 0) -> tuple[TrainConfig, TrainConfig]:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, split: Split) -> tuple[float, float]:
+def evaluate(model: torch.nn.Module, split: Samples) -> tuple[float, float]:
     """Mean cross-entropy and accuracy in percent, with the model in eval mode (BatchNorm running stats)."""
     was_training = model.training
     model.eval()
@@ -122,7 +122,7 @@ def evaluate(model: torch.nn.Module, split: Split) -> tuple[float, float]:
     return total / len(split), 100.0 * correct / len(split)
 
 
-def train(model: torch.nn.Module, train_split: Split, test_split: Split | None, cfg: TrainConfig,
+def train(model: torch.nn.Module, train_samples: Samples, test_samples: Samples | None, cfg: TrainConfig,
           log=print) -> dict:
     """Train ``model`` in place; returns the history of the run.
 
@@ -133,13 +133,13 @@ def train(model: torch.nn.Module, train_split: Split, test_split: Split | None, 
     end (None: silent).  The model is left in eval mode.
     """
     cfg.validate()
-    if len(train_split) == 0:
-        raise UsageError("train_split: the training set is empty")
+    if len(train_samples) == 0:
+        raise UsageError("train_samples: the training set is empty")
     log = log or (lambda _line: None)
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
                                 nesterov=cfg.nesterov, weight_decay=cfg.weight_decay)
     generator = torch.Generator().manual_seed(cfg.seed)
-    inputs, targets = train_split.inputs, train_split.targets
+    inputs, targets = train_samples.inputs, train_samples.targets
     n, steps, start = len(targets), 0, time.perf_counter()
     report_at = {e - 1 for e in cfg.milestone_epochs()} | {cfg.epochs - 1}
     model.train()
@@ -163,8 +163,8 @@ def train(model: torch.nn.Module, train_split: Split, test_split: Split | None, 
                 f"running train loss {running / seen:.4f} ({time.perf_counter() - start:.1f} s)")
     seconds = time.perf_counter() - start
     model.eval()
-    train_loss, train_acc = evaluate(model, train_split)
-    test_loss, test_acc = evaluate(model, test_split) if test_split is not None else (float("nan"),) * 2
+    train_loss, train_acc = evaluate(model, train_samples)
+    test_loss, test_acc = evaluate(model, test_samples) if test_samples is not None else (float("nan"),) * 2
     log(f"batch {cfg.batch_size}: train loss {train_loss:.4f} acc {train_acc:.2f} %, "
         f"test loss {test_loss:.4f} acc {test_acc:.2f} %, {steps} steps in {seconds:.1f} s")
     return {"train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,

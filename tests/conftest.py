@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from landscape.launch import cli_command, mpiexec_command
+from landscape.parallel.launch import cli_command, mpiexec_command
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = str(ROOT / "tests" / "plugins.py")
@@ -28,6 +28,12 @@ def run(program: str, args: list[str], ranks: int | None = None, timeout: float 
     env = dict(os.environ, **kw.pop("env", {}))
     return subprocess.run(command(program, args, ranks), capture_output=True, text=True, timeout=timeout,
                           cwd=kw.pop("cwd", ROOT), env=env, **kw)
+
+
+def landscape(*argv) -> int:
+    """The ``landscape`` command run in this process (one error boundary): its exit code."""
+    from landscape.cli.main import main
+    return main([str(a) for a in argv])
 
 
 @pytest.fixture(scope="module")

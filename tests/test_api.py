@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from conftest import ROOT, require_mpi
-from landscape.launch import mpiexec_command
-from landscape.schema import read_surface
+from landscape.parallel.launch import mpiexec_command
+from landscape.io.surface_file import read as read_surface
 
 EXAMPLES = ROOT / "examples"
 
@@ -30,7 +30,7 @@ def test_example_serial_and_under_mpi_give_the_same_surface(tmp_path, name, surf
     assert out.strip()
     run_example(name, tmp_path / "mpi", grid, ranks=2)
     a, b = read_surface(str(tmp_path / "serial" / surf)), read_surface(str(tmp_path / "mpi" / surf))
-    assert a.done.all() and b.attrs["ranks"] == 2
+    assert a.done.all() and b.run["ranks"] == 2
     assert set(a.values) == set(b.values)
     assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
     if name == "tiny_transformer.py":
@@ -49,7 +49,7 @@ def test_api_in_process_with_batches_and_resume(tmp_path):
     first = loss_surface(model, batches, "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # the model is not modified
     again = loss_surface(model, (x, y), "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
-    assert again.attrs["points_computed"] == 0 and np.array_equal(first.values["train_loss"], again.values["train_loss"])
+    assert again.run["points_computed"] == 0 and np.array_equal(first.values["train_loss"], again.values["train_loss"])
     from landscape.errors import UsageError
     with pytest.raises(UsageError):
         loss_surface("not a model", (x, y))

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from landscape.data import Split, digits
+from landscape.data.digits import load_digits
+from landscape.data.samples import Samples
 from landscape.errors import UsageError
 from landscape.models import DigitsCNN, DigitsMLP
 from landscape.train import (DEMO_EPOCHS, DEMO_LARGE_BATCH, DEMO_SMALL_BATCH, QUICK_EPOCHS, TrainConfig,
@@ -17,10 +18,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # small models: threads only
 
 @pytest.fixture(scope="module")
 def data():
-    train_split, test_split = digits()
+    train, test = load_digits()
     # A few hundred images keep every test well under a second.
-    return Split(train_split.inputs[:300], train_split.targets[:300]), Split(test_split.inputs[:100],
-                                                                             test_split.targets[:100])
+    return Samples(train.inputs[:300], train.targets[:300]), Samples(test.inputs[:100], test.targets[:100])
 
 
 def fresh_cnn(seed=0):

@@ -1,1 +1,2 @@
-"""Command-line programs: plot_surface, plot_1d, plot_2d. Each ``main`` runs inside ``boundary.run``."""
+"""Command-line programs under the one ``landscape`` command (``cli.main``); each ``main`` runs inside
+the one error boundary (``cli.boundary``)."""

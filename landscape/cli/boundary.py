@@ -1,9 +1,11 @@
 """The one error boundary: exceptions become one printed line and an exit code.
 
-Errors that every rank agreed on (``CollectiveFailure``) are printed by rank 0
-only and every rank exits with the same code.  An error raised on one rank
-alone while others may be waiting in a collective call is printed by that rank,
-which then aborts the whole MPI job, so nothing is left hanging.
+Errors that every rank knows about (``CollectiveFailure``, ``Stopped``) are
+printed by rank 0 only and every rank exits with the same code.  An error raised
+on one rank alone while others may be waiting in a collective call is printed by
+that rank, which then aborts the whole MPI job, so nothing is left hanging.
+Messages name configuration parameters; here they are spelled as the program's
+flags (``batch_size`` -> ``--batch_size``).
 """
 from __future__ import annotations
 
@@ -11,46 +13,59 @@ import argparse
 import sys
 import traceback
 
-from .. import comm as comm_module
-from ..errors import CollectiveFailure, LandscapeError, UsageError, describe
+from ..errors import LandscapeError, describe
+from ..parallel import comm as comm_module
 
 TRACEBACK_FLAG = "--traceback"
+
+
+class ParserExit(LandscapeError):
+    """argparse is done (after --help): every rank leaves with this code, silently."""
+
+    def __init__(self, code: int):
+        super().__init__("")
+        self.exit_code = code
 
 
 def _print(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(main, argv: list[str] | None = None, prog: str = "landscape") -> int:
+def run(main, argv: list[str] | None = None, prog: str = "landscape", spell: dict[str, str] | None = None) -> int:
     """Call ``main(argv)`` and map whatever it raises to a message and an exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     show_traceback = TRACEBACK_FLAG in argv
     try:
         return int(main(argv) or 0)
-    except CollectiveFailure as exc:
-        world = comm_module.current()
-        if world.rank == 0 and str(exc):
-            where = f" (rank {exc.rank})" if exc.rank != 0 else ""
-            _print(f"{prog}: error{where}: {exc}")
-            if show_traceback and exc.detail:
-                _print(exc.detail)
-        return exc.exit_code
     except KeyboardInterrupt:
         _print(f"{prog}: interrupted")
         return _end(130)
-    except SystemExit as exc:  # argparse's own usage errors and --help
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        return code
+    except SystemExit as exc:  # raised by code outside our parsers: keep its code
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BaseException as exc:  # noqa: BLE001 - this is the boundary
-        internal = not isinstance(exc, LandscapeError)
-        code = exc.exit_code if isinstance(exc, LandscapeError) else 1
         world = comm_module.current()
+        if isinstance(exc, LandscapeError):
+            exc = exc.respelled(spell or {})
+        if getattr(exc, "collective", False):
+            if world.rank == 0 and str(exc):
+                where = f" (rank {exc.rank})" if getattr(exc, "rank", 0) else ""
+                _print(f"{prog}: {'stopped' if exc.exit_code == 143 else 'error'}{where}: {exc}")
+                if show_traceback and getattr(exc, "detail", ""):
+                    _print(exc.detail)
+            return exc.exit_code
+        if isinstance(exc, MemoryError):
+            code, kind, text = 3, "error", f"not enough memory ({describe(exc)}): choose a smaller grid, batch size " \
+                                           "or data set, or fewer ranks per node"
+        else:
+            internal = not isinstance(exc, LandscapeError)
+            code = 1 if internal else exc.exit_code
+            kind, text = ("internal error" if internal else "error"), describe(exc)
         where = f" (rank {world.rank} of {world.size})" if world.size > 1 else ""
-        kind = "internal error" if internal else "error"
-        _print(f"{prog}: {kind}{where}: {describe(exc)}")
+        if text or code:
+            _print(f"{prog}: {kind}{where}: {text}")
         if show_traceback:
             _print(traceback.format_exc().rstrip())
-        elif internal:
+        elif kind == "internal error":
             _print(f"{prog}: this is a bug; rerun with {TRACEBACK_FLAG} and report the output")
         return _end(code)
 
@@ -64,25 +79,43 @@ def _end(code: int) -> int:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are ``UsageError``s (one line, through the one boundary), that
-    takes no abbreviated flags, and that prints ``--help`` from rank 0 only."""
+    """argparse whose errors are ``UsageError``s (one line, through the one boundary), that takes no
+    abbreviated flags, that prints ``--help`` from rank 0 only, and that never calls ``sys.exit``."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
+        from ..errors import UsageError
+
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message:
+            self._print_message(message, sys.stderr)
+        raise ParserExit(status)
 
     def _print_message(self, message, file=None):
         if comm_module.current().rank == 0:
             super()._print_message(message, file)
 
 
-def entry(main, prog: str):
+def flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """How each parameter (an argument's ``dest``) is spelled on this command line: ``--name``."""
+    out = {}
+    for action in parser._actions:  # argparse keeps no public list of its arguments
+        long = [s for s in action.option_strings if s.startswith("--")]
+        if long and action.dest not in out:
+            out[action.dest] = long[0]
+    return out
+
+
+def entry(main, prog: str, spell=None):
     """A console_scripts entry point around ``main``."""
 
     def _entry() -> None:
-        sys.exit(run(main, prog=prog))
+        sys.exit(run(main, prog=prog, spell=spell() if callable(spell) else spell))
 
     return _entry

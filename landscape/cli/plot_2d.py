@@ -6,23 +6,25 @@ Figures come from the HDF5 files alone; no model is loaded.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..plotting.twod import KINDS
 from . import boundary
-from .plot_1d import add_common_arguments, read_inputs
+from .plot_args import add_common_arguments, read_inputs
 
 EPILOG = """\
 examples:
-  plot_2d demo_out/cnn_bs16.surface.h5
-  plot_2d resnet56.h5 resnet56_noshort.h5 --labels "ResNet-56" "no skip connections" --vmin 0.1 --vmax 10 --vlevel 0.5
-  plot_2d vgg9.h5 --surf_name test_err --log --kind contourf surface --format png pdf --dpi 300
+  landscape plot2d demo_out/cnn_bs16_2d.h5
+  landscape plot2d resnet56.h5 resnet56_noshort.h5 --labels "ResNet-56" "no skip connections" \
+      --vmin 0.1 --vmax 10 --vlevel 0.5
+  landscape plot2d vgg9.h5 --surf_name test_err --log --kind contourf surface --format png pdf --dpi 300
+
+plot_2d is the same program under the reference code's name.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
     p = boundary.ArgumentParser(
-        prog="plot_2d", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        prog=prog, epilog=EPILOG,
         description="Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and "
                     "_3dsurface.<format>; the star marks the trained model at (0, 0).")
     add_common_arguments(p)
@@ -41,13 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str = "landscape plot2d") -> int:
     from ..plotting import show
     from ..plotting.twod import Style2D, check_2d, write_2d
 
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     style = Style2D(vmin=args.vmin, vmax=args.vmax, vlevel=args.vlevel, log=args.log, title=args.title)
-    surfaces, out = read_inputs(args, "plot_2d")
+    surfaces, out = read_inputs(args, prog)
     check_2d(surfaces, args.surf_name)
     kinds = list(dict.fromkeys(args.kinds))  # each kind once, in the order given
     paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style)
@@ -58,7 +60,3 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-entry = boundary.entry(main, "plot_2d")
-
-if __name__ == "__main__":
-    sys.exit(boundary.run(main, prog="plot_2d"))

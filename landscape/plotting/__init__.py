@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 
+from ..errors import InputError
+from ..surface import quantities
+
 FORMATS = ("png", "pdf")
 
 # How a direction was normalized (the surface attribute xnorm / ynorm), in words.
@@ -41,13 +44,18 @@ def axis_label(attrs: dict, axis: str) -> str:
 
 def quantity_label(name: str, attrs: dict | None = None) -> str:
     """Axis or colour-bar words for a quantity: ``test_acc`` -> ``test accuracy (%)``, ``loss`` -> ``loss (MSE)``."""
-    split, _, metric = name.rpartition("_")
-    split = {"train": "training"}.get(split, split)
-    words = {"acc": "accuracy (%)", "err": "error (%)"}.get(metric, metric)
-    loss_name = (attrs or {}).get("loss_name")
-    if metric == "loss" and loss_name:
-        words = f"loss ({LOSS_WORDS.get(str(loss_name), loss_name)})"
-    return f"{split} {words}" if split else words
+    try:
+        q = quantities.parse(name)
+    except InputError:
+        return name  # a quantity of a file this toolkit did not write: its own name
+    words = q.metric.label
+    if q.metric.units == "loss":
+        loss_name = (attrs or {}).get("loss_name")
+        words += f" ({LOSS_WORDS.get(str(loss_name), loss_name)})" if loss_name else ""
+    elif q.metric.units:
+        words += f" ({q.metric.units})"
+    data = quantities.DATA_WORDS.get(q.data, q.data)
+    return f"{data} {words}" if data else words
 
 
 def plain_number(v: float, _pos=None) -> str:

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import os
 
-from ..schema import read_surface
+from ..io.surface_file import read
 from .oned import Style1D, write_1d
 from .twod import Style2D, write_2d
 
 
 def draw_surface_figures(path: str, vmin=None, vmax=None, vlevel=None, log=False, formats=("png",),
                          dpi: int = 150) -> list[str]:
-    surface = read_surface(path)
+    surface = read(path)
     out = os.path.splitext(path)[0]
     if surface.ndim == 1:
         return write_1d([surface], out, formats=formats, dpi=dpi, style=Style1D(log=log))[0]

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..errors import InputError, UsageError
-from ..schema import Surface
+from ..io.surface_file import Surface
 from . import axis_label, default_label, log_ticks, quantity_label, save
 
 SPLITS = ("train", "test", "both")

@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError, UsageError
-from ..schema import Surface
+from ..io.surface_file import Surface
+from ..surface import quantities
 from . import axis_label, default_label, log_ticks, plain_number, quantity_label, save
 
 KINDS = ("contour", "contourf", "surface")
@@ -35,7 +36,7 @@ LABELLED_LINES = 8    # clabel at most this many levels, or labels cover the lin
 # --------------------------------------------------------------------------- data
 
 def available(surface: Surface) -> list[str]:
-    """Quantities ``surface`` can show: stored ones, and ``*_err`` = 100 - ``*_acc``."""
+    """Quantities ``surface`` can show: stored ones, and those drawn from them (``*_err`` = 100 - ``*_acc``)."""
     names = sorted(surface.values)
     return names + [n.replace("_acc", "_err") for n in names if n.endswith("_acc")]
 
@@ -44,8 +45,9 @@ def quantity(surface: Surface, name: str) -> np.ndarray:
     """Values of ``name`` on ``surface`` in file order ``[i, j]`` (NaN where not computed)."""
     if name in surface.values:
         return surface.values[name]
-    if name.endswith("_err") and name.replace("_err", "_acc") in surface.values:
-        return 100.0 - surface.values[name.replace("_err", "_acc")]
+    source = quantities.derived(name)
+    if source is not None and source[0] in surface.values:
+        return source[1](surface.values[source[0]])
     raise InputError(f"{surface.path} has no quantity {name!r}; expected one of {', '.join(available(surface))}")
 
 

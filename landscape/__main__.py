@@ -1,0 +1,6 @@
+"""``python -m landscape <command> ...`` is the ``landscape`` command."""
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,106 @@
+"""``landscape``: one command, with the toolkit's programs as subcommands.
+
+    landscape surface ...   (alias plot_surface)   compute a loss surface
+    landscape plot1d ...    (alias plot_1d)        draw 1-D surface files
+    landscape plot2d ...    (alias plot_2d)        draw 2-D surface files
+    landscape demo ...                             the small- vs large-batch demo
+
+Every subcommand runs inside the one error boundary (``cli.boundary``), with
+its own ``--help``.  The reference code's names are console scripts of their own
+and also accepted as subcommands.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass
+
+from .. import __version__
+from ..errors import UsageError
+from . import boundary
+
+
+@dataclass(frozen=True)
+class Command:
+    module: str       # has main(argv, prog) and, for spelled messages, spelling()
+    summary: str
+    alias: str = ""   # the reference code's name
+
+    def load(self):
+        return importlib.import_module(self.module)
+
+
+COMMANDS = {
+    "surface": Command("landscape.cli.surface", "compute a 1-D or 2-D loss surface of a trained network on one "
+                       "process or many MPI ranks, into one HDF5 file", alias="plot_surface"),
+    "plot1d": Command("landscape.cli.plot_1d", "draw 1-D surface files: loss and accuracy (or error) curves",
+                      alias="plot_1d"),
+    "plot2d": Command("landscape.cli.plot_2d", "draw 2-D surface files: contours, filled contours, 3-D surfaces",
+                      alias="plot_2d"),
+    "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
+}
+ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
+
+
+def overview() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"usage: landscape <command> [flags]      (landscape <command> --help: its flags)", "",
+             "Loss landscapes of trained neural networks: surfaces along filter-normalized directions,",
+             "computed by MPI ranks into one HDF5 file, and the figures that compare them.", "", "commands:"]
+    for name, c in COMMANDS.items():
+        lines.append(f"  {name:<{width}}  {c.summary}" + (f" (alias: {c.alias})" if c.alias else ""))
+    lines += ["", "examples:", "  landscape demo",
+              "  mpiexec -n 4 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16.pt "
+              "--x=-1:1:51 --y=-1:1:51",
+              "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
+              "", "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 130 interrupted,",
+              "143 stopped by SIGTERM/SIGUSR1 (rerun to resume)."]
+    return "\n".join(lines)
+
+
+def _top(argv: list[str]) -> int:
+    """``landscape`` without a command: help, version, or a one-line usage error."""
+    from ..parallel import comm as comm_module
+
+    if not argv or argv[0] in ("-h", "--help"):
+        if comm_module.current().rank == 0:
+            print(overview())
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        if comm_module.current().rank == 0:
+            print(f"landscape {__version__}")
+        return 0
+    raise UsageError(f"unknown command {argv[0]!r}: expected one of {', '.join(COMMANDS)} (see landscape --help)")
+
+
+def run_command(name: str, argv: list[str], prog: str) -> int:
+    """Run subcommand ``name`` with ``argv`` inside the error boundary, its messages in its flags' spelling."""
+    module = COMMANDS[name].load()
+    spell = module.spelling() if hasattr(module, "spelling") else None
+    return boundary.run(lambda args: module.main(args, prog), argv, prog=prog, spell=spell)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = ALIASES.get(argv[0], argv[0]) if argv else ""
+    if name in COMMANDS:
+        return run_command(name, argv[1:], f"landscape {name}")
+    return boundary.run(_top, argv, prog="landscape")
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+def alias(name: str):
+    """A console script under the reference code's name: ``plot_surface`` is ``landscape surface``."""
+
+    def _entry() -> None:
+        sys.exit(run_command(ALIASES[name], sys.argv[1:], name))
+
+    return _entry
+
+
+plot_surface = alias("plot_surface")
+plot_1d = alias("plot_1d")
+plot_2d = alias("plot_2d")

@@ -1,0 +1,81 @@
+"""Data sets by name (``digits``, ``cifar10``, ``cifar100``) or as ``package.module:factory``, and
+``DataConfig``: which samples a job evaluates."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError, InputError
+from ..plugins import call_factory, is_plugin
+from .samples import Data, Samples, as_samples, chunk, subset
+
+BUILTIN = {"digits": "scikit-learn's 8x8 digits", "cifar10": "CIFAR-10 from datapath",
+           "cifar100": "CIFAR-100 from datapath"}
+SUBSET_SEED = 0  # train_subset draws the same samples in every run and on every rank
+GIVEN = "api"  # the data were passed in as objects (the Python API), not named
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which samples are evaluated: a data set, and optionally one chunk or a seeded subset of its training part."""
+
+    dataset: str = "digits"
+    datapath: str | None = None
+    raw_data: bool = False
+    data_split: int = 1
+    split_idx: int = 0
+    train_subset: int | None = None
+    test: bool = True
+
+    def __post_init__(self):
+        if not is_plugin(self.dataset) and self.dataset not in BUILTIN and self.dataset != GIVEN:
+            raise ConfigError("dataset", self.dataset,
+                              f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
+        if self.dataset in ("cifar10", "cifar100") and not self.datapath:
+            raise ConfigError("datapath", self.datapath, f"the folder holding the {self.dataset} files with "
+                              f"dataset={self.dataset} (nothing is downloaded)")
+        if not _whole(self.data_split) or self.data_split < 1:
+            raise ConfigError("data_split", self.data_split, "a whole number >= 1")
+        if not _whole(self.split_idx) or not 0 <= self.split_idx < self.data_split:
+            raise ConfigError("split_idx", self.split_idx, f"a whole number in 0..{self.data_split - 1} "
+                              f"(data_split={self.data_split})")
+        if self.train_subset is not None and (not _whole(self.train_subset) or self.train_subset < 1):
+            raise ConfigError("train_subset", self.train_subset, "a positive number of samples")
+
+
+def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Data:
+    """Train and (optional) test samples of a built-in data set or a plug-in factory."""
+    if is_plugin(spec):
+        pair = call_factory(spec, "dataset")
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise InputError(f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
+                             "expected (train, test) with test possibly None", fields=("dataset",))
+        train = as_samples(pair[0], f"dataset {spec!r} train data")
+        test = None if pair[1] is None else as_samples(pair[1], f"dataset {spec!r} test data")
+        return Data(spec, train, test)
+    if spec == "digits":
+        from .digits import load_digits
+
+        return Data(spec, *load_digits())
+    if spec in ("cifar10", "cifar100"):
+        from .cifar import load_cifar
+
+        return Data(spec, *load_cifar(spec, datapath, raw=raw))
+    raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
+
+
+def load_data(cfg: DataConfig, given: Data | None = None) -> Data:
+    """The samples ``cfg`` asks for, from the named data set or from ``given`` (the Python API)."""
+    data = given if given is not None else load_named(cfg.dataset, cfg.datapath, cfg.raw_data)
+    train, test = data.train, (data.test if cfg.test else None)
+    if cfg.data_split > 1:  # as the reference code: one chunk of the training data
+        train = chunk(train, cfg.data_split, cfg.split_idx)
+    if cfg.train_subset is not None:
+        train = subset(train, cfg.train_subset, SUBSET_SEED)
+    return Data(data.name, train, test)
+
+
+__all__ = ["GIVEN", "DataConfig", "Data", "Samples", "as_samples", "load_data", "load_named", "BUILTIN", "SUBSET_SEED"]

@@ -1,0 +1,90 @@
+"""Evaluation data as tensors: ``Samples`` (inputs and targets) and the parts of them a job uses.
+
+Data are turned into one pair of tensors per data set (train, test), once per
+rank; evaluation then slices batches out of them, so nothing is decoded or
+re-normalized per grid point.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..errors import ConfigError, InputError
+
+
+@dataclass
+class Samples:
+    """One data set: ``inputs[n]`` and ``targets[n]``."""
+
+    inputs: torch.Tensor
+    targets: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    @property
+    def is_classification(self) -> bool:
+        return not self.targets.is_floating_point()
+
+
+@dataclass
+class Data:
+    """The training samples and, when the data set has them, the test samples."""
+
+    name: str
+    train: Samples
+    test: Samples | None
+
+
+def as_samples(obj, what: str) -> Samples:
+    """A ``torch.utils.data.Dataset`` of ``(input, target)`` items or a pair of tensors -> ``Samples``."""
+    if isinstance(obj, Samples):
+        return obj
+    if isinstance(obj, (tuple, list)) and len(obj) == 2 and all(isinstance(t, (torch.Tensor, np.ndarray)) for t in obj):
+        inputs, targets = (torch.as_tensor(t) for t in obj)
+    elif isinstance(obj, torch.utils.data.Dataset):
+        try:
+            items = [obj[i] for i in range(len(obj))]
+            inputs = torch.stack([torch.as_tensor(item[0]) for item in items])
+            targets = torch.stack([torch.as_tensor(item[1]) for item in items])
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: one line naming it
+            raise InputError(f"{what}: could not read (input, target) items from the Dataset ({exc})") from None
+    else:
+        raise InputError(f"{what}: expected a torch.utils.data.Dataset or a pair of tensors (inputs, targets), "
+                         f"got {type(obj).__name__}")
+    if len(inputs) != len(targets):
+        raise InputError(f"{what}: {len(inputs)} inputs but {len(targets)} targets")
+    if len(targets) == 0:
+        raise InputError(f"{what}: the data set is empty")
+    return Samples(inputs, targets)
+
+
+def chunk(samples: Samples, data_split: int, split_idx: int) -> Samples:
+    """Chunk ``split_idx`` of ``data_split`` equal, contiguous chunks (``--data_split/--split_idx``).
+
+    As in the reference (``dataloader.py``, written for Python 2's integer
+    division): each chunk holds ``len // data_split`` samples, chunk ``i`` starts
+    at ``i * (len // data_split)``, and the last ``len % data_split`` samples are
+    in no chunk.  Equal chunks make the mean of the chunks' losses the loss of
+    their union.
+    """
+    size = len(samples) // data_split
+    if size == 0:
+        raise ConfigError("data_split", data_split, f"at most the {len(samples)} samples to cut into chunks")
+    start = size * split_idx
+    return Samples(samples.inputs[start:start + size], samples.targets[start:start + size])
+
+
+def subset(samples: Samples, n: int, seed: int) -> Samples:
+    """A fixed random subset of ``n`` samples, drawn with ``seed``, kept in data-set order.
+
+    The subset for ``n`` is contained in the subset for any larger ``n`` with the
+    same seed (it is a prefix of one seeded permutation).
+    """
+    if not 1 <= n <= len(samples):
+        raise ConfigError("train_subset", n, f"at most the {len(samples)} training samples")
+    chosen = np.sort(np.random.default_rng(seed).permutation(len(samples))[:n])
+    index = torch.from_numpy(chosen)
+    return Samples(samples.inputs[index], samples.targets[index])

@@ -1,0 +1,92 @@
+"""Reading trained weights from checkpoint files into a model.
+
+Accepted layouts: a plain state_dict, ``{'state_dict': ...}`` (the reference
+code's ``model_300.t7``) and ``{'model': ...}``; keys may carry the ``module.``
+(DataParallel/DDP) or ``_orig_mod.`` (torch.compile) prefixes.  Files are read
+with ``weights_only=True``: a checkpoint is untrusted input.
+"""
+from __future__ import annotations
+
+import os
+import zipfile
+
+import torch
+
+from ..errors import InputError
+from .atomic import partial_path
+
+PREFIXES = ("module.", "_orig_mod.")
+
+
+def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
+    """The state_dict in ``path``; ``allow_pickle`` permits full unpickling (trusted files only)."""
+    if not os.path.isfile(path):
+        raise InputError(f"checkpoint {path} does not exist")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if _looks_like_torch_file(path) and "weights only load failed" in first.lower():
+            raise InputError(f"checkpoint {path} holds Python objects besides tensors, which are not unpickled "
+                             "by default (a checkpoint can run code); if you trust the file, add --allow_pickle") from None
+        raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:200]})") from None
+    for key in ("state_dict", "model"):
+        if isinstance(obj, dict) and isinstance(obj.get(key), dict):
+            obj = obj[key]
+            break
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise InputError(f"checkpoint {path} holds no state_dict (expected a dict of tensors, "
+                         "or one under 'state_dict' or 'model')")
+    return _unwrapped(obj)
+
+
+def _unwrapped(state: dict) -> dict:
+    """Drop a wrapper's prefix (``module.``, ``_orig_mod.``) when every key carries it."""
+    while state:
+        prefix = next((p for p in PREFIXES if all(k.startswith(p) for k in state)), None)
+        if prefix is None:
+            return state
+        state = {k[len(prefix):]: v for k, v in state.items()}
+    return state
+
+
+def _looks_like_torch_file(path: str) -> bool:
+    """A zip archive (torch.save since 1.6) or a pickle stream (older files, the reference's .t7)."""
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+    return zipfile.is_zipfile(path) or head[:1] == b"\x80"
+
+
+COUNTER = "num_batches_tracked"
+
+
+def load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> list[str]:
+    """Load ``state`` into ``model``; a mismatch names missing, unexpected and mis-shaped keys.
+
+    BatchNorm's ``num_batches_tracked`` counters may be missing: PyTorch < 0.4.1,
+    which saved the paper's published checkpoints, had none.  They count training
+    steps and play no part in evaluation, so the model keeps its own.  Returns
+    notes worth telling the user (once).
+    """
+    own = model.state_dict()
+    counters = sorted(k for k in set(own) - set(state) if k.rsplit(".", 1)[-1] == COUNTER)
+    missing = sorted(set(own) - set(state) - set(counters))
+    extra = sorted(set(state) - set(own))
+    wrong = sorted(f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
+                   for k in set(own) & set(state) if state[k].shape != own[k].shape)
+    if missing or extra or wrong:
+        parts = [f"{label}: {', '.join(names[:5])}" + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+                 for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
+        raise InputError(f"checkpoint {source} does not match the model; " + "; ".join(parts))
+    model.load_state_dict({**state, **{k: own[k] for k in counters}})
+    if counters:
+        return [f"checkpoint {source} has no BatchNorm {COUNTER} counters (saved by PyTorch < 0.4.1?); "
+                f"they do not affect evaluation, so the model's own are kept ({len(counters)} layers)"]
+    return []
+
+
+def save(model: torch.nn.Module, path: str, **extra) -> None:
+    """Save as ``{'state_dict': ...}``, the layout the reference code writes."""
+    tmp = partial_path(path)
+    torch.save({"state_dict": model.state_dict(), **extra}, tmp)
+    os.replace(tmp, path)

@@ -1,0 +1,110 @@
+"""One job per surface file: a lock of our own beside it, ``<surface file>.lock``.
+
+HDF5's own file lock is often switched off on parallel file systems
+(``HDF5_USE_FILE_LOCKING=FALSE``), and two jobs writing one file then destroy
+it.  So rank 0 holds an ``fcntl`` lock on a small sidecar file for the whole
+job; it works on local disks, NFS (through lockd) and Lustre mounted with
+``flock``, and the kernel drops it when the process dies, even by ``kill -9``.
+The sidecar holds the owner (host, pid, start time) so a refused job can say
+who has the file.  Where the file system has no locks at all, the sidecar is
+created exclusively instead and an owner on this host that is no longer alive
+is taken over.  The sidecar is removed when the job ends.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import time
+
+from ..errors import InputError
+from .atomic import HOST, pid_alive
+
+SUFFIX = ".lock"
+NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
+
+
+class SurfaceLock:
+    """Exclusive use of ``path`` by this process, as a context manager."""
+
+    def __init__(self, path: str, command: str = ""):
+        self.path = path + SUFFIX
+        self.surface = path
+        self.owner = {"host": HOST, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                      "command": command[:500]}
+        self.fd: int | None = None
+        self.exclusive_file = False
+
+    def __enter__(self) -> "SurfaceLock":
+        for _ in range(100):  # retried only when the file was replaced between open and lock
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in NO_LOCKS:
+                    return self._create_exclusively()
+                if exc.errno in (errno.EACCES, errno.EAGAIN):
+                    raise self._busy() from None
+                raise
+            if self._same_file(fd):
+                self.fd = fd
+                self._write_owner(fd)
+                return self
+            os.close(fd)  # the holder removed it as we opened it: take the new one
+        raise InputError(f"could not lock {self.path}: it keeps being replaced")
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is None and not self.exclusive_file:
+            return
+        try:
+            os.remove(self.path)  # still locked: a job that opened it now sees another file and retries
+        except OSError:
+            pass
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        self.exclusive_file = False
+
+    def _same_file(self, fd: int) -> bool:
+        try:
+            return os.path.samestat(os.fstat(fd), os.stat(self.path))
+        except FileNotFoundError:
+            return False
+
+    def _write_owner(self, fd: int) -> None:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(self.owner).encode(), 0)
+
+    def _create_exclusively(self) -> "SurfaceLock":
+        """For file systems without locks: the sidecar's existence is the lock."""
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                owner = self._read_owner()
+                if owner.get("host") == HOST and isinstance(owner.get("pid"), int) and not pid_alive(owner["pid"]):
+                    os.remove(self.path)  # its job died without cleaning up
+                    continue
+                raise self._busy() from None
+            self._write_owner(fd)
+            os.close(fd)
+            self.exclusive_file = True
+            return self
+        raise self._busy()
+
+    def _read_owner(self) -> dict:
+        try:
+            with open(self.path) as handle:
+                owner = json.loads(handle.read() or "{}")
+            return owner if isinstance(owner, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _busy(self) -> InputError:
+        owner = self._read_owner()
+        who = (f"process {owner.get('pid')} on {owner.get('host')} since {owner.get('started')}"
+               if owner else "another process")
+        return InputError(f"surface file {self.surface} is being computed by {who} (lock {self.path}); "
+                          "wait for that job to end, or give another surf_file", fields=("surf_file",))

@@ -1,0 +1,275 @@
+"""Surface files: made whole, checked before they are resumed or read, written point by point.
+
+The names and the layout are those of ``io.schema``.  Every read of an existing
+file checks it: a file made by another computation is a mismatch; a file whose
+done marks, values or checksums disagree (a disk error, a copy cut short, bytes
+overwritten) is refused as damaged instead of being used or silently finished.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+from ..errors import InputError, LandscapeError, MismatchError, describe
+from . import atomic, reference, runs
+from .schema import (BOOKKEEPING, CHECKSUM, COORDINATE_NAMES, DONE, IDENTITY, RUNS, SCHEMA_VERSION,
+                     SURFACE_SCHEMA, X, Y, point_checksums)
+
+
+@dataclass
+class Surface:
+    """A surface file read back: coordinates, values (NaN where not computed), done mask, provenance."""
+
+    path: str
+    x: np.ndarray
+    y: np.ndarray | None
+    values: dict[str, np.ndarray]
+    done: np.ndarray
+    attrs: dict = field(default_factory=dict)   # root attributes: schema, identity fields
+    runs: list[dict] = field(default_factory=list)  # oldest first (io.runs)
+    units: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ndim(self) -> int:
+        return 1 if self.y is None else 2
+
+    @property
+    def run(self) -> dict:
+        """The latest run's record (command line, ranks, points computed, seconds...)."""
+        return self.runs[-1] if self.runs else {}
+
+
+# --------------------------------------------------------------------------- opening
+
+def open_error(path: str, exc: BaseException, what: str) -> InputError:
+    """The one-line reason an existing file could not be opened."""
+    text = str(exc)
+    if isinstance(exc, PermissionError) or "errno = 13" in text:
+        return InputError(f"{what} {path} cannot be opened for writing (permission denied); it is left as it is")
+    if "unable to lock file" in text:
+        if "errno = 38" in text or "not implemented" in text.lower():
+            return InputError(f"{what} {path}: this file system does not support HDF5 file locks; set "
+                              "HDF5_USE_FILE_LOCKING=FALSE (landscape keeps a lock of its own beside the file)")
+        return InputError(f"{what} {path} is open in another process (HDF5 file lock); wait for it to end")
+    if "truncated file" in text:
+        return InputError(f"{what} {path} is damaged: shorter than its own header says (truncated; "
+                          "a copy cut short?); it is left as it is")
+    return InputError(f"{what} {path} exists but is not a readable HDF5 file ({describe(exc)}); "
+                      "choose another file name or move it away (it is left untouched)")
+
+
+@contextlib.contextmanager
+def reading(path: str, what: str, mode: str = "r"):
+    """Open an existing file; any failure while reading it is an input error naming the file."""
+    try:
+        f = h5py.File(path, mode)
+    except (OSError, ValueError) as exc:
+        raise open_error(path, exc, what) from None
+    try:
+        with f:
+            yield f
+    except LandscapeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - h5py raises many kinds for a damaged file
+        raise InputError(f"{what} {path} is damaged and cannot be read ({describe(exc)}); "
+                         "it is left as it is") from None
+
+
+def _damaged(path: str, detail: str) -> InputError:
+    return InputError(f"surface file {path} is damaged: {detail}; it is left as it is: move it away and "
+                      "compute the surface again")
+
+
+# --------------------------------------------------------------------------- making
+
+def _allocated(f: h5py.File, name: str, shape: tuple, dtype, fill):
+    """A dataset whose storage exists from the start: later writes change raw data only."""
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    return f.create_dataset(name, shape=shape, dtype=dtype, fillvalue=fill, dcpl=dcpl)
+
+
+def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: dict[str, dict],
+           identity: dict) -> None:
+    """Make an empty surface file (all NaN, nothing done) at ``path`` atomically.
+
+    ``columns`` maps each quantity's name to its dataset attributes (``long_name``, ``units``).
+    """
+    shape = (len(xcoords),) if ycoords is None else (len(xcoords), len(ycoords))
+    atomic.remove_stale_partials(path)
+    tmp = atomic.partial_path(path)
+    try:
+        with h5py.File(tmp, "w") as f:
+            scales = []
+            for name, coords in ((X, xcoords), (Y, ycoords)):
+                if coords is None:
+                    continue
+                scale = f.create_dataset(name, data=np.asarray(coords, dtype=np.float64))
+                scale.attrs["long_name"] = COORDINATE_NAMES[name]
+                scale.make_scale(name)
+                scales.append(scale)
+            datasets = {name: (np.float64, np.nan, attrs) for name, attrs in columns.items()}
+            datasets[DONE] = (np.uint8, 0, {"long_name": "1 where the point has been computed"})
+            datasets[CHECKSUM] = (np.uint64, 0, {"long_name": "checksum of the point's index and values "
+                                                              "(landscape.io.schema.point_checksums)"})
+            for name, (dtype, fill, attrs) in datasets.items():
+                dset = _allocated(f, name, shape, dtype, fill)
+                for key, value in attrs.items():
+                    dset.attrs[key] = value
+                for axis, scale in enumerate(scales):
+                    dset.dims[axis].attach_scale(scale)
+            slots = f.create_dataset(RUNS, data=runs.empty_slots())
+            slots.attrs["long_name"] = "run records: JSON, one per slot (landscape.io.runs)"
+            f.attrs["schema"] = SURFACE_SCHEMA
+            f.attrs["schema_version"] = SCHEMA_VERSION
+            f.attrs[IDENTITY] = json.dumps(identity, sort_keys=True)
+            for key, value in identity.items():
+                f.attrs[key] = value
+        atomic.publish(tmp, path, "surface file")
+        atomic.fsync_directory(path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+# --------------------------------------------------------------------------- checking
+
+def _differences(stored: dict, wanted: dict) -> list[str]:
+    out = []
+    for key in sorted(set(stored) | set(wanted)):
+        a, b = stored.get(key, "(absent)"), wanted.get(key, "(absent)")
+        if a != b:
+            short = lambda v: (v[:12] + "…") if isinstance(v, str) and len(v) == 64 else v
+            out.append(f"{key}: file has {short(a)!r}, this run has {short(b)!r}")
+    return out
+
+
+def quantity_names(f: h5py.File) -> list[str]:
+    return sorted(k for k in f if k not in BOOKKEEPING and isinstance(f[k], h5py.Dataset))
+
+
+def verified_done(f: h5py.File, path: str) -> np.ndarray:
+    """The done mask, after checking every done point's values against its checksum."""
+    done = f[DONE][()]
+    if done.size and done.max(initial=0) > 1:
+        bad = int(np.count_nonzero(done > 1))
+        raise _damaged(path, f"{bad} done marks are neither 0 nor 1")
+    done = done.astype(bool)
+    flat = np.flatnonzero(done.reshape(-1))
+    if len(flat):
+        names = quantity_names(f)
+        values = np.stack([f[name][()].reshape(-1)[flat] for name in names], axis=1)
+        stored = f[CHECKSUM][()].reshape(-1)[flat]
+        wrong = flat[point_checksums(flat, values) != stored]
+        if len(wrong):
+            where = np.unravel_index(int(wrong[0]), done.shape)
+            raise _damaged(path, f"{len(wrong)} of {len(flat)} computed points do not match their checksums "
+                                 f"(the first at index {tuple(int(i) for i in where)})")
+    return done
+
+
+def open_for_resume(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, names: list[str],
+                    identity: dict) -> np.ndarray:
+    """Check that ``path`` was made by this very computation and is intact; return its done mask."""
+    with reading(path, "surface file") as f:
+        if f.attrs.get("schema") != SURFACE_SCHEMA or DONE not in f:
+            raise MismatchError(f"surface file {path} exists and is not a landscape surface file; choose "
+                                "another surf_file or move it away (it is left untouched)", fields=("surf_file",))
+        version = int(f.attrs.get("schema_version", 0))
+        if version != SCHEMA_VERSION:
+            raise MismatchError(f"surface file {path} has schema version {version}, this landscape writes "
+                                f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another surf_file",
+                                fields=("surf_file",))
+        problems = _differences(json.loads(f.attrs[IDENTITY]), identity)
+        if quantity_names(f) != sorted(names):
+            problems.append(f"quantities: file has {quantity_names(f)}, this run has {sorted(names)}")
+        if problems:
+            raise MismatchError(f"surface file {path} was made by a different computation, "
+                                f"so it is left untouched: {'; '.join(problems)}. "
+                                "Use another surf_file to compute a new surface", fields=("surf_file",))
+        for name, coords in ((X, xcoords), (Y, ycoords)):
+            if coords is not None and not np.array_equal(f[name][()], coords):
+                raise _damaged(path, f"its {name} differ from the grid its identity records")
+        return verified_done(f, path)
+
+
+def append_run(path: str, event: str, fields: dict, run: int | None = None) -> int:
+    """Add a run record (``io.runs``) to the file; return the run number."""
+    with reading(path, "surface file", "r+") as f:
+        return runs.append(f, event, fields, run)
+
+
+# --------------------------------------------------------------------------- reading
+
+def read(path: str) -> Surface:
+    """Read a surface file of this toolkit (schema 1 or 2, checked) or of the reference code."""
+    if not os.path.exists(path):
+        raise InputError(f"surface file {path} does not exist")
+    with reading(path, "surface file") as f:
+        if X not in f:
+            raise InputError(f"{path} has no '{X}' dataset: not a loss-surface file")
+        x = f[X][()]
+        y = f[Y][()] if Y in f else None
+        shape = (len(x),) if y is None else (len(x), len(y))
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        ours = attrs.get("schema") == SURFACE_SCHEMA
+        names = [k for k in quantity_names(f) if f[k].dtype.kind in "fiu" and f[k].size == int(np.prod(shape))]
+        values = {k: f[k][()].astype(np.float64) for k in names}
+        units = {k: str(f[k].attrs.get("units", "")) for k in names}
+        if not ours:
+            values, done = reference.surface_values(values, shape)
+            history = []
+        elif int(attrs.get("schema_version", 1)) >= 2:
+            done = verified_done(f, path)
+            history = runs.read(f[RUNS][()])
+        else:
+            done = f[DONE][()].astype(bool)
+            history = runs.read_legacy(attrs.pop(RUNS, "[]"))
+    for k in values:  # points never computed read as NaN
+        values[k] = np.where(done, values[k], np.nan)
+    return Surface(path, x, y, values, done, attrs, history, units)
+
+
+# --------------------------------------------------------------------------- writing
+
+def contiguous_slices(flat: np.ndarray, shape: tuple[int, ...]):
+    """Split sorted flat indices into pieces that are contiguous within one row.
+
+    Yields ``(index, positions)``: an array index (a slice along the last axis)
+    and the positions in ``flat`` it covers.
+    """
+    ncol = shape[-1]
+    start = 0
+    for stop in range(1, len(flat) + 1):
+        if stop == len(flat) or flat[stop] != flat[stop - 1] + 1 or flat[stop] % ncol == 0:
+            first, last = int(flat[start]), int(flat[stop - 1])
+            if len(shape) == 1:
+                yield np.s_[first:last + 1], slice(start, stop)
+            else:
+                row = first // ncol
+                yield np.s_[row, first % ncol:last % ncol + 1], slice(start, stop)
+            start = stop
+
+
+def write_values(datasets, flat: np.ndarray, values: np.ndarray, names: list[str]) -> None:
+    """Write ``values[n, q]`` and the checksums of the sorted flat points ``flat``; ``done`` is not touched.
+
+    ``datasets`` is the open file or a dict of its datasets by name.
+    """
+    shape = datasets[DONE].shape
+    sums = point_checksums(flat, values[:, np.argsort(names)])  # columns in the order of the names
+    for index, rows in contiguous_slices(flat, shape):
+        for q, name in enumerate(names):
+            datasets[name][index] = values[rows, q]
+        datasets[CHECKSUM][index] = sums[rows]
+
+
+def mark_done(datasets, flat: np.ndarray) -> None:
+    shape = datasets[DONE].shape
+    for index, rows in contiguous_slices(flat, shape):
+        datasets[DONE][index] = np.ones(rows.stop - rows.start, np.uint8)

@@ -1,0 +1,72 @@
+"""Models by name (the demo's small networks, the paper's CIFAR zoo) or as ``package.module:factory``,
+and ``ModelConfig``: which network, with which trained weights."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ..errors import ConfigError, InputError
+from ..io.checkpoint import load_into, read_state_dict
+from ..plugins import call_factory, is_plugin
+from .digits import DigitsCNN, DigitsMLP
+from .zoo import REGISTRY as ZOO
+
+# name -> factory(num_classes) -> nn.Module
+REGISTRY = {
+    "digits_mlp": lambda num_classes=10: DigitsMLP(classes=num_classes),
+    "digits_cnn": lambda num_classes=10: DigitsCNN(classes=num_classes),
+    **ZOO,
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A network: registry name or plug-in, its output classes, and the checkpoint of its trained weights."""
+
+    model: str
+    num_classes: int | None = None   # a registry model's outputs: 100 for cifar100, else 10
+    model_file: str | None = None
+    allow_pickle: bool = False       # unpickle checkpoints fully (they can run code)
+
+    def __post_init__(self):
+        if not isinstance(self.model, str) or not self.model:
+            raise ConfigError("model", self.model, "a registry name or package.module:factory")
+        if not is_plugin(self.model) and self.model not in REGISTRY:
+            raise ConfigError("model", self.model, f"a known model ({', '.join(sorted(REGISTRY))}), "
+                              "or package.module:factory")
+        if self.num_classes is not None and (isinstance(self.num_classes, bool) or
+                                             not isinstance(self.num_classes, int) or self.num_classes < 2):
+            raise ConfigError("num_classes", self.num_classes, "a whole number of classes, at least 2")
+
+    def classes(self, dataset: str) -> int:
+        """Output classes of a registry model: as given, else 100 for CIFAR-100, else 10."""
+        return self.num_classes if self.num_classes is not None else (100 if dataset == "cifar100" else 10)
+
+
+def build_model(spec: str, num_classes: int = 10) -> nn.Module:
+    """A fresh model from a registry name or a ``package.module:factory`` returning an ``nn.Module``."""
+    if is_plugin(spec):
+        model = call_factory(spec, "model")
+        if not isinstance(model, nn.Module):
+            raise InputError(f"model {spec!r}: the factory returned {type(model).__name__}, "
+                             "expected a torch.nn.Module", fields=("model",))
+        return model
+    if spec not in REGISTRY:
+        raise ConfigError("model", spec, f"a known model ({', '.join(sorted(REGISTRY))}), or package.module:factory")
+    return REGISTRY[spec](num_classes=num_classes)
+
+
+def load_model(cfg: ModelConfig, classes: int, checkpoint: str | None, seed: int, say=None) -> nn.Module:
+    """The network of ``cfg`` with the weights of ``checkpoint`` (or its initial weights, drawn with ``seed``)."""
+    torch.manual_seed(seed)  # the same initial weights on every rank
+    model = build_model(cfg.model, classes)
+    if checkpoint:
+        for note in load_into(model, read_state_dict(checkpoint, cfg.allow_pickle), checkpoint):
+            if say is not None:
+                say(f"note: {note}")
+    return model
+
+
+__all__ = ["ModelConfig", "build_model", "load_model", "REGISTRY", "DigitsMLP", "DigitsCNN"]

@@ -1,0 +1,157 @@
+"""The only module that touches mpi4py: the world communicator, or its serial stand-in.
+
+Serial is a chosen case: when no MPI launcher started this process, ``world()``
+returns a ``SerialComm`` (rank 0 of 1) with the same interface and mpi4py is
+never imported.  When a launcher did start it, failing to import mpi4py is an
+error, never a silent fallback to serial.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+
+from ..errors import CollectiveFailure, ConfigError, LandscapeError, UsageError, describe
+
+# Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
+LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
+
+_current = None
+
+
+class SerialComm:
+    """Rank 0 of a world of one."""
+
+    rank, size, local_size = 0, 1, 1
+    mpi = None
+
+    def allgather(self, value):
+        return [value]
+
+    def gather(self, value):
+        return [value]
+
+    def bcast(self, value):
+        return value
+
+    def max(self, value: float) -> float:
+        return value
+
+    def barrier(self) -> None:
+        pass
+
+    def abort(self, code: int) -> None:
+        sys.exit(code)
+
+
+class MpiComm:
+    """``MPI.COMM_WORLD`` behind the same small interface as ``SerialComm``."""
+
+    def __init__(self):
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            raise UsageError(f"an MPI launcher started this process but mpi4py cannot be imported ({exc}); "
+                             "install mpi4py for this MPI (see README, 'Cluster install')") from None
+        self._MPI = MPI
+        self.mpi = MPI.COMM_WORLD
+        self.rank = self.mpi.Get_rank()
+        self.size = self.mpi.Get_size()
+        node = self.mpi.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_size = node.Get_size()
+        node.Free()
+
+    def allgather(self, value):
+        return self.mpi.allgather(value)
+
+    def gather(self, value):
+        return self.mpi.gather(value, root=0)
+
+    def bcast(self, value):
+        return self.mpi.bcast(value, root=0)
+
+    def max(self, value: float) -> float:
+        return float(self.mpi.allreduce(float(value), op=self._MPI.MAX))
+
+    def barrier(self) -> None:
+        self.mpi.Barrier()
+
+    def abort(self, code: int) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.mpi.Abort(code)
+
+
+def launched_by_mpi(environ=os.environ) -> bool:
+    return any(name in environ for name in LAUNCHER_VARIABLES)
+
+
+def world():
+    """The world communicator of this process, created once."""
+    global _current
+    if _current is None:
+        _current = MpiComm() if launched_by_mpi() else SerialComm()
+        tasks = int(os.environ.get("SLURM_STEP_NUM_TASKS", "1") or 1)
+        if "SLURM_STEP_NUM_TASKS" in os.environ and tasks > 1 and _current.size == 1 and "SLURM_PROCID" in os.environ:
+            raise UsageError(f"srun started {tasks} tasks but each sees an MPI world of 1; "
+                             "launch with 'srun --mpi=pmi2' (or the MPI your mpi4py was built for)")
+    return _current
+
+
+def current():
+    """The communicator if one was made, else a serial one (used by the error boundary)."""
+    return _current if _current is not None else SerialComm()
+
+
+def agree(comm, fn, *args, **kwargs):
+    """Run ``fn`` on every rank; if it fails on any rank, raise the same failure on all.
+
+    One ``allgather`` of a short status, so a failure found by one rank (a missing
+    file, a bad value) ends every rank cleanly instead of leaving them waiting.
+    """
+    try:
+        result, status = fn(*args, **kwargs), None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - shared with the other ranks below
+        result = None
+        if isinstance(exc, LandscapeError):
+            status = (describe(exc), exc.exit_code, traceback.format_exc(), exc.fields)
+        else:  # a bug, or user code that called sys.exit: never a silent success
+            status = (f"internal error: {describe(exc)}", 1, traceback.format_exc(), ())
+    statuses = comm.allgather(status)
+    for rank, status in enumerate(statuses):
+        if status is not None:
+            message, code, detail, fields = status
+            raise CollectiveFailure(message, code, rank, detail, fields)
+    return result
+
+
+@dataclass(frozen=True)
+class Threads:
+    """Torch threads for one rank, and a note when the request had to be lowered."""
+
+    count: int
+    note: str = ""
+
+
+def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> Threads:
+    """Threads for this rank: as requested (at most the cores it may run on), else the node's
+    cores shared by its ranks (``$SLURM_CPUS_PER_TASK`` when Slurm says)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        usable = os.cpu_count() or 1
+    if requested is not None:
+        if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+            raise ConfigError("threads", requested, "a positive number of threads")
+        if requested > usable:
+            return Threads(usable, f"threads={requested} is more than the {usable} cores this rank may run on; "
+                                   f"using {usable}")
+        return Threads(requested)
+    if environ.get("SLURM_CPUS_PER_TASK", "").isdigit():
+        return Threads(max(1, min(usable, int(environ["SLURM_CPUS_PER_TASK"]))))
+    cores = min(os.cpu_count() or 1, usable * comm.local_size)
+    return Threads(max(1, cores // max(1, comm.local_size)))
+
+
+__all__ = ["world", "current", "agree", "threads_per_rank", "Threads", "SerialComm", "MpiComm"]

@@ -1,0 +1,39 @@
+"""Stopping a job cleanly at a signal.
+
+SIGTERM is what Slurm sends at a time limit (and ``scancel``), followed by SIGKILL
+after ``KillWait`` (30 s by default); SIGUSR1 is what ``sbatch --signal=USR1@120``
+sends ahead of the limit.  The handler only records the signal.  The scheduler
+looks at the record before each pass of points and every rank learns of it at the
+end of the round, so all ranks save that round, write their run record and leave
+together, with the exit code of ``errors.Stopped``.  Rerunning the command resumes.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+
+SIGNALS = ("SIGTERM", "SIGUSR1")
+
+
+class StopSignals:
+    """A context in which SIGTERM and SIGUSR1 set ``received`` (the signal's name) instead of killing."""
+
+    def __init__(self):
+        self.received: str | None = None
+        self._previous: dict = {}
+
+    def _handle(self, signum, _frame) -> None:
+        self.received = signal.Signals(signum).name
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():  # Python allows handlers only there
+            for name in SIGNALS:
+                sig = getattr(signal, name, None)
+                if sig is not None:
+                    self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()

@@ -1,0 +1,163 @@
+"""The directions of a job: how they are asked for (``DirectionConfig``), drawn once, then checked.
+
+A direction file made earlier (by this toolkit or by the reference code) is
+reused only if it fits the model and the settings given explicitly for this
+run; otherwise the run is refused with what differs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import ConfigError, InputError, MismatchError, UsageError
+from ..io import reference
+from ..provenance import sha256_file, sha256_tensors, versions
+from . import directions as dirs
+from .directions import AxisInfo, Directions
+
+DEFAULT_DIR_TYPE = "weights"
+DEFAULT_NORM = "filter"
+DEFAULT_IGNORE = "biasbn"
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class DirectionConfig:
+    """How the directions are made; ``None`` means "not given": the default, or a reused file's setting."""
+
+    dir_type: str | None = None
+    xnorm: str | None = None
+    xignore: str | None = None
+    ynorm: str | None = None      # default: as xnorm
+    yignore: str | None = None    # default: as xignore
+    same_dir: bool = False
+    seed: int | None = None
+    model_file2: str | None = None  # x direction = model2 - model
+    model_file3: str | None = None  # y direction = model3 - model
+    dir_file: str | None = None
+
+    def __post_init__(self):
+        if self.dir_type is not None:
+            dirs.check_dir_type(self.dir_type)
+        for name in ("xnorm", "ynorm"):
+            if getattr(self, name) is not None:
+                dirs.check_norm(getattr(self, name), name)
+        for name in ("xignore", "yignore"):
+            if getattr(self, name) is not None:
+                dirs.check_ignore(getattr(self, name), name)
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
+                                      or not 0 <= self.seed < 2**63):
+            raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1")
+        if self.model_file3 and self.same_dir:
+            raise UsageError("model_file3 and same_dir both define the y direction: give one",
+                             fields=("model_file3", "same_dir"))
+        for axis, target, name in (("x", self.model_file2, "model_file2"), ("y", self.model_file3, "model_file3"),
+                                   ("y", self.same_dir, "same_dir")):
+            for setting in ("norm", "ignore"):
+                if target and getattr(self, f"{axis}{setting}") is not None:
+                    what = "the x direction" if name == "same_dir" else "a difference of models"
+                    raise UsageError(f"{axis}{setting} does not apply with {name}: that direction is {what}",
+                                     fields=(f"{axis}{setting}", name))
+
+    def check_grid(self, ndim: int) -> None:
+        if ndim == 1 and (self.model_file3 or self.same_dir):
+            raise UsageError("model_file3 and same_dir need a 2-D grid: add y=MIN:MAX:NUM",
+                             fields=("model_file3", "same_dir", "y"))
+
+    def settings(self, axis: str) -> tuple[str, str]:
+        """``(norm, ignore)`` of a random direction along ``axis``: given, y as x, else the defaults."""
+        norm = getattr(self, f"{axis}norm") or (self.xnorm if axis == "y" else None) or DEFAULT_NORM
+        ignore = getattr(self, f"{axis}ignore") or (self.xignore if axis == "y" else None) or DEFAULT_IGNORE
+        return norm, ignore
+
+
+def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, model: str) -> Directions:
+    """New directions for ``origin``: seeded random ones, or towards target models.
+
+    ``target(path)`` returns the tensors of the model in checkpoint ``path``, like ``origin``.
+    """
+    seed = DEFAULT_SEED if cfg.seed is None else cfg.seed
+    generator = torch.Generator().manual_seed(seed)
+    axes, infos = [], []
+    for axis, target_file in (("x", cfg.model_file2), ("y", cfg.model_file3))[:ndim]:
+        if target_file:
+            name = "model_file2" if axis == "x" else "model_file3"
+            axes.append(dirs.target_direction(origin, target(target_file), f"{name} {target_file}"))
+            infos.append(AxisInfo("target", target_file=target_file, target_sha256=sha256_file(target_file)))
+        elif axis == "y" and cfg.same_dir:
+            axes.append({k: v.clone() for k, v in axes[0].items()})
+            infos.append(AxisInfo(f"same as x ({infos[0].kind})", infos[0].norm, infos[0].ignore, infos[0].seed,
+                                  infos[0].target_file, infos[0].target_sha256))
+        else:
+            norm, ignore = cfg.settings(axis)
+            axes.append(dirs.random_direction(origin, norm, ignore, generator))
+            infos.append(AxisInfo("random", norm, ignore, seed))
+    return Directions(axes[0], axes[1] if ndim == 2 else None, tuple(infos), dir_type, seed, bool(cfg.same_dir),
+                      sha256_tensors(origin), model, extra=versions())
+
+
+def named(stored: Directions, model: torch.nn.Module, dir_type: str | None, path: str) -> Directions:
+    """A reference-code direction file in this module's terms: tensors named after ``model``'s own."""
+    found = [reference.name_tensors(axis, model, dir_type, f"direction file {path} ({name})")
+             for axis, name in zip((stored.x, stored.y), ("xdirection", "ydirection")) if axis is not None]
+    types = {t for t, _ in found}
+    if len(types) > 1:
+        raise InputError(f"direction file {path}: its two directions hold different numbers of tensors")
+    tensors = [d for _, d in found]
+    return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, stored.axes, types.pop(),
+                      reference=True)
+
+
+def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
+    """What the settings given for this run say that the file's directions are not."""
+    out = []
+    for name, given, stored in (("dir_type", cfg.dir_type, d.dir_type), ("seed", cfg.seed, d.seed)):
+        if given is not None and given != stored:
+            out.append(f"{name}={given} but the file has {stored!r}")
+    for name in ("xnorm", "xignore", "ynorm", "yignore"):
+        given, axis = getattr(cfg, name), 0 if name[0] == "x" else 1
+        if given is not None and axis < len(d.axes) and getattr(d.axes[axis], name[1:]) not in (given, ""):
+            out.append(f"{name}={given} but the file has {getattr(d.axes[axis], name[1:])!r}")
+    if out:
+        return out
+    for (axis, target, name), info in zip((("x", cfg.model_file2, "model_file2"),
+                                           ("y", cfg.model_file3, "model_file3"))[:ndim], d.axes):
+        if axis == "y" and (cfg.same_dir or d.same_dir):
+            if bool(cfg.same_dir) != bool(d.same_dir):
+                out.append(f"same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y direction is "
+                           f"{'' if d.same_dir else 'not '}the x direction")
+            continue
+        if target and info.target_sha256 != sha256_file(target):
+            where = f"towards {info.target_file}" if info.kind == "target" else "random"
+            out.append(f"{name} {target} but the file's {axis} direction is {where}")
+        elif not target and info.kind == "target":
+            out.append(f"no {name} but the file's {axis} direction points to {info.target_file}")
+    return out
+
+
+def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: str) -> Directions:
+    """``d`` read from ``path``, checked against the model and the settings given explicitly."""
+    fields = ("dir_type", "seed", "xnorm", "xignore", "ynorm", "yignore", "same_dir", "model_file2", "model_file3",
+              "dir_file")
+    if d.reference:  # how it was made is not recorded: only the model match can be checked
+        defining = [name for name in ("model_file2", "model_file3", "same_dir", "seed")
+                    if getattr(cfg, name) not in (None, False, "")]
+        if defining:
+            raise MismatchError(f"direction file {path} is a reference-code file, whose directions are fixed; "
+                                f"{', '.join(defining)} cannot change them: drop {'it' if len(defining) == 1 else 'them'}"
+                                " or give another dir_file", fields=fields)
+    if ndim == 2 and d.y is None:
+        raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two",
+                            fields=("dir_file",))
+    if not d.reference:
+        conflicts = _conflicts(cfg, d, ndim)
+        if conflicts:
+            raise MismatchError(f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
+                                "drop those settings to reuse it, or give another dir_file", fields=fields)
+    for axis, direction in zip("xy", (d.x, d.y)[:ndim]):
+        dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")
+    if ndim == 1 and d.y is not None:  # a 1-D surface on a file with two directions uses the first
+        d = Directions(d.x, None, d.axes[:1], d.dir_type, d.seed, d.same_dir, d.origin_sha256, d.model,
+                       d.reference, d.extra)
+    return d

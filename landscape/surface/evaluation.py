@@ -1,0 +1,188 @@
+"""The evaluation kernel: quantities of a model at grid points ``origin + a*dx + b*dy``.
+
+``Evaluator.evaluate(points)`` maps an ``(n, 2)`` array of coefficients to an
+``(n, q)`` array of values (``Evaluator.quantities``).  It is pure: each point's
+weights are computed fresh from the origin, never by walking from the previous
+point, and go into the model through ``torch.func.functional_call``, so no
+rounding error accumulates, nothing is left behind in the model, and a point's
+value does not depend on which rank computes it or in what order.  Nothing here
+knows about MPI or files.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call
+
+from ..data import Samples
+from ..errors import ConfigError, EvaluationError, LandscapeError, describe
+from ..plugins import is_plugin
+from . import batchnorm
+from .losses import BUILTIN as BUILTIN_LOSSES
+from .losses import Loss
+from .quantities import Quantity, forward_quantities
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """How a point is evaluated: loss, batch size, precision and BatchNorm statistics."""
+
+    loss_name: str = "crossentropy"
+    batch_size: int = 128
+    dtype: str = "float32"
+    bn: str | None = None     # eval | states | recalibrate; None: states with states directions, else eval
+    bn_batches: int = 10
+
+    def __post_init__(self):
+        if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
+            raise ConfigError("loss_name", self.loss_name, f"one of {', '.join(BUILTIN_LOSSES)} "
+                              "or package.module:callable")
+        for name in ("batch_size", "bn_batches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(name, value, "a positive whole number")
+        if self.dtype not in DTYPES:
+            raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
+        batchnorm.resolve(self.bn, None)
+
+
+def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> int | None:
+    """Predictions equal to the label: classes along the last dim (``(B, C)``, ``(B, T, V)``) or,
+    torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).  None when the output has
+    no class dimension to compare with (a single logit, say) or holds NaN (a diverged point, whose
+    argmax means nothing): accuracy is then NaN rather than wrong."""
+    if torch.isnan(output).any():
+        return None
+    if output.shape[:-1] == targets.shape and output.shape[-1] > 1:
+        return int((output.argmax(dim=-1) == targets).sum())
+    if output.dim() >= 3 and output.shape[:1] + output.shape[2:] == targets.shape and output.shape[1] > 1:
+        return int((output.argmax(dim=1) == targets).sum())
+    return None
+
+
+class _Sweep(nn.Module):
+    """One pass of the model over every evaluation set, in fixed batches: per set the loss sum,
+    the sum of squared per-sample losses and the count of correct predictions."""
+
+    def __init__(self, model: nn.Module, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss,
+                 batch_size: int, with_accuracy: bool):
+        super().__init__()
+        self.model = model
+        self.data, self.loss, self.batch_size, self.with_accuracy = data, loss, batch_size, with_accuracy
+
+    def forward(self) -> list[tuple[float, float, int | None]]:
+        sums = []
+        for inputs, targets in self.data.values():
+            total, squares, correct = 0.0, 0.0, 0
+            for start in range(0, len(targets), self.batch_size):
+                x = inputs[start:start + self.batch_size]
+                y = targets[start:start + self.batch_size]
+                output = self.model(x)
+                batch_sum, batch_squares = self.loss.total(output, y)
+                total += batch_sum
+                squares += batch_squares
+                if self.with_accuracy and correct is not None:
+                    right = correct_predictions(output, y)
+                    correct = None if right is None else correct + right
+            sums.append((total, squares, correct))
+        return sums
+
+
+class Evaluator:
+    """The quantities of ``model`` at ``origin + a*dx + b*dy`` on fixed tensors of data.
+
+    ``origin`` and the directions are dicts keyed by the names of the tensors they
+    move (parameters, or the state_dict for ``states`` directions), kept in float64:
+    a point's weights are rounded once, from the exact combination, into the
+    model's dtype, so (0, 0) is the trained model and coefficient 1 along
+    model2 - model is model2.  ``bn`` is the resolved BatchNorm policy
+    (``surface.batchnorm``); ``stderr`` adds the standard error of each mean loss
+    (built-in losses only).  The model is copied; the caller's is never changed.
+    """
+
+    def __init__(self, model: nn.Module, origin: dict, dx: dict, dy: dict | None, data: dict[str, Samples],
+                 loss, cfg: EvaluationConfig = EvaluationConfig(), bn: str = "eval", stderr: bool = False,
+                 device: str = "cpu"):
+        self.loss = loss if isinstance(loss, Loss) else Loss(loss)
+        self.cfg = cfg
+        self.dtype = DTYPES[cfg.dtype]
+        self.model = copy.deepcopy(model).to(device=device, dtype=self.dtype).eval()
+        as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
+        self.origin = as_f64({k: origin[k] for k in dx})
+        self.dx = as_f64(dx)
+        self.dy = as_f64(dy) if dy is not None else None
+        self.running_vars = {name for name in dx if name.endswith("running_var")}
+        tensors = {}
+        for name, samples in data.items():
+            inputs = samples.inputs.to(device)
+            tensors[name] = (inputs.to(self.dtype) if inputs.is_floating_point() else inputs, samples.targets.to(device))
+        with_accuracy = all(s.is_classification for s in data.values())
+        self.stderr = stderr and self.loss.per_sample  # a callable's batch mean has no per-sample spread
+        self.quantities: list[Quantity] = forward_quantities(list(data), with_accuracy, self.stderr)
+        self.counts = {name: samples.targets.numel() for name, samples in data.items()}
+        self.sizes = {name: len(samples) for name, samples in data.items()}
+        self.sweep = _Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
+        self.recalibrator = (batchnorm.Recalibrator(self.model, tensors["train"][0], cfg.batch_size, cfg.bn_batches)
+                             if bn == "recalibrate" else None)
+
+    @property
+    def names(self) -> list[str]:
+        return [q.name for q in self.quantities]
+
+    @torch.no_grad()
+    def weights(self, a: float, b: float) -> dict[str, torch.Tensor]:
+        """``origin + a*dx + b*dy`` in float64, rounded once into the model's dtype."""
+        out = {}
+        for name, origin in self.origin.items():
+            point = torch.add(origin, self.dx[name], alpha=a)
+            if self.dy is not None and b != 0.0:
+                point.add_(self.dy[name], alpha=b)
+            if name in self.running_vars:
+                point.clamp_(min=0.0)  # a perturbed variance is never negative
+            out[name] = point.to(self.dtype)
+        return out
+
+    @torch.inference_mode()
+    def _values(self, a: float, b: float) -> np.ndarray:
+        tensors = self.weights(a, b)
+        if self.recalibrator is not None:
+            forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
+            tensors = {**tensors, **self.recalibrator.statistics(forward)}
+        sums = functional_call(self.sweep, {f"model.{k}": v for k, v in tensors.items()}, ())
+        out = []
+        for (name, n), (total, squares, correct) in zip(self.sizes.items(), sums):
+            mean = total / n
+            out.append(mean)
+            if self.stderr:  # sample standard deviation of the per-sample losses / sqrt(n)
+                variance = max(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
+                out.append(math.sqrt(variance / n))
+            if self.sweep.with_accuracy:
+                out.append(float("nan") if correct is None else 100.0 * correct / self.counts[name])
+        return np.asarray(out, dtype=np.float64)
+
+    def evaluate(self, points: np.ndarray) -> np.ndarray:
+        """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        out = np.empty((len(points), len(self.quantities)))
+        for row, (a, b) in enumerate(points):
+            try:
+                out[row] = self._values(float(a), float(b))
+            except LandscapeError:
+                raise
+            except SystemExit as exc:  # a plug-in's sys.exit must neither end the job nor look like success
+                raise EvaluationError(f"evaluating the model at (x={a:g}, y={b:g}) failed: the model or loss "
+                                      f"called sys.exit({exc.code!r})") from None
+            except Exception as exc:  # noqa: BLE001 - user code: name the point it failed at
+                raise EvaluationError(f"evaluating the model at (x={a:g}, y={b:g}) failed: {describe(exc)}") from exc
+        return out
+
+    def __call__(self, a: float, b: float = 0.0) -> np.ndarray:
+        """The values at one point ``(a, b)``."""
+        return self.evaluate(np.array([[a, b]]))[0]

@@ -1,0 +1,300 @@
+"""A surface job from start to end: one configuration per concern, then a sequence of named steps.
+
+This is the only module that composes the pieces: model and data, directions,
+the evaluation kernel, the surface file, its lock, the writer and the scheduler.
+It talks to other ranks only through the small communicator interface of
+``parallel.comm``; every step that can fail on one rank is ``agree``d, so a
+failure ends all ranks together and is printed once.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..data import SUBSET_SEED, Data, DataConfig, load_data
+from ..errors import ConfigError, InputError, Stopped
+from ..io import direction_file, surface_file
+from ..io.lock import SurfaceLock
+from ..io.writer import IO_MODES, choose, open_writer
+from ..models import ModelConfig, load_model
+from ..parallel.comm import agree, threads_per_rank
+from ..parallel.scheduler import run_points
+from ..parallel.stop import StopSignals
+from ..plugins import canonical
+from ..provenance import command_line, machine, sha256_file, sha256_tensors, versions
+from . import batchnorm
+from . import direction_set
+from . import directions as dirs
+from .direction_set import DirectionConfig
+from .evaluation import EvaluationConfig, Evaluator
+from .grid import Grid
+from .losses import Loss
+from .progress import Progress, duration
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Where the surface goes and how the job runs."""
+
+    surf_file: str | None = None    # default: <model_file>.surface.h5, or surface.h5
+    threads: int | None = None      # torch threads per rank; default: the node's cores / its ranks
+    io: str = "auto"                # mpio, gather, auto
+    round_seconds: float = 5.0      # target time between writes: the most a crash can lose
+    quiet: bool = False
+    argv: tuple[str, ...] = ()      # the command line, for the run record
+
+    def __post_init__(self):
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise ConfigError("threads", self.threads, "a positive number of threads")
+        if self.io not in IO_MODES:
+            raise ConfigError("io", self.io, f"one of {', '.join(IO_MODES)}")
+        if (isinstance(self.round_seconds, bool) or not isinstance(self.round_seconds, (int, float))
+                or not math.isfinite(self.round_seconds) or self.round_seconds <= 0):
+            raise ConfigError("round_seconds", self.round_seconds, "a positive, finite number of seconds")
+
+
+@dataclass(frozen=True)
+class SurfaceJob:
+    """Everything a surface depends on, one validated part per concern."""
+
+    model: ModelConfig
+    grid: Grid
+    data: DataConfig = DataConfig()
+    directions: DirectionConfig = DirectionConfig()
+    evaluation: EvaluationConfig = EvaluationConfig()
+    run: RunConfig = RunConfig()
+
+    def __post_init__(self):
+        self.directions.check_grid(self.grid.ndim)
+        batchnorm.resolve(self.evaluation.bn, self.directions.dir_type)
+
+    @property
+    def surf_file(self) -> str:
+        model_file = self.model.model_file
+        return self.run.surf_file or (f"{model_file}.surface.h5" if model_file else "surface.h5")
+
+    @property
+    def dir_file(self) -> str:
+        surf = self.surf_file
+        return self.directions.dir_file or f"{surf[:-3] if surf.endswith('.h5') else surf}.directions.h5"
+
+    def wanted_dir_type(self) -> str | None:
+        """The direction type asked for, by dir_type or implied by bn; None: the default or the file's."""
+        if self.evaluation.bn is None:
+            return self.directions.dir_type
+        return batchnorm.resolve(self.evaluation.bn, self.directions.dir_type)[1]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a job did, the same on every rank."""
+
+    surf_file: str
+    dir_file: str
+    quantities: list[str]
+    ndim: int
+    points_computed: int
+    computed_here: int
+    seconds: float
+    points_per_second: float
+    points_per_second_per_rank: float
+    stopped_by: str | None = None
+
+
+@dataclass
+class _Loaded:
+    data: Data
+    model: torch.nn.Module
+    prints: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- steps
+
+def _check_outputs(job: SurfaceJob) -> None:
+    """Before any work: the folders exist and can be written, an existing surface can be updated."""
+    for what, path, name in (("surface file", job.surf_file, "surf_file"), ("direction file", job.dir_file, "dir_file")):
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InputError(f"{name}={path}: folder {folder} does not exist; create it or choose another {name}",
+                             fields=(name,))
+        exists = os.path.exists(path)
+        if not exists and not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"{name}={path}: folder {folder} is not writable; choose another {name}", fields=(name,))
+        if what == "surface file" and exists and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
+            raise InputError(f"surface file {path} is read-only (or its folder is), so it cannot be resumed or "
+                             "recorded; make it writable or choose another surf_file", fields=("surf_file",))
+
+
+def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
+    data = load_data(job.data, given_data)
+    if given_model is not None:
+        return _Loaded(data, given_model)
+    seed = direction_set.DEFAULT_SEED if job.directions.seed is None else job.directions.seed
+    model = load_model(job.model, job.model.classes(job.data.dataset), job.model.model_file, seed, say)
+    return _Loaded(data, model)
+
+
+def _fingerprints(loaded: _Loaded) -> dict:
+    data = loaded.data
+    return {"origin": sha256_tensors(loaded.model.state_dict()),
+            "train": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
+            "test": sha256_tensors({"x": data.test.inputs, "y": data.test.targets}) if data.test is not None else ""}
+
+
+def _same_everywhere(comm, prints: dict) -> None:
+    """A model or data that differ between ranks would make a silent patchwork."""
+    if len({tuple(p.values()) for p in comm.allgather(prints)}) > 1:
+        raise InputError("the ranks hold different models or data (a factory that is not deterministic?); "
+                         "every rank must build the same network and data set")
+
+
+def _directions(job: SurfaceJob, model, rank: int, say) -> None:
+    """Rank 0 draws the directions and writes them, unless the direction file exists."""
+    if rank != 0 or os.path.exists(job.dir_file):
+        return
+    dir_type = job.wanted_dir_type() or direction_set.DEFAULT_DIR_TYPE
+    origin = dirs.origin_tensors(model, dir_type)
+
+    def target(path: str) -> dict:
+        other = load_model(job.model, job.model.classes(job.data.dataset), path, 0)
+        return dirs.origin_tensors(other, dir_type)
+
+    drawn = direction_set.draw(job.directions, job.grid.ndim, origin, dir_type, target, job.model.model)
+    direction_file.write(job.dir_file, drawn)
+    say(f"wrote directions to {job.dir_file}")
+
+
+def _read_directions(job: SurfaceJob, model) -> dirs.Directions:
+    stored = direction_file.read(job.dir_file)
+    if stored.reference:
+        stored = direction_set.named(stored, model, job.wanted_dir_type(), job.dir_file)
+    origin = dirs.origin_tensors(model, stored.dir_type)
+    return direction_set.check(job.directions, stored, job.grid.ndim, origin, job.dir_file)
+
+
+def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluator) -> dict:
+    """What a surface's values depend on; an existing file must match it field for field."""
+    data, prints = loaded.data, loaded.prints
+    identity = {
+        "grid_x": job.grid.x.spec, "grid_y": job.grid.y.spec if job.grid.y else "",
+        "model": canonical(job.model.model), "origin_sha256": prints["origin"],
+        "model_file_sha256": sha256_file(job.model.model_file) if job.model.model_file else "",
+        "dataset": canonical(data.name), "train_size": len(data.train), "raw_data": bool(job.data.raw_data),
+        "data_split": job.data.data_split, "split_idx": job.data.split_idx,
+        "train_subset": -1 if job.data.train_subset is None else job.data.train_subset, "subset_seed": SUBSET_SEED,
+        "train_sha256": prints["train"],
+        "test_size": len(data.test) if data.test is not None else 0, "test_sha256": prints["test"],
+        "loss_name": ev.loss.name, "dtype": job.evaluation.dtype, "batch_size": job.evaluation.batch_size,
+        "bn": "recalibrate" if ev.recalibrator else ("states" if d.dir_type == "states" else "eval"),
+        "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
+        "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
+        "directions_sha256": d.digest,
+    }
+    for axis, info in zip("xy", d.axes[:job.grid.ndim]):
+        identity[f"{axis}direction"] = info.kind
+        identity[f"{axis}norm"] = info.norm
+        identity[f"{axis}ignore"] = info.ignore
+        if info.target_sha256:
+            identity[f"model_file{2 if axis == 'x' else 3}_sha256"] = info.target_sha256
+    return identity
+
+
+def _columns(ev: Evaluator) -> dict[str, dict]:
+    return {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
+
+
+# --------------------------------------------------------------------------- the job
+
+def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | None = None, loss=None) -> Summary:
+    """Compute (or finish) the surface described by ``job``; return a summary on every rank.
+
+    ``model`` (an ``nn.Module``, never modified), ``data`` and ``loss`` (a callable)
+    replace what ``job`` names: that is how the Python API passes objects.
+    """
+    loud = comm.rank == 0 and not job.run.quiet
+    show = say if loud else (lambda *a, **k: None)
+    surf_path, dir_path = job.surf_file, job.dir_file
+
+    threads = agree(comm, threads_per_rank, comm, job.run.threads)
+    if threads.note:
+        show(f"note: {threads.note}")
+    torch.set_num_threads(threads.count)
+    agree(comm, _check_outputs, job)
+    io = agree(comm, choose, job.run.io, comm.size)
+
+    loaded = agree(comm, _load, job, model, data, show)
+    loaded.prints = _fingerprints(loaded)
+    agree(comm, _same_everywhere, comm, loaded.prints)
+
+    agree(comm, _directions, job, loaded.model, comm.rank, show)  # its allgather keeps others from reading early
+    directions = agree(comm, _read_directions, job, loaded.model)
+    if loud and directions.origin_sha256 and directions.origin_sha256 != sha256_tensors(
+            dirs.origin_tensors(loaded.model, directions.dir_type)):
+        show(f"note: {dir_path} was normalized against other weights than this model's "
+             "(fine for a shared direction, but not filter-normalized for this model)")
+
+    def evaluator() -> Evaluator:
+        origin = dirs.origin_tensors(loaded.model, directions.dir_type)
+        sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+        bn = batchnorm.resolve(job.evaluation.bn, directions.dir_type)[0]
+        return Evaluator(loaded.model, origin, directions.x, directions.y, sets,
+                         Loss(loss if loss is not None else job.evaluation.loss_name), job.evaluation, bn=bn,
+                         stderr=job.data.train_subset is not None)
+
+    ev = agree(comm, evaluator)
+    identity = _identity(job, loaded, directions, ev)
+    grid = job.grid
+
+    with ExitStack() as held:
+        def prepare() -> tuple[np.ndarray, int]:
+            if comm.rank != 0:
+                return None
+            held.enter_context(SurfaceLock(surf_path, command_line(list(job.run.argv) or None)))
+            if os.path.exists(surf_path):
+                done = surface_file.open_for_resume(surf_path, grid.xcoordinates(), grid.ycoordinates(),
+                                                    ev.names, identity)
+            else:
+                surface_file.create(surf_path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev), identity)
+                done = np.zeros(grid.shape, bool)
+            record = {"command_line": command_line(list(job.run.argv) or None), "ranks": comm.size,
+                      "threads_per_rank": threads.count, "io": io, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                      "surf_file": surf_path, "dir_file": dir_path, **machine(), **versions()}
+            return done, surface_file.append_run(surf_path, "start", record)
+
+        done, run_number = comm.bcast(agree(comm, prepare))
+        todo = np.flatnonzero(~done.reshape(-1))
+        show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
+             f"done, {len(todo)} to compute on {comm.size} rank{'s' * (comm.size > 1)} x {threads.count} "
+             f"thread{'s' * (threads.count > 1)} ({io} writes); quantities {', '.join(ev.names)}")
+        writer = agree(comm, open_writer, io, comm, surf_path, ev.names)
+        progress = Progress(grid.size, grid.size - len(todo), enabled=loud)
+        # No try/finally around the writer: closing an mpio file is collective, and a rank that
+        # failed must reach the error boundary (which aborts the job) instead of waiting for ranks
+        # that never come.
+        with StopSignals() as stop:
+            outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
+                                 progress=progress, round_seconds=job.run.round_seconds, stop=stop)
+        writer.close()
+        seconds = progress.elapsed()
+        rate = outcome.computed / seconds if seconds > 0 and outcome.computed else 0.0
+        ending = {"points_computed": int(outcome.computed), "seconds": round(seconds, 3),
+                  "points_per_second": round(rate, 3), "points_per_second_per_rank": round(rate / comm.size, 3),
+                  "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete"}
+        if comm.rank == 0:
+            surface_file.append_run(surf_path, "end", ending, run=run_number)
+    progress.update(outcome.computed, final=True)
+    if outcome.stopped_by:
+        left = len(todo) - outcome.computed
+        raise Stopped(f"stopped by {outcome.stopped_by} after saving {outcome.computed} points; {left} of "
+                      f"{grid.size} are left in {surf_path}: rerun the same command to finish")
+    show(f"done: {outcome.computed} points in {duration(seconds)} ({seconds:.2f} s), {rate:.1f} points/s, "
+         f"{rate / comm.size:.1f} per rank; surface in {surf_path}")
+    return Summary(surf_path, dir_path, ev.names, grid.ndim, outcome.computed, outcome.computed_here,
+                   round(seconds, 3), round(rate, 3), round(rate / comm.size, 3), outcome.stopped_by)

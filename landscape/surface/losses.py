@@ -1,0 +1,86 @@
+"""Losses by name or as user code: ``crossentropy``, ``mse``, or ``package.module:callable``.
+
+Built-in losses give a per-sample loss, so a surface can also carry the standard
+error of its mean; a user's callable returns the mean over a batch, as torch's
+criteria do, and is weighted by the batch size.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import ConfigError
+from ..plugins import canonical, is_plugin, load_object
+
+BUILTIN = ("crossentropy", "mse")
+
+
+def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The loss of every sample of a batch.
+
+    ``mse`` averages over the output units of a sample, as ``nn.MSELoss`` does over
+    a batch; integer class labels become one-hot targets (any number of classes),
+    float targets are used as they are (regression).
+    """
+    if name == "crossentropy":  # classes along dim 1 (torch's convention); a sample's mean over the rest
+        return F.cross_entropy(output, targets, reduction="none").reshape(len(output), -1).mean(dim=1)
+    if name == "mse":
+        if not targets.is_floating_point():
+            targets = F.one_hot(targets, output.shape[-1]).to(output.dtype)
+        targets = targets.reshape(output.shape).to(output.dtype)
+        return F.mse_loss(output, targets, reduction="none").reshape(len(output), -1).mean(dim=1)
+    raise ConfigError("loss_name", name, f"one of {', '.join(BUILTIN)} or package.module:callable")
+
+
+def fingerprint(obj) -> str:
+    """What a loss callable computes, as far as it can be told: code, constants, bound settings.
+
+    Two lambdas, or one criterion class with other settings, must not share a
+    surface file's identity, or a resumed run would mix their values.
+    """
+    digest = hashlib.sha256(f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+                            .encode())
+    if isinstance(obj, functools.partial):
+        digest.update(fingerprint(obj.func).encode() + repr((obj.args, sorted(obj.keywords.items()))).encode())
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        digest.update(code.co_code + repr(code.co_consts).encode() + repr(getattr(obj, "__defaults__", None)).encode())
+        for cell in getattr(obj, "__closure__", None) or ():
+            digest.update(repr(cell.cell_contents).encode())
+    if isinstance(obj, torch.nn.Module) or not callable(getattr(obj, "__code__", None)):
+        settings = {k: v for k, v in vars(obj).items() if isinstance(v, (int, float, str, bool, type(None)))} \
+            if hasattr(obj, "__dict__") else {}
+        digest.update(repr(sorted(settings.items())).encode())
+    return digest.hexdigest()[:16]
+
+
+class Loss:
+    """A loss to evaluate: ``total(output, targets)`` returns (sum, sum of squares) over the batch."""
+
+    def __init__(self, spec):
+        if callable(spec) and not isinstance(spec, str):
+            label = getattr(spec, "__qualname__", type(spec).__qualname__)
+            self.name = f"callable:{getattr(spec, '__module__', '?')}.{label}#{fingerprint(spec)}"
+            self.fn = spec
+        elif is_plugin(spec):
+            obj = load_object(spec, "loss_name")
+            self.fn = obj() if inspect.isclass(obj) else obj  # a criterion class such as nn.CrossEntropyLoss
+            self.name = f"{canonical(spec)}#{fingerprint(self.fn)}"
+        elif spec in BUILTIN:
+            self.name, self.fn = spec, None
+        else:
+            raise ConfigError("loss_name", spec, f"one of {', '.join(BUILTIN)} or package.module:callable")
+
+    @property
+    def per_sample(self) -> bool:
+        return self.fn is None
+
+    def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[float, float]:
+        if self.fn is None:
+            losses = per_sample(self.name, output, targets).to(torch.float64)
+            return float(losses.sum()), float((losses * losses).sum())
+        return float(self.fn(output, targets)) * len(targets), float("nan")

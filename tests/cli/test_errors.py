@@ -1,0 +1,191 @@
+"""Bad input: one clear line naming the value, a non-zero exit, and no result file damaged."""
+import hashlib
+
+import pytest
+import torch
+
+from conftest import landscape
+from landscape.cli.surface import main
+
+CNN = ["--model", "digits_cnn"]
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fails(capsys, argv, code, *words):
+    assert landscape("surface", *argv) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    for word in words:
+        assert word in err[0], err[0]
+    return err[0]
+
+
+@pytest.fixture
+def ckpt(tmp_path):
+    torch.manual_seed(0)
+    from landscape.io.checkpoint import save
+    from landscape.models import DigitsCNN
+    path = tmp_path / "cnn.pt"
+    save(DigitsCNN(), str(path))
+    return path
+
+
+@pytest.mark.parametrize("grid, words", [
+    (["--x=1:-1:5"], ["--x=1:-1:5", "MIN 1 below MAX -1"]),
+    (["--x=a:b:c"], ["--x=a:b:c", "numbers"]),
+    (["--x=-1:1:0"], ["--x=-1:1:0", "NUM at least 2"]),
+    (["--x=-1:1:5", "--y=-1:1:-4"], ["--y=-1:1:-4", "at least 2"]),
+])
+def test_bad_grids(tmp_path, capsys, grid, words):
+    fails(capsys, [*CNN, *grid, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+    assert not list(tmp_path.iterdir())
+
+
+def test_unknown_model_lists_the_known_ones(tmp_path, capsys):
+    fails(capsys, ["--model", "resnet9000", "--surf_file", str(tmp_path / "s.h5")], 2, "resnet9000", "digits_cnn")
+
+
+def test_plugin_that_does_not_import(tmp_path, capsys):
+    fails(capsys, ["--model", "no_such_pkg.nets:make", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "no_such_pkg.nets", "cannot import")
+
+
+def test_factories_returning_the_wrong_type(tmp_path, capsys, plugins):
+    fails(capsys, ["--model", f"{plugins}:not_a_model", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "returned str", "nn.Module")
+    fails(capsys, [*CNN, "--dataset", f"{plugins}:wrong_data", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "returned int", "(train, test)")
+
+
+def test_unknown_dataset(tmp_path, capsys):
+    fails(capsys, [*CNN, "--dataset", "imagenet", "--surf_file", str(tmp_path / "s.h5")], 2, "imagenet", "digits")
+
+
+def test_checkpoint_missing_not_torch_or_not_matching(tmp_path, capsys):
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "nope.pt")], 3, "nope.pt", "does not exist")
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a checkpoint")
+    fails(capsys, [*CNN, "--model_file", str(junk)], 3, "junk.pt", "cannot be read")
+    from landscape.io.checkpoint import save
+    from landscape.models import DigitsMLP
+    save(DigitsMLP(), str(tmp_path / "mlp.pt"))
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "mlp.pt")], 3, "does not match", "missing", "unexpected")
+
+
+@pytest.mark.parametrize("flag, words", [
+    (["--batch_size", "0"], ["--batch_size=0"]), (["--threads", "0"], ["--threads=0"]),
+    (["--dtype", "float16"], ["float16"]), (["--xnorm", "sideways"], ["sideways"]),
+    (["--loss_name", "hinge"], ["hinge"]), (["--same_dir"], ["2-D grid"]),
+])
+def test_bad_flags(tmp_path, capsys, flag, words):
+    fails(capsys, [*CNN, *flag, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+
+
+def test_mpio_without_parallel_h5py_is_refused(tmp_path, capsys):
+    import h5py
+    if h5py.get_config().mpi:
+        pytest.skip("this h5py has parallel HDF5")
+    fails(capsys, [*CNN, "--io", "mpio", "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5"), "--quiet"], 2,
+          "--io=mpio", "without parallel HDF5")
+
+
+def test_existing_surface_with_other_settings_is_refused_and_untouched(tmp_path, capsys, ckpt):
+    surf = tmp_path / "s.h5"
+    base = [*CNN, "--model_file", str(ckpt), "--x=-1:1:3", "--surf_file", str(surf), "--quiet"]
+    assert main(base) == 0
+    capsys.readouterr()
+    before = sha(surf)
+    line = fails(capsys, [*CNN, "--model_file", str(ckpt), "--x=-1:1:5", "--surf_file", str(surf),
+                          "--dir_file", str(tmp_path / "s.directions.h5")], 4, "grid_x", "'-1.0:1.0:3'", "'-1.0:1.0:5'")
+    assert "left untouched" in line
+    fails(capsys, [*base, "--loss_name", "mse"], 4, "loss_name")
+    fails(capsys, [*base, "--no_test"], 4, "test_size")
+    fails(capsys, [*base, "--dtype", "float64"], 4, "dtype")
+    assert sha(surf) == before
+
+
+def test_existing_file_that_is_not_a_surface_is_never_overwritten(tmp_path, capsys):
+    surf = tmp_path / "precious.h5"
+    surf.write_bytes(b"precious data")
+    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(surf)], 3, "precious.h5", "not a readable HDF5")
+    assert surf.read_bytes() == b"precious data"
+
+
+def test_direction_file_for_another_model(tmp_path, capsys):
+    assert main(["--model", "digits_mlp", "--x=-1:1:3", "--surf_file", str(tmp_path / "m.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--dir_file", str(tmp_path / "m.directions.h5"),
+                   "--surf_file", str(tmp_path / "c.h5")], 3, "made for another model", "missing")
+
+
+def test_direction_file_with_conflicting_flags(tmp_path, capsys):
+    assert main([*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "a.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--dir_file", str(tmp_path / "a.directions.h5"), "--xnorm", "layer",
+                   "--surf_file", str(tmp_path / "b.h5")], 4, "--xnorm=layer", "'filter'")
+
+
+def test_a_2d_grid_needs_two_directions(tmp_path, capsys):
+    assert main([*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "a.h5"), "--quiet"]) == 0
+    capsys.readouterr()
+    fails(capsys, [*CNN, "--x=-1:1:3", "--y=-1:1:3", "--dir_file", str(tmp_path / "a.directions.h5"),
+                   "--surf_file", str(tmp_path / "b.h5")], 4, "only an x direction")
+
+
+def test_unknown_flag_is_one_line(tmp_path, capsys):
+    fails(capsys, [*CNN, "--frobnicate"], 2, "--frobnicate", "--help")
+
+
+def test_reused_direction_file_must_match_the_target_models(tmp_path, capsys):
+    from landscape.io.checkpoint import save
+    from landscape.models import DigitsCNN
+    for i in range(3):
+        torch.manual_seed(i)
+        save(DigitsCNN(), str(tmp_path / f"m{i}.pt"))
+    base = [*CNN, "--model_file", str(tmp_path / "m0.pt"), "--x=0:1:3", "--dir_file", str(tmp_path / "d.h5"),
+            "--no_test", "--quiet"]
+    assert main([*base, "--model_file2", str(tmp_path / "m1.pt"), "--surf_file", str(tmp_path / "a.h5")]) == 0
+    capsys.readouterr()
+    fails(capsys, [*base, "--model_file2", str(tmp_path / "m2.pt"), "--surf_file", str(tmp_path / "b.h5")], 4,
+          "--model_file2", "m2.pt", "m1.pt")
+    fails(capsys, [*base, "--surf_file", str(tmp_path / "c.h5")], 4, "no --model_file2")
+    assert not (tmp_path / "b.h5").exists() and not (tmp_path / "c.h5").exists()
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--model_file2", "x.pt", "--xnorm", "filter"], ["--xnorm", "--model_file2"]),
+    (["--y=-1:1:3", "--same_dir", "--yignore", "none"], ["--yignore", "--same_dir"]),
+    (["--seed", "-1"], ["--seed=-1"]),
+])
+def test_flags_that_cannot_apply(tmp_path, capsys, flags, words):
+    fails(capsys, [*CNN, "--x=-1:1:3", *flags, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_plugin_that_exits_is_an_input_error(tmp_path, capsys, plugins):
+    fails(capsys, ["--model", f"{plugins}:exits_at_call", "--surf_file", str(tmp_path / "s.h5")], 3,
+          "exits_at_call", "SystemExit")
+
+
+def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
+    import argparse
+    from landscape.models import DigitsCNN
+    torch.manual_seed(0)
+    state = DigitsCNN().state_dict()
+    torch.save({"state_dict": state, "args": argparse.Namespace(lr=0.1)}, tmp_path / "full.t7")
+    fails(capsys, [*CNN, "--model_file", str(tmp_path / "full.t7"), "--x=-1:1:3",
+                   "--surf_file", str(tmp_path / "s.h5")], 3, "--allow_pickle")
+    assert main([*CNN, "--model_file", str(tmp_path / "full.t7"), "--allow_pickle", "--x=-1:1:3", "--no_test",
+                 "--surf_file", str(tmp_path / "s.h5"), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "module._orig_mod."])
+def test_wrapped_checkpoint_keys_are_unwrapped(tmp_path, prefix):
+    from landscape.io.checkpoint import read_state_dict
+    from landscape.models import DigitsCNN
+    state = DigitsCNN().state_dict()
+    torch.save({"model": {prefix + k: v for k, v in state.items()}}, tmp_path / "w.pt")
+    assert list(read_state_dict(str(tmp_path / "w.pt"))) == list(state)

@@ -1,0 +1,57 @@
+"""--train_subset (with the standard error of the loss), --data_split/--split_idx, --loss_name callables."""
+import math
+
+import numpy as np
+import torch
+
+from conftest import landscape
+from landscape.cli.surface import main
+from landscape.data import load_named
+from landscape.data.samples import subset as train_subset
+from landscape.io.surface_file import read as read_surface
+
+MLP = ["--model", "digits_mlp", "--x=-1:1:3", "--no_test", "--quiet"]
+
+
+def test_train_subset_records_its_size_and_the_standard_error(tmp_path):
+    assert main([*MLP, "--train_subset", "200", "--surf_file", str(tmp_path / "s.h5")]) == 0
+    s = read_surface(str(tmp_path / "s.h5"))
+    assert s.attrs["train_size"] == 200 and s.attrs["train_subset"] == 200
+    assert set(s.values) == {"train_loss", "train_loss_se", "train_acc"}
+    # the standard error by hand at the centre: the model at (0, 0) on the same 200 samples
+    from landscape.models import build_model
+    torch.manual_seed(0)
+    model = build_model("digits_mlp").eval()
+    sub = train_subset(load_named("digits").train, 200, 0)
+    with torch.no_grad():
+        losses = torch.nn.functional.cross_entropy(model(sub.inputs), sub.targets, reduction="none").double()
+    assert math.isclose(s.values["train_loss"][1], float(losses.mean()), rel_tol=1e-6)
+    assert math.isclose(s.values["train_loss_se"][1], float(losses.std() / math.sqrt(200)), rel_tol=1e-5)
+
+
+def test_data_split_evaluates_one_chunk(tmp_path):
+    assert main([*MLP, "--data_split", "4", "--split_idx", "3", "--surf_file", str(tmp_path / "s.h5")]) == 0
+    assert read_surface(str(tmp_path / "s.h5")).attrs["train_size"] == 1437 // 4
+
+
+def test_bad_data_options(tmp_path, capsys):
+    for argv, words in ((["--train_subset", "0"], "--train_subset=0"), (["--data_split", "3", "--split_idx", "3"],
+                        "--split_idx=3"), (["--dataset", "cifar10"], "--datapath"),
+                        (["--dataset", "cifar10", "--datapath", str(tmp_path / "nowhere")], "nowhere")):
+        code = landscape("surface", *[*MLP, *argv, "--surf_file", str(tmp_path / "s.h5")])
+        err = capsys.readouterr().err.strip()
+        assert code in (2, 3) and words in err and len(err.splitlines()) == 1, err
+
+
+def halved_cross_entropy(output, targets):
+    return 0.5 * torch.nn.functional.cross_entropy(output, targets)
+
+
+def test_loss_callable_is_weighted_by_batch(tmp_path, plugins):
+    here = __file__
+    assert main([*MLP, "--surf_file", str(tmp_path / "a.h5"), "--dir_file", str(tmp_path / "d.h5")]) == 0
+    assert main([*MLP, "--loss_name", f"{here}:halved_cross_entropy", "--batch_size", "100",
+                 "--surf_file", str(tmp_path / "b.h5"), "--dir_file", str(tmp_path / "d.h5")]) == 0
+    a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert np.allclose(b.values["train_loss"], 0.5 * a.values["train_loss"], rtol=1e-6)
+    assert "test_data_options.py:halved_cross_entropy#" in b.attrs["loss_name"]

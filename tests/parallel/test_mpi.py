@@ -1,0 +1,124 @@
+"""Under mpiexec -n 2 and -n 3 the surface is bit for bit the serial brute-force loop.
+
+The brute force evaluates every (x[i], y[j]) in a plain double loop on one
+process, with no scheduler, no splitting and no writer.  With LANDSCAPE_TEST_MPIO=1
+(the parallel-HDF5 stack in CI) the ranks must write through driver='mpio'.
+"""
+import os
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import run
+from landscape.io.checkpoint import read_state_dict, load_into, save
+from landscape.data import load_named
+from landscape.surface import directions as dirs
+from landscape.surface.evaluation import Evaluator
+from landscape.models import build_model
+from landscape.io.direction_file import read as read_directions
+from landscape.io.surface_file import read as read_surface
+
+WANT_IO = "mpio" if os.environ.get("LANDSCAPE_TEST_MPIO") == "1" else "gather"
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A DigitsCNN with BatchNorm, perturbed so that its weights are not the default init."""
+    path = tmp_path_factory.mktemp("ckpt") / "cnn.pt"
+    torch.manual_seed(11)
+    model = build_model("digits_cnn")
+    with torch.no_grad():
+        for t in model.state_dict().values():
+            if t.is_floating_point():
+                t.add_(0.1 * torch.randn_like(t))
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_var.uniform_(0.5, 2.0)
+    save(model, str(path))
+    return str(path)
+
+
+def brute_force(checkpoint, dir_file, x, y, dir_type):
+    model = build_model("digits_cnn")
+    load_into(model, read_state_dict(checkpoint), checkpoint)
+    origin = dirs.origin_tensors(model, dir_type)
+    d = read_directions(dir_file)
+    data = load_named("digits")
+    ev = Evaluator(model, origin, d.x, d.y, {"train": data.train, "test": data.test}, "crossentropy")
+    torch.set_num_threads(1)
+    out = np.empty((len(x), len(y), len(ev.names)))
+    for i, a in enumerate(x):
+        for j, b in enumerate(y):
+            out[i, j] = ev(float(a), float(b))
+    return {q: out[..., n] for n, q in enumerate(ev.names)}
+
+
+@pytest.mark.parametrize("dir_type", ["weights", "states"])
+def test_parallel_equals_serial_brute_force_bit_for_bit(tmp_path, checkpoint, dir_type):
+    grid = ["--x=-1:1:9", "--y=-0.5:1:6"]  # non-square on purpose
+    common = ["--model", "digits_cnn", "--model_file", checkpoint, *grid, "--dir_type", dir_type,
+              "--dir_file", str(tmp_path / "dirs.h5"), "--threads", "1", "--round_seconds", "0.05"]
+    results = {}
+    for ranks in (None, 2, 3):
+        surf = tmp_path / f"surf_{ranks}.h5"
+        proc = run("plot_surface", [*common, "--surf_file", str(surf)], ranks=ranks)
+        assert proc.returncode == 0, proc.stderr
+        if ranks:
+            assert f"on {ranks} ranks" in proc.stdout and f"({WANT_IO} writes)" in proc.stdout, proc.stdout
+        results[ranks] = read_surface(str(surf))
+        assert results[ranks].done.all() and results[ranks].run["ranks"] == (ranks or 1)
+    s = results[None]
+    expected = brute_force(checkpoint, str(tmp_path / "dirs.h5"), s.x, s.y, dir_type)
+    assert set(expected) == set(s.values) == {"train_loss", "train_acc", "test_loss", "test_acc"}
+    for ranks, surface in results.items():
+        for q, values in expected.items():
+            assert np.array_equal(surface.values[q], values), (ranks, q)
+
+
+def test_one_dimensional_surface_under_mpi(tmp_path, checkpoint):
+    args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:13", "--threads", "1"]
+    serial = run("plot_surface", [*args, "--surf_file", str(tmp_path / "a.h5"), "--dir_file", str(tmp_path / "d.h5")])
+    parallel = run("plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5"), "--dir_file", str(tmp_path / "d.h5")],
+                   ranks=2)
+    assert serial.returncode == 0 and parallel.returncode == 0, parallel.stderr
+    a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert a.values["train_loss"].shape == (13,)
+    assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
+
+
+def test_a_failure_on_one_rank_ends_the_job_quickly_and_is_printed_once(tmp_path, plugins):
+    """The failing points lie in the last block, owned by one rank; the others must not hang."""
+    started = time.monotonic()
+    proc = run("plot_surface", ["--model", f"{plugins}:failing_model", "--x=0:1:30", "--xignore", "none",
+                                "--surf_file", str(tmp_path / "f.h5"), "--round_seconds", "0.01"], ranks=3, timeout=60)
+    took = time.monotonic() - started
+    assert proc.returncode != 0
+    assert proc.stderr.count("simulated failure far from the origin") == 1, proc.stderr
+    assert took < 40, took
+
+
+def test_a_setup_error_is_printed_once_by_rank_zero(tmp_path):
+    proc = run("plot_surface", ["--model", "digits_cnn", "--x=1:-1:5", "--surf_file", str(tmp_path / "s.h5")],
+               ranks=2, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("--x=1:-1:5") == 1, proc.stderr
+    assert not (tmp_path / "s.h5").exists()
+
+
+def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
+    proc = run("surface", ["--help"], ranks=2, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.count("usage: landscape surface") == 1, proc.stdout
+    proc = run("plot_surface", ["--model", "digits_cnn", "--he"], ranks=2, timeout=60)  # no abbreviations
+    assert proc.returncode == 2 and proc.stderr.count("unrecognized arguments: --he") == 1, proc.stderr
+
+
+def test_recalibrated_batchnorm_is_the_same_on_any_number_of_ranks(tmp_path, checkpoint):
+    args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:7", "--bn", "recalibrate",
+            "--bn_batches", "2", "--no_test", "--dir_file", str(tmp_path / "d.h5"), "--threads", "1"]
+    serial = run("plot_surface", [*args, "--surf_file", str(tmp_path / "a.h5")])
+    parallel = run("plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5")], ranks=2)
+    assert serial.returncode == 0 and parallel.returncode == 0, parallel.stderr
+    a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert a.attrs["bn"] == "recalibrate" and b.run["ranks"] == 2 and all(np.array_equal(a.values[q], b.values[q]) for q in a.values)

@@ -1,0 +1,104 @@
+"""Kill -9 of a whole running MPI job, then the same command again: only missing points are computed
+and the result is identical to an uninterrupted run."""
+import os
+import signal
+import subprocess
+import time
+
+import h5py
+import numpy as np
+
+from conftest import ROOT, command, run
+from landscape.io.surface_file import read as read_surface
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants (MPICH's Hydra puts every rank in a session of its own)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def unlocked(path) -> bool:
+    try:
+        h5py.File(path, "r").close()
+        return True
+    except OSError:
+        return False
+
+
+def done_count(path) -> int:
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return int(f["done"][()].sum())
+    except (OSError, KeyError):
+        return 0
+
+
+def test_kill_minus_nine_then_resume_gives_the_uninterrupted_result(tmp_path, plugins):
+    env = dict(os.environ, LANDSCAPE_TEST_SLEEP="0.05")
+    args = ["--model", f"{plugins}:slow_model", "--x=-1:1:61", "--no_test", "--batch_size", "5000",
+            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--threads", "1"]
+    surf = tmp_path / "s.h5"
+    job = subprocess.Popen(command("plot_surface", [*args, "--surf_file", str(surf)], ranks=2), cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while done_count(surf) < 12 and time.monotonic() < deadline and job.poll() is None:
+        time.sleep(0.05)
+    tree = process_tree(job.pid)
+    assert len(tree) >= 3, tree  # launcher and two ranks at least
+    for pid in tree:  # the launcher and every rank at once, no clean-up
+        os.kill(pid, signal.SIGKILL)
+    job.wait()
+    while (any(alive(pid) for pid in tree) or not unlocked(surf)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the kernel drops a dead process's file lock a moment later
+    killed_at = done_count(surf)
+    assert 12 <= killed_at < 61, f"the job was not caught mid-run ({killed_at} of 61 done)"
+    partial = read_surface(str(surf))
+    assert np.isfinite(partial.values["train_loss"][partial.done]).all()
+    assert np.isnan(partial.values["train_loss"][~partial.done]).all()
+
+    resumed = run("plot_surface", [*args, "--surf_file", str(surf)], ranks=2, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{killed_at} already done, {61 - killed_at} to compute" in resumed.stdout, resumed.stdout
+
+    fresh = run("plot_surface", [*args, "--surf_file", str(tmp_path / "fresh.h5")], env=env)
+    assert fresh.returncode == 0, fresh.stderr
+    a, b = read_surface(str(surf)), read_surface(str(tmp_path / "fresh.h5"))
+    assert a.done.all()
+    assert np.array_equal(a.values["train_loss"], b.values["train_loss"])
+    assert np.array_equal(a.values["train_acc"], b.values["train_acc"])
+    assert a.run["points_computed"] == 61 - killed_at
+
+
+def test_nan_results_are_results_not_work_left(tmp_path, plugins):
+    """A diverged point (loss NaN) is stored and marked done; rerunning computes nothing."""
+    args = ["--model", f"{plugins}:diverging_model", "--x=-1:1:9", "--y=-1:1:5", "--xignore", "none",
+            "--yignore", "none", "--surf_file", str(tmp_path / "n.h5"), "--no_test"]
+    first = run("plot_surface", args)
+    assert first.returncode == 0, first.stderr
+    s = read_surface(str(tmp_path / "n.h5"))
+    assert s.done.all()
+    assert np.isnan(s.values["train_loss"]).any() and np.isfinite(s.values["train_loss"]).any()
+    again = run("plot_surface", args)
+    assert "45 already done, 0 to compute" in again.stdout, again.stdout
