@@ -1,8 +1,9 @@
-"""Shared helpers: run the CLIs in a subprocess, serially or under an MPI launcher."""
+"""Shared helpers: run the CLIs in a subprocess, serially or under an MPI launcher, and watch them."""
 import os
 import subprocess
 from pathlib import Path
 
+import h5py
 import pytest
 
 from landscape.parallel.launch import cli_command, mpiexec_command
@@ -28,6 +29,55 @@ def run(program: str, args: list[str], ranks: int | None = None, timeout: float 
     env = dict(os.environ, **kw.pop("env", {}))
     return subprocess.run(command(program, args, ranks), capture_output=True, text=True, timeout=timeout,
                           cwd=kw.pop("cwd", ROOT), env=env, **kw)
+
+
+def start(program: str, args: list[str], ranks: int | None = None, env: dict | None = None) -> subprocess.Popen:
+    """A job running in the background, in a session of its own (so its whole tree can be signalled)."""
+    return subprocess.Popen(command(program, args, ranks), cwd=ROOT, env=dict(os.environ, **(env or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants (MPICH's Hydra puts every rank in a session of its own)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def unlocked(path) -> bool:
+    try:
+        h5py.File(path, "r").close()
+        return True
+    except OSError:
+        return False
+
+
+def done_count(path) -> int:
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return int(f["done"][()].sum())
+    except (OSError, KeyError):
+        return 0
 
 
 def landscape(*argv) -> int:

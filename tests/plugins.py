@@ -90,3 +90,17 @@ def tensor_data():
 
 def exits_at_call():
     raise SystemExit(0)  # a factory that ends the process must not end (or falsely succeed) the job
+
+
+class ExitsFar(FailsFar):
+    """Calls sys.exit(0) once far from the origin: a job must not end there with exit 0."""
+
+    def forward(self, x):
+        w = self.net[1].weight
+        if (w - self.start).norm() > 0.75 * self.start.norm():
+            raise SystemExit(0)
+        return self.net(x)
+
+
+def exiting_model():
+    return ExitsFar()

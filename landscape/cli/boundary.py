@@ -13,7 +13,7 @@ import argparse
 import sys
 import traceback
 
-from ..errors import LandscapeError, describe
+from ..errors import LandscapeError, Stopped, describe
 from ..parallel import comm as comm_module
 
 TRACEBACK_FLAG = "--traceback"
@@ -49,7 +49,7 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell: dic
         if getattr(exc, "collective", False):
             if world.rank == 0 and str(exc):
                 where = f" (rank {exc.rank})" if getattr(exc, "rank", 0) else ""
-                _print(f"{prog}: {'stopped' if exc.exit_code == 143 else 'error'}{where}: {exc}")
+                _print(f"{prog}: {exc}" if isinstance(exc, Stopped) else f"{prog}: error{where}: {exc}")
                 if show_traceback and getattr(exc, "detail", ""):
                     _print(exc.detail)
             return exc.exit_code

@@ -289,7 +289,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
                   "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete"}
         if comm.rank == 0:
             surface_file.append_run(surf_path, "end", ending, run=run_number)
-    progress.update(outcome.computed, final=True)
+    if len(todo):
+        progress.update(outcome.computed, final=True)
     if outcome.stopped_by:
         left = len(todo) - outcome.computed
         raise Stopped(f"stopped by {outcome.stopped_by} after saving {outcome.computed} points; {left} of "

@@ -19,6 +19,7 @@ class Progress:
         self.stream = stream or sys.stdout
         self.start = self.last = time.perf_counter()
         self.done = 0  # points computed by this run
+        self.shown = -1  # the count of the last line printed
 
     def rate(self) -> float:
         elapsed = time.perf_counter() - self.start
@@ -27,8 +28,9 @@ class Progress:
     def update(self, done_this_run: int, final: bool = False) -> None:
         self.done = done_this_run
         now = time.perf_counter()
-        if not self.enabled or (not final and now - self.last < self.every):
+        if not self.enabled or (not final and now - self.last < self.every) or (final and self.shown == self.done):
             return
+        self.shown = self.done
         self.last = now
         todo = self.total - self.already
         rate = self.rate()

@@ -84,14 +84,6 @@ def test_bad_flags(tmp_path, capsys, flag, words):
     fails(capsys, [*CNN, *flag, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
 
 
-def test_mpio_without_parallel_h5py_is_refused(tmp_path, capsys):
-    import h5py
-    if h5py.get_config().mpi:
-        pytest.skip("this h5py has parallel HDF5")
-    fails(capsys, [*CNN, "--io", "mpio", "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5"), "--quiet"], 2,
-          "--io=mpio", "without parallel HDF5")
-
-
 def test_existing_surface_with_other_settings_is_refused_and_untouched(tmp_path, capsys, ckpt):
     surf = tmp_path / "s.h5"
     base = [*CNN, "--model_file", str(ckpt), "--x=-1:1:3", "--surf_file", str(surf), "--quiet"]
@@ -170,22 +162,123 @@ def test_a_plugin_that_exits_is_an_input_error(tmp_path, capsys, plugins):
           "exits_at_call", "SystemExit")
 
 
-def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
-    import argparse
-    from landscape.models import DigitsCNN
-    torch.manual_seed(0)
-    state = DigitsCNN().state_dict()
-    torch.save({"state_dict": state, "args": argparse.Namespace(lr=0.1)}, tmp_path / "full.t7")
-    fails(capsys, [*CNN, "--model_file", str(tmp_path / "full.t7"), "--x=-1:1:3",
-                   "--surf_file", str(tmp_path / "s.h5")], 3, "--allow_pickle")
-    assert main([*CNN, "--model_file", str(tmp_path / "full.t7"), "--allow_pickle", "--x=-1:1:3", "--no_test",
-                 "--surf_file", str(tmp_path / "s.h5"), "--quiet"]) == 0
+# --------------------------------------------------------------------------- exit codes that must not lie
+
+def test_sys_exit_in_a_models_forward_is_an_evaluation_error(tmp_path, capsys, plugins):
+    line = fails(capsys, ["--model", f"{plugins}:exiting_model", "--x=0:1:5", "--xignore", "none", "--no_test",
+                          "--surf_file", str(tmp_path / "s.h5")], 5, "sys.exit(0)", "x=1")
+    assert "evaluating the model at" in line
 
 
-@pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "module._orig_mod."])
-def test_wrapped_checkpoint_keys_are_unwrapped(tmp_path, prefix):
-    from landscape.io.checkpoint import read_state_dict
-    from landscape.models import DigitsCNN
-    state = DigitsCNN().state_dict()
-    torch.save({"model": {prefix + k: v for k, v in state.items()}}, tmp_path / "w.pt")
-    assert list(read_state_dict(str(tmp_path / "w.pt"))) == list(state)
+def test_sys_exit_on_one_rank_ends_the_job_with_exit_5_printed_once(tmp_path, plugins):
+    from conftest import run
+    proc = run("surface", ["--model", f"{plugins}:exiting_model", "--x=0:1:12", "--xignore", "none", "--no_test",
+                           "--surf_file", str(tmp_path / "s.h5"), "--round_seconds", "0.01"], ranks=2, timeout=60)
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stderr.count("sys.exit(0)") == 1, proc.stderr
+
+
+def test_missing_output_folder_is_an_input_error(tmp_path, capsys):
+    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "nowhere" / "s.h5")], 3,
+          "--surf_file=", "nowhere", "does not exist")
+    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5"), "--dir_file",
+                   str(tmp_path / "gone" / "d.h5")], 3, "--dir_file=", "gone")
+    assert not list(tmp_path.iterdir())
+
+
+def as_another_user(argv: list[str], folder):
+    """Run ``landscape`` as a user without write permission (root ignores file modes)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from conftest import ROOT
+    cmd = [sys.executable, "-m", "landscape", *map(str, argv)]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("needs setpriv to drop root")
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env=dict(os.environ, HOME=str(folder)))
+
+
+@pytest.fixture
+def shared(tmp_path_factory):
+    """A folder any user can enter (pytest's own are private to root)."""
+    import os
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="landscape-perm-")
+    os.chmod(folder, 0o777)
+    from pathlib import Path
+    yield Path(folder)
+    import shutil
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_unwritable_folder_and_read_only_surface_are_input_errors(shared):
+    import os
+    import shutil
+    from conftest import landscape
+    base = ["surface", *CNN, "--x=-1:1:3", "--no_test", "--threads", "1"]
+    locked = shared / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o755)  # not writable by the other user
+    proc = as_another_user([*base, "--surf_file", locked / "s.h5"], shared)
+    assert proc.returncode == 3 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "is not writable" in proc.stderr and "--surf_file=" in proc.stderr
+    assert landscape(*base, "--surf_file", shared / "done.h5", "--quiet") == 0
+    os.chmod(shared / "done.h5", 0o444)
+    before = sha(shared / "done.h5")
+    proc = as_another_user([*base, "--surf_file", shared / "done.h5"], shared)
+    assert proc.returncode == 3 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "is read-only" in proc.stderr
+    assert sha(shared / "done.h5") == before
+    shutil.rmtree(locked)
+
+
+# --------------------------------------------------------------------------- bounds
+
+def test_threads_beyond_the_cores_are_capped_and_said(tmp_path, capsys):
+    import os
+    from conftest import landscape
+    from landscape.io.surface_file import read
+    assert landscape("surface", *CNN, "--x=-1:1:3", "--no_test", "--threads", "100000",
+                     "--surf_file", tmp_path / "s.h5") == 0
+    cores = len(os.sched_getaffinity(0))
+    assert f"note: threads=100000 is more than the {cores} cores this rank may run on; using {cores}" in capsys.readouterr().out
+    assert read(str(tmp_path / "s.h5")).run["threads_per_rank"] == cores
+
+
+@pytest.mark.parametrize("grid, size", [(["--x=-1:1:100000000"], "100,000,000 points"),
+                                        (["--x=-1:1:100000", "--y=-1:1:100000"], "10,000,000,000 points")])
+def test_huge_grids_are_refused_with_the_file_size_unless_forced(tmp_path, capsys, grid, size):
+    line = fails(capsys, [*CNN, *grid, "--surf_file", str(tmp_path / "s.h5")], 2, size, "--force",
+                 "the surface file would take about")
+    assert "GB" in line or "TB" in line
+    assert not list(tmp_path.iterdir())
+    from landscape.surface.grid import Grid
+    assert Grid.parse("-1:1:1025", "-1:1:1024", force=True).size == 1025 * 1024
+
+
+@pytest.mark.parametrize("flag, words", [
+    (["--num_classes", "0"], "--num_classes=0: expected a whole number of classes, at least 2"),
+    (["--num_classes", "1"], "--num_classes=1"),
+    (["--round_seconds", "nan"], "--round_seconds=nan: expected a positive, finite number of seconds"),
+    (["--round_seconds", "inf"], "--round_seconds=inf"), (["--round_seconds", "0"], "--round_seconds=0"),
+    (["--bn_batches", "0"], "--bn_batches=0"), (["--seed", "-1"], "--seed=-1"),
+])
+def test_values_out_of_range_are_refused_before_any_file_is_touched(tmp_path, capsys, flag, words):
+    fails(capsys, [*CNN, "--x=-1:1:3", *flag, "--surf_file", str(tmp_path / "s.h5")], 2, words)
+    assert not list(tmp_path.iterdir())
+
+
+def test_io_mpio_on_serial_h5py_is_refused_before_the_file_is_touched(tmp_path, capsys):
+    import h5py
+    if h5py.get_config().mpi:
+        pytest.skip("this h5py has parallel HDF5")
+    surf = tmp_path / "s.h5"
+    assert main([*CNN, "--x=-1:1:3", "--surf_file", str(surf), "--quiet"]) == 0
+    before = sha(surf)
+    fails(capsys, [*CNN, "--io", "mpio", "--x=-1:1:3", "--surf_file", str(surf)], 2, "--io=mpio",
+          "without parallel HDF5")
+    assert sha(surf) == before

@@ -196,3 +196,18 @@ def test_contiguous_slices_cover_each_point_once(shape):
     expected = np.zeros(n)
     expected[flat] = flat + 1
     assert np.array_equal(target.reshape(-1), expected)
+
+
+def test_partial_files_of_dead_makers_are_removed_and_live_ones_kept(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from landscape.io import atomic
+    path = str(tmp_path / "s.h5")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = [f"{path}.partial-{atomic.HOST}-{dead.stdout.strip()}", f"{path}.partial-{dead.stdout.strip()}"]
+    live = [f"{path}.partial-{atomic.HOST}-{os.getppid()}", f"{path}.partial-otherhost-{dead.stdout.strip()}"]
+    for name in stale + live:
+        open(name, "w").close()
+    blank(tmp_path / "s.h5")
+    assert sorted(str(p) for p in tmp_path.iterdir()) == sorted([path, *live])

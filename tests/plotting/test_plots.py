@@ -236,3 +236,12 @@ def test_runs_as_a_module(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(tmp_path / "s1_1d.png")]
+
+
+def test_a_file_with_coordinates_only_is_an_input_error(tmp_path, capsys):
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        f["xcoordinates"] = X1
+    for command in ("plot1d", "plot2d"):
+        code, out, err = run(command, [tmp_path / "c.h5"], capsys)
+        assert code == 3 and len(err.strip().splitlines()) == 1, err
+        assert "holds coordinates but no quantities" in err

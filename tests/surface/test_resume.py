@@ -5,54 +5,10 @@ import signal
 import subprocess
 import time
 
-import h5py
 import numpy as np
 
-from conftest import ROOT, command, run
+from conftest import ROOT, alive, command, done_count, process_tree, run, unlocked
 from landscape.io.surface_file import read as read_surface
-
-
-def process_tree(root: int) -> list[int]:
-    """``root`` and all its descendants (MPICH's Hydra puts every rank in a session of its own)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def unlocked(path) -> bool:
-    try:
-        h5py.File(path, "r").close()
-        return True
-    except OSError:
-        return False
-
-
-def done_count(path) -> int:
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            return int(f["done"][()].sum())
-    except (OSError, KeyError):
-        return 0
 
 
 def test_kill_minus_nine_then_resume_gives_the_uninterrupted_result(tmp_path, plugins):
@@ -99,6 +55,9 @@ def test_nan_results_are_results_not_work_left(tmp_path, plugins):
     assert first.returncode == 0, first.stderr
     s = read_surface(str(tmp_path / "n.h5"))
     assert s.done.all()
-    assert np.isnan(s.values["train_loss"]).any() and np.isfinite(s.values["train_loss"]).any()
+    loss, acc = s.values["train_loss"], s.values["train_acc"]
+    assert np.isnan(loss).any() and np.isfinite(loss).any()
+    assert np.array_equal(np.isnan(acc), np.isnan(loss))  # a NaN output has no accuracy (not 10 %)
+    assert (acc[np.isfinite(acc)] > 0).all()
     again = run("plot_surface", args)
     assert "45 already done, 0 to compute" in again.stdout, again.stdout

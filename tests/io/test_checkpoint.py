@@ -1,0 +1,70 @@
+"""Checkpoints as users have them: the reference code's .t7 files, wrapper prefixes, Python objects."""
+import argparse
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import landscape, run
+from landscape.io.checkpoint import read_state_dict, save
+from landscape.io.surface_file import read as read_surface
+from landscape.models import DigitsCNN
+
+CNN = ["--model", "digits_cnn", "--x=-1:1:5", "--no_test", "--threads", "1"]
+
+
+def trained_cnn() -> DigitsCNN:
+    torch.manual_seed(4)
+    model = DigitsCNN()
+    with torch.no_grad():
+        for t in model.state_dict().values():
+            if t.is_floating_point():
+                t.add_(0.2 * torch.randn_like(t))
+    return model
+
+
+def test_a_reference_t7_without_batchnorm_counters_computes_the_same_surface(tmp_path):
+    """The paper's checkpoints: PyTorch < 0.4.1 (no num_batches_tracked), saved from nn.DataParallel
+    (module. prefixes) as {'state_dict': ...} in the legacy, pre-zip serialization."""
+    model = trained_cnn()
+    save(model, str(tmp_path / "ours.pt"))
+    old = {f"module.{k}": v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+    torch.save({"state_dict": old, "epoch": 300, "acc": 93.1}, tmp_path / "model_300.t7",
+               _use_new_zipfile_serialization=False)
+    common = [*CNN, "--dir_file", str(tmp_path / "d.h5")]
+    assert landscape("surface", *common, "--model_file", tmp_path / "ours.pt", "--surf_file", tmp_path / "a.h5",
+                     "--quiet") == 0
+    proc = run("surface", [*common, "--model_file", str(tmp_path / "model_300.t7"), "--surf_file",
+                           str(tmp_path / "b.h5")], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("num_batches_tracked") == 1, proc.stdout  # said once, by rank 0
+    assert "PyTorch < 0.4.1" in proc.stdout
+    a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
+
+
+def test_other_missing_tensors_are_still_refused(tmp_path, capsys):
+    state = {k: v for k, v in trained_cnn().state_dict().items() if k != "features.1.running_var"}
+    torch.save({"state_dict": state}, tmp_path / "m.t7")
+    assert landscape("surface", *CNN, "--model_file", tmp_path / "m.t7", "--surf_file", tmp_path / "s.h5") == 3
+    err = capsys.readouterr().err
+    assert "missing: features.1.running_var" in err and "num_batches_tracked" not in err
+    assert not (tmp_path / "s.h5").exists()
+
+
+def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
+    state = trained_cnn().state_dict()
+    torch.save({"state_dict": state, "args": argparse.Namespace(lr=0.1)}, tmp_path / "full.t7")
+    assert landscape("surface", *CNN, "--model_file", tmp_path / "full.t7", "--surf_file", tmp_path / "s.h5") == 3
+    assert "--allow_pickle" in capsys.readouterr().err
+    assert not (tmp_path / "s.h5").exists()
+    assert landscape("surface", *CNN, "--model_file", tmp_path / "full.t7", "--allow_pickle", "--quiet",
+                     "--surf_file", tmp_path / "s.h5") == 0
+
+
+@pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "module._orig_mod."])
+def test_wrapped_checkpoint_keys_are_unwrapped(tmp_path, prefix):
+    state = trained_cnn().state_dict()
+    torch.save({"model": {prefix + k: v for k, v in state.items()}}, tmp_path / "w.pt")
+    got = read_state_dict(str(tmp_path / "w.pt"))
+    assert list(got) == list(state) and all(torch.equal(got[k], state[k]) for k in state)

@@ -1,0 +1,76 @@
+"""One job per surface file, also where HDF5's own file locking is switched off."""
+import errno
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, done_count, run, start
+from landscape.errors import InputError
+from landscape.io.lock import SurfaceLock
+from landscape.io.surface_file import read as read_surface
+
+NO_HDF5_LOCKS = {"HDF5_USE_FILE_LOCKING": "FALSE"}
+
+
+def try_lock_in_another_process(path) -> subprocess.CompletedProcess:
+    code = ("import sys; from landscape.io.lock import SurfaceLock\n"
+            "try:\n    SurfaceLock(sys.argv[1]).__enter__()\n"
+            "except Exception as e:\n    print(e); sys.exit(3)\n")
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_a_held_lock_names_its_owner_and_is_gone_after_release(tmp_path):
+    path = tmp_path / "s.h5"
+    with SurfaceLock(str(path), "landscape surface --x=-1:1:5") as held:
+        # (reading the sidecar here would release the lock: POSIX locks belong to the process and go
+        # with the first close of any descriptor of the file; the other process reads the owner)
+        other = try_lock_in_another_process(path)
+        assert other.returncode == 3
+        assert f"is being computed by process {os.getpid()} on {held.owner['host']}" in other.stdout
+    assert not (tmp_path / "s.h5.lock").exists()
+    assert try_lock_in_another_process(path).returncode == 0
+
+
+def test_without_fcntl_locks_the_sidecar_is_created_exclusively(tmp_path, monkeypatch):
+    def no_locks(*args):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "lockf", no_locks)
+    path = str(tmp_path / "s.h5")
+    (tmp_path / "s.h5.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": 2**22 + 7}))  # dead
+    with SurfaceLock(path):
+        assert json.loads((tmp_path / "s.h5.lock").read_text())["pid"] == os.getpid()  # taken over
+    assert not (tmp_path / "s.h5.lock").exists()
+    (tmp_path / "s.h5.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": os.getppid()}))  # alive
+    with pytest.raises(InputError, match=f"being computed by process {os.getppid()}"):
+        SurfaceLock(path).__enter__()
+
+
+def test_a_second_job_on_the_same_file_is_refused_without_hdf5_locking(tmp_path, plugins):
+    args = ["--model", f"{plugins}:slow_model", "--x=-1:1:401", "--no_test", "--batch_size", "5000", "--threads", "1",
+            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--surf_file", str(tmp_path / "s.h5")]
+    first = start("surface", args, env={**NO_HDF5_LOCKS, "LANDSCAPE_TEST_SLEEP": "0.05"})
+    deadline = time.monotonic() + 60
+    while done_count(tmp_path / "s.h5") < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    second = run("surface", args, env={**NO_HDF5_LOCKS, "LANDSCAPE_TEST_SLEEP": "0"})
+    assert second.returncode == 3, second.stderr
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"is being computed by process {first.pid}" in lines[0], lines
+    assert "HDF5_USE_FILE_LOCKING" not in lines[0]
+    first.send_signal(signal.SIGTERM)  # the first job was not disturbed: it saves its round and stops
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 143, err
+    assert not (tmp_path / "s.h5.lock").exists()
+    fresh = run("surface", [*args[:-1], str(tmp_path / "fresh.h5")], env={"LANDSCAPE_TEST_SLEEP": "0"})
+    assert fresh.returncode == 0, fresh.stderr
+    a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
+    assert 2 <= a.done.sum() < 401 and len(a.runs) == 1  # the refused job left no run record
+    assert all(np.array_equal(a.values[q][a.done], b.values[q][a.done]) for q in b.values)

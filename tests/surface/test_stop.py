@@ -1,0 +1,52 @@
+"""SIGTERM (a Slurm time limit, scancel) and SIGUSR1 (sbatch --signal): the round in progress is saved,
+the run record says how the run ended, every rank leaves with exit code 143 and one line, and rerunning
+the same command finishes to exactly the values of an uninterrupted run."""
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from conftest import done_count, process_tree, run, start
+from landscape.io.surface_file import read as read_surface
+
+SLOW = {"LANDSCAPE_TEST_SLEEP": "0.05"}
+POINTS = 41
+
+
+def args(plugins, tmp_path, surf):
+    return ["--model", f"{plugins}:slow_model", f"--x=-1:1:{POINTS}", "--no_test", "--batch_size", "5000",
+            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--threads", "1",
+            "--surf_file", str(tmp_path / surf)]
+
+
+@pytest.mark.parametrize("ranks, signum, whom", [(None, signal.SIGTERM, "job"), (2, signal.SIGUSR1, "every process")])
+def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plugins, ranks, signum, whom):
+    job = start("surface", args(plugins, tmp_path, "s.h5"), ranks, env=SLOW)
+    deadline = time.monotonic() + 60
+    while done_count(tmp_path / "s.h5") < 4 and time.monotonic() < deadline and job.poll() is None:
+        time.sleep(0.02)
+    for pid in process_tree(job.pid) if whom == "every process" else [job.pid]:  # as Slurm signals a job step
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+    out, err = job.communicate(timeout=60)
+    name = signal.Signals(signum).name
+    assert job.returncode == 143, err
+    assert err.strip().splitlines() == [err.strip()] and f"stopped by {name} after saving" in err, err
+    stopped = read_surface(str(tmp_path / "s.h5"))
+    saved = int(stopped.done.sum())
+    assert 4 <= saved < POINTS, f"not stopped mid-run ({saved} of {POINTS})"
+    assert stopped.run["ended"] == f"stopped by {name}" and stopped.run["points_computed"] == saved
+    assert np.isfinite(stopped.values["train_loss"][stopped.done]).all()
+
+    resumed = run("surface", args(plugins, tmp_path, "s.h5"), ranks, env=SLOW)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{saved} already done, {POINTS - saved} to compute" in resumed.stdout
+    fresh = run("surface", args(plugins, tmp_path, "fresh.h5"), env={"LANDSCAPE_TEST_SLEEP": "0"})
+    assert fresh.returncode == 0, fresh.stderr
+    a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
+    assert a.done.all() and all(np.array_equal(a.values[q], b.values[q]) for q in b.values)
+    assert [r["ended"] for r in a.runs] == [f"stopped by {name}", "complete"]
