@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (see README.md):
 #   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws figures/
-#   make test   runs the test suite (MPI tests included)
+#   make test   runs the test suite (MPI tests included; the few long ones: make test-slow)
 # Each creates or reuses the virtual environment $(VENV) and installs what it needs:
 # torch first (the pinned CPU build; set TORCH=... for another), then MPI from PyPI.
 
@@ -16,7 +16,7 @@ PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-.PHONY: demo test test-phdf5 figures clean
+.PHONY: demo test test-slow test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,20 @@ $(STAMP): setup.cfg pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(PY) -m landscape.demo
+	$(PY) -m landscape demo
 
-test: $(STAMP)
+# strace: the fault-injection test kills jobs before each of their writes.
+tools:
+	@command -v strace >/dev/null || { command -v apt-get >/dev/null && \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace; }; } || \
+	  echo "strace not installed: the fault-injection test will be skipped"
+
+test: $(STAMP) tools
 	$(PY) -m pytest -q
+
+# The tests marked slow (the demo end to end): CI runs them too.
+test-slow: $(STAMP) tools
+	$(PY) -m pytest -q -m slow
 
 $(PSTAMP): setup.cfg pyproject.toml
 	command -v mpiexec.openmpi >/dev/null && /usr/bin/python3 -c "import h5py" 2>/dev/null || \
@@ -44,7 +54,8 @@ $(PSTAMP): setup.cfg pyproject.toml
 # MPI tests again, on parallel HDF5: every rank writes through driver='mpio'.
 test-phdf5: $(PSTAMP)
 	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
-	  $(PPY) -m pytest -q tests/test_mpi.py tests/test_resume.py
+	  $(PPY) -m pytest -q -p no:cacheprovider tests/parallel/test_mpi.py tests/surface/test_resume.py \
+	  tests/surface/test_stop.py tests/io/test_lock.py
 
 clean:
 	rm -rf demo_out .pytest_cache

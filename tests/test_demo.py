@@ -3,7 +3,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, require_mpi
+
+pytestmark = pytest.mark.slow  # 40 s: make test-slow and CI run it
 
 
 def test_quick_demo_end_to_end_and_rerun(tmp_path):

@@ -29,7 +29,7 @@ SCENARIOS = ("fresh", "resume", "noop")
 def job_args(plugins: str, folder: Path) -> list[str]:
     return ["surface", "--model", f"{plugins}:linear_model", "--dataset", f"{plugins}:regression_data",
             "--loss_name", "mse", "--x=-1:1:3", "--y=0:1:2", "--dir_file", str(folder / "d.h5"),
-            "--surf_file", str(folder / "s.h5"), "--threads", "1", "--round_seconds", "0.000001", "--quiet"]
+            "--surf_file", str(folder / "s.h5"), "--threads", "1", "--quiet"]  # two rounds: 1 point, then 5
 
 
 # --------------------------------------------------------------------------- the fork server (a script)

@@ -1,0 +1,69 @@
+"""The communicator's pieces that need no MPI: agreeing on failures, choosing threads per rank."""
+import pytest
+
+from landscape.errors import CollectiveFailure, ConfigError, InputError
+from landscape.parallel.comm import SerialComm, agree, threads_per_rank
+
+
+class Ranks:
+    """A stand-in world whose allgather returns what the other ranks are scripted to report."""
+
+    def __init__(self, rank: int, others: dict, size: int = 3, local_size: int = 1):
+        self.rank, self.size, self.local_size, self.others = rank, size, local_size, others
+
+    def allgather(self, value):
+        return [value if r == self.rank else self.others.get(r) for r in range(self.size)]
+
+
+def test_agree_returns_the_result_when_every_rank_succeeds():
+    assert agree(SerialComm(), lambda a, b: a + b, 2, b=3) == 5
+    assert agree(Ranks(0, {}), lambda: "ok") == "ok"
+
+
+def test_a_failure_on_this_rank_becomes_everyones_with_its_code_and_fields():
+    def bad():
+        raise ConfigError("batch_size", 0, "a positive whole number")
+
+    with pytest.raises(CollectiveFailure) as caught:
+        agree(SerialComm(), bad)
+    assert caught.value.exit_code == 2 and caught.value.rank == 0 and caught.value.fields == ("batch_size",)
+    assert str(caught.value.respelled({"batch_size": "--batch_size"})).startswith("--batch_size=0: expected")
+
+
+def test_a_failure_on_another_rank_stops_this_one_too():
+    report = ("checkpoint m.pt does not exist", InputError.exit_code, "traceback", ())
+    with pytest.raises(CollectiveFailure) as caught:
+        agree(Ranks(0, {2: report}), lambda: "fine here")
+    assert caught.value.rank == 2 and caught.value.exit_code == 3 and "m.pt" in str(caught.value)
+
+
+@pytest.mark.parametrize("raised, code, words", [(KeyError("k"), 1, "internal error: KeyError"),
+                                                 (SystemExit(0), 1, "internal error: SystemExit: 0")])
+def test_bugs_and_stray_sys_exit_are_internal_errors_never_a_silent_success(raised, code, words):
+    def fn():
+        raise raised
+
+    with pytest.raises(CollectiveFailure) as caught:
+        agree(SerialComm(), fn)
+    assert caught.value.exit_code == code and str(caught.value).startswith(words)
+
+
+def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monkeypatch):
+    import os
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert threads_per_rank(Ranks(0, {}, local_size=4), environ={}).count == 2
+    assert threads_per_rank(Ranks(0, {}, local_size=1), environ={}).count == 8
+    assert threads_per_rank(Ranks(0, {}, local_size=16), environ={}).count == 1
+    assert threads_per_rank(Ranks(0, {}, local_size=4), environ={"SLURM_CPUS_PER_TASK": "3"}).count == 3
+    assert threads_per_rank(SerialComm(), 5, environ={}) .count == 5
+
+
+def test_threads_asked_beyond_the_usable_cores_are_capped_with_a_note(monkeypatch):
+    import os
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    choice = threads_per_rank(SerialComm(), 100000, environ={})
+    assert choice.count == 2 and "threads=100000 is more than the 2 cores" in choice.note
+    for bad in (0, -3, True, 2.5):
+        with pytest.raises(ConfigError, match="threads="):
+            threads_per_rank(SerialComm(), bad, environ={})

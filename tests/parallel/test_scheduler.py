@@ -1,0 +1,81 @@
+"""The round scheduler with a null communicator and a writer that only records: every point once,
+rounds of about round_seconds, passes of per_pass points, a stop signal honoured between passes."""
+import numpy as np
+import pytest
+
+from landscape.errors import CollectiveFailure, EvaluationError
+from landscape.parallel.comm import SerialComm
+from landscape.parallel.scheduler import MAX_ROUND, round_length, run_points
+
+
+class Recorder:
+    quantities = ["a", "b"]
+
+    def __init__(self):
+        self.rounds = []
+
+    def write_round(self, flat, values):
+        self.rounds.append((np.array(flat), np.array(values)))
+
+
+class Stop:
+    def __init__(self, after: int):
+        self.after, self.calls, self.received = after, 0, None
+
+
+def kernel(points, calls=None, stop=None):
+    if calls is not None:
+        calls.append(len(points))
+    if stop is not None:
+        stop.calls += 1
+        if stop.calls == stop.after:
+            stop.received = "SIGTERM"
+    return np.stack([points[:, 0] * 10, points[:, 1]], axis=1)
+
+
+POINTS = np.stack([np.arange(20.0), np.zeros(20)], axis=1)
+
+
+def test_every_point_to_do_is_evaluated_once_in_order_and_written_with_its_values():
+    writer, todo = Recorder(), np.array([1, 2, 5, 7, 8, 13, 19])
+    outcome = run_points(kernel, POINTS, todo, SerialComm(), writer, round_seconds=1e-9)
+    flat = np.concatenate([r[0] for r in writer.rounds])
+    assert flat.tolist() == todo.tolist()
+    values = np.concatenate([r[1] for r in writer.rounds])
+    assert np.array_equal(values[:, 0], todo * 10.0)
+    assert outcome.computed == outcome.computed_here == 7 and outcome.stopped_by is None
+    assert len(writer.rounds[0][0]) == 1  # round 0 times one point
+
+
+def test_passes_hand_the_kernel_per_pass_points_at_a_time():
+    calls, writer = [], Recorder()
+    run_points(lambda p: kernel(p, calls), POINTS, np.arange(20), SerialComm(), writer, round_seconds=60,
+               per_pass=4)
+    assert calls == [1, 4, 4, 4, 4, 3]  # round 0: one point; then one long round of 19, four at a time
+
+
+def test_round_length_aims_at_the_round_seconds():
+    assert round_length(0.5, 5.0) == 10
+    assert round_length(10.0, 5.0) == 1
+    assert round_length(0.0, 5.0) == MAX_ROUND
+    assert round_length(1e-9, 5.0) == MAX_ROUND
+
+
+def test_a_stop_signal_ends_the_run_after_the_pass_in_progress_is_written():
+    writer, stop = Recorder(), Stop(after=6)
+    outcome = run_points(lambda p: kernel(p, stop=stop), POINTS, np.arange(20), SerialComm(), writer,
+                         round_seconds=60, stop=stop)
+    assert outcome.stopped_by == "SIGTERM" and outcome.computed == 6
+    assert np.concatenate([r[0] for r in writer.rounds]).tolist() == list(range(6))
+
+
+def test_a_failing_point_is_an_agreed_failure_naming_it():
+    def fails(points):
+        if points[0, 0] == 3:
+            raise EvaluationError("evaluating the model at (x=3, y=0) failed: boom")
+        return kernel(points)
+
+    writer = Recorder()
+    with pytest.raises(CollectiveFailure, match=r"x=3, y=0"):
+        run_points(fails, POINTS, np.arange(20), SerialComm(), writer, round_seconds=60)
+    assert np.concatenate([r[0] for r in writer.rounds]).tolist() == [0]  # only finished rounds were written
