@@ -130,6 +130,11 @@ def main(argv: list[str], prog: str = "landscape demo") -> int:
                       style=Style2D(vmin=0.5, vmax=10.0, vlevel=0.5))[0]
     report = summarize(nets, surfaces, labels, identical, parallel, trained_at - started,
                        surfaced_at - trained_at, time.perf_counter() - started)
+    # Training and evaluation round differently on different CPUs and library builds: the
+    # digits vary from machine to machine, the verdict is what should hold.
+    report.update(machine=machine(), versions=versions())
+    print(f"machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; "
+          f"torch {report['versions']['torch_version']}, numpy {report['versions']['numpy_version']}")
     (out / "summary.json").write_text(json.dumps(report, indent=2))
     for path in paths:
         print(f"wrote {path}")

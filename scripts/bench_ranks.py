@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from landscape.launch import cli_command
-from landscape.schema import read_surface
+from landscape.io.surface_file import read as read_surface
+from landscape.parallel.launch import cli_command
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
     first = None
     for ranks in args.ranks:
         surf = os.path.join(out, f"surface_{ranks}ranks_{args.threads}threads.h5")
-        cmd = cli_command("plot_surface", [
+        cmd = cli_command("surface", [
             "--model", args.model, "--model_file", args.model_file, f"--x={args.grid}", f"--y={args.grid}",
             "--dir_file", dir_file, "--surf_file", surf, "--threads", str(args.threads), "--quiet"],
             ranks if ranks > 1 else None)
@@ -47,7 +47,7 @@ def main() -> int:
         s = read_surface(surf)
         first = first or s
         same = all(np.array_equal(s.values[q], first.values[q]) for q in first.values)
-        a = s.attrs
+        a = s.run
         print(f"{ranks:>5} {args.threads:>7} {a['points_computed']:>7} {a['seconds']:>8.2f} "
               f"{a['points_per_second']:>9.1f} {a['points_per_second_per_rank']:>9.1f}  {same}")
     return 0

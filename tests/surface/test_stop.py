@@ -36,7 +36,8 @@ def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plu
     out, err = job.communicate(timeout=60)
     name = signal.Signals(signum).name
     assert job.returncode == 143, err
-    assert err.strip().splitlines() == [err.strip()] and f"stopped by {name} after saving" in err, err
+    ours = [line for line in err.splitlines() if line.startswith("landscape")]  # Open MPI adds its own banners
+    assert len(ours) == 1 and f"stopped by {name} after saving" in ours[0], err
     stopped = read_surface(str(tmp_path / "s.h5"))
     saved = int(stopped.done.sum())
     assert 4 <= saved < POINTS, f"not stopped mid-run ({saved} of {POINTS})"
