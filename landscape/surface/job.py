@@ -210,6 +210,41 @@ def _columns(ev: Evaluator) -> dict[str, dict]:
     return {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
 
 
+def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss) -> Evaluator:
+    origin = dirs.origin_tensors(loaded.model, d.dir_type)
+    sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+    bn = batchnorm.resolve(job.evaluation.bn, d.dir_type)[0]
+    return Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else job.evaluation.loss_name),
+                     job.evaluation, bn=bn, stderr=job.data.train_subset is not None)
+
+
+@dataclass(frozen=True)
+class _Opened:
+    done: np.ndarray   # the done mask of the file as this run finds it
+    run: int           # this run's number in the file's run records
+
+
+def _start_record(job: SurfaceJob, ranks: int, threads: int, io: str) -> dict:
+    return {"command_line": command_line(list(job.run.argv) or None), "ranks": ranks, "threads_per_rank": threads,
+            "io": io, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "surf_file": job.surf_file,
+            "dir_file": job.dir_file, **machine(), **versions()}
+
+
+def _open_surface(job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, held: ExitStack,
+                  rank: int) -> _Opened | None:
+    """Rank 0: lock the surface file, make it or check it, and record the start of this run."""
+    if rank != 0:
+        return None
+    path, grid = job.surf_file, job.grid
+    held.enter_context(SurfaceLock(path, record["command_line"]))
+    if os.path.exists(path):
+        done = surface_file.open_for_resume(path, grid.xcoordinates(), grid.ycoordinates(), ev.names, identity)
+    else:
+        surface_file.create(path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev), identity)
+        done = np.zeros(grid.shape, bool)
+    return _Opened(done, surface_file.append_run(path, "start", record))
+
+
 # --------------------------------------------------------------------------- the job
 
 def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | None = None, loss=None) -> Summary:
@@ -240,35 +275,14 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    def evaluator() -> Evaluator:
-        origin = dirs.origin_tensors(loaded.model, directions.dir_type)
-        sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
-        bn = batchnorm.resolve(job.evaluation.bn, directions.dir_type)[0]
-        return Evaluator(loaded.model, origin, directions.x, directions.y, sets,
-                         Loss(loss if loss is not None else job.evaluation.loss_name), job.evaluation, bn=bn,
-                         stderr=job.data.train_subset is not None)
-
-    ev = agree(comm, evaluator)
+    ev = agree(comm, _evaluator, job, loaded, directions, loss)
     identity = _identity(job, loaded, directions, ev)
     grid = job.grid
 
-    with ExitStack() as held:
-        def prepare() -> tuple[np.ndarray, int]:
-            if comm.rank != 0:
-                return None
-            held.enter_context(SurfaceLock(surf_path, command_line(list(job.run.argv) or None)))
-            if os.path.exists(surf_path):
-                done = surface_file.open_for_resume(surf_path, grid.xcoordinates(), grid.ycoordinates(),
-                                                    ev.names, identity)
-            else:
-                surface_file.create(surf_path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev), identity)
-                done = np.zeros(grid.shape, bool)
-            record = {"command_line": command_line(list(job.run.argv) or None), "ranks": comm.size,
-                      "threads_per_rank": threads.count, "io": io, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                      "surf_file": surf_path, "dir_file": dir_path, **machine(), **versions()}
-            return done, surface_file.append_run(surf_path, "start", record)
-
-        done, run_number = comm.bcast(agree(comm, prepare))
+    with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
+        record = _start_record(job, comm.size, threads.count, io)
+        opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank))
+        done, run_number = opened.done, opened.run
         todo = np.flatnonzero(~done.reshape(-1))
         show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
              f"done, {len(todo)} to compute on {comm.size} rank{'s' * (comm.size > 1)} x {threads.count} "
