@@ -27,7 +27,7 @@ from .surface.grid import Grid
 from .surface.job import RunConfig, SurfaceJob, run_surface
 
 ARRAYS = (torch.Tensor, np.ndarray)
-SPELLING = {"xnorm": "norm", "xignore": "ignore", "surf_file": "surf_file"}  # API keyword for a config field
+SPELLING = {"xnorm": "norm", "xignore": "ignore"}  # the API keyword of a configuration field, where they differ
 
 
 def to_samples(data, what: str) -> Samples:

@@ -34,16 +34,25 @@ class LandscapeError(Exception):
         self.fields = tuple(fields)
 
     def respelled(self, spell: dict[str, str]) -> "LandscapeError":
-        """A copy whose message names each parameter of ``fields`` as ``spell`` says (e.g. as a flag)."""
+        """A copy whose message names each parameter of ``fields`` as ``spell`` says (e.g. as a flag).
+
+        ``name=`` is always respelled; a bare name only where it cannot be an ordinary word
+        (it has an underscore, or is one of ``BARE``), so "a positive number of threads"
+        stays as it is while "give another surf_file" becomes "give another --surf_file".
+        """
         message = str(self)
         for field in self.fields:
-            if field in spell:  # a one-letter name only where it is followed by its value
-                after = "(?==)" if len(field) == 1 else r"(?![\w/]|\.\w)"  # not inside a path or a word
+            if field in spell:
+                after = r"(?![\w/]|\.\w)" if ("_" in field or field in BARE) else "(?==)"
                 message = re.sub(rf"(?<![\w\-./]){re.escape(field)}{after}", spell[field], message)
         other = type(self).__new__(type(self))  # no __init__: subclasses take other arguments
         other.__dict__.update(self.__dict__)
         other.args = (message,)
         return other
+
+
+# Parameters without an underscore that messages may name bare (not only as ``name=value``).
+BARE = frozenset({"xnorm", "ynorm", "xignore", "yignore", "force"})
 
 
 class UsageError(LandscapeError):

@@ -34,7 +34,7 @@ class ModelConfig:
         if not isinstance(self.model, str) or not self.model:
             raise ConfigError("model", self.model, "a registry name or package.module:factory")
         if not is_plugin(self.model) and self.model not in REGISTRY:
-            raise ConfigError("model", self.model, f"a known model ({', '.join(sorted(REGISTRY))}), "
+            raise ConfigError("model", self.model, f"a registry name ({', '.join(sorted(REGISTRY))}) "
                               "or package.module:factory")
         if self.num_classes is not None and (isinstance(self.num_classes, bool) or
                                              not isinstance(self.num_classes, int) or self.num_classes < 2):
@@ -54,7 +54,7 @@ def build_model(spec: str, num_classes: int = 10) -> nn.Module:
                              "expected a torch.nn.Module", fields=("model",))
         return model
     if spec not in REGISTRY:
-        raise ConfigError("model", spec, f"a known model ({', '.join(sorted(REGISTRY))}), or package.module:factory")
+        raise ConfigError("model", spec, f"a registry name ({', '.join(sorted(REGISTRY))}) or package.module:factory")
     return REGISTRY[spec](num_classes=num_classes)
 
 

@@ -11,7 +11,7 @@ GitHub tomgoldstein/loss-landscape --
 Those definitions were transcribed into a scratch file outside this repository
 and run under torch 2.13; the tables below are what *they* produced: the
 ``state_dict`` listing (key, shape, in order), its size, its digest, and the
-logits of seeded weights.  Nothing here was generated from ``landscape.zoo``.
+logits of seeded weights.  Nothing here was generated from ``landscape.models.zoo``.
 """
 import hashlib
 from collections import OrderedDict

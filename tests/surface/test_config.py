@@ -36,7 +36,7 @@ def test_defaults_live_in_the_configurations():
     (lambda: RunConfig(threads=0), "threads", "threads=0"),
     (lambda: RunConfig(io="posix"), "io", "io=posix"),
     (lambda: ModelConfig("digits_cnn", num_classes=0), "num_classes", "num_classes=0"),
-    (lambda: ModelConfig("resnet9000"), "model", "model=resnet9000: expected a known model"),
+    (lambda: ModelConfig("resnet9000"), "model", "model=resnet9000: expected a registry name"),
     (lambda: DirectionConfig(xnorm="sideways"), "xnorm", "xnorm=sideways"),
     (lambda: DirectionConfig(seed=-1), "seed", "seed=-1"),
     (lambda: DataConfig(split_idx=1), "split_idx", "split_idx=1: expected a whole number in 0..0"),
