@@ -48,10 +48,12 @@ def test_api_in_process_with_batches_and_resume(tmp_path):
     before = {k: v.clone() for k, v in model.state_dict().items()}
     first = loss_surface(model, batches, "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # the model is not modified
+    with torch.no_grad():
+        assert first.values["train_loss"][2] == pytest.approx(torch.nn.functional.mse_loss(model(x), y).item(), rel=1e-6)
     again = loss_surface(model, (x, y), "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert again.run["points_computed"] == 0 and np.array_equal(first.values["train_loss"], again.values["train_loss"])
     from landscape.errors import UsageError
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="model: expected a torch.nn.Module, got str"):
         loss_surface("not a model", (x, y))
 
 

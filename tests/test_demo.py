@@ -5,7 +5,10 @@ import sys
 
 import pytest
 
+import numpy as np
+
 from conftest import ROOT, require_mpi
+from landscape.io.surface_file import read as read_surface
 
 pytestmark = pytest.mark.slow  # 40 s: make test-slow and CI run it
 
@@ -18,6 +21,9 @@ def test_quick_demo_end_to_end_and_rerun(tmp_path):
     assert first.returncode == 0, first.stderr[-2000:]
     assert "on 2 ranks" in first.stdout
     assert "2 ranks vs 1 rank: identical bit for bit" in first.stdout
+    parallel, serial = (read_surface(str(tmp_path / "out" / f"cnn_bs16_{tag}.h5")) for tag in ("1d", "1d_serial"))
+    assert parallel.run["ranks"] == 2 and serial.run["ranks"] == 1
+    assert all(np.array_equal(parallel.values[q], serial.values[q]) for q in parallel.values)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["ranks_bit_identical"] is True
     assert set(summary["networks"]) == {"batch 16", "batch 1024"}

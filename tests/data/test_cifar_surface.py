@@ -8,12 +8,13 @@ from conftest import run
 from landscape.models import build_model
 from landscape.io.direction_file import read as read_directions
 from landscape.io.surface_file import read as read_surface
+from landscape.provenance import sha256_tensors
 from test_cifar import make_cifar10
 
 
 def test_resnet56_on_a_cifar10_folder_under_mpi(tmp_path):
     make_cifar10(tmp_path / "data")
-    torch.manual_seed(0)
+    torch.manual_seed(1)  # not the initial weights landscape itself would draw (seed 0)
     model = build_model("resnet56")
     torch.save({"state_dict": {f"module.{k}": v for k, v in model.state_dict().items()}, "epoch": 300, "acc": 93.1},
                tmp_path / "model_300.t7")  # as the reference code saves a DataParallel model
@@ -25,6 +26,7 @@ def test_resnet56_on_a_cifar10_folder_under_mpi(tmp_path):
     s = read_surface(str(tmp_path / "r56.h5"))
     assert s.done.all() and set(s.values) == {"train_loss", "train_acc", "test_loss", "test_acc"}
     assert s.attrs["dataset"] == "cifar10" and s.run["ranks"] == 2
+    assert s.attrs["origin_sha256"] == sha256_tensors(model.state_dict())  # the checkpoint's weights, unwrapped
 
     # the same directions written as the reference code does: tensors "0".."n-1" in parameter order
     d = read_directions(str(tmp_path / "r56.directions.h5"))

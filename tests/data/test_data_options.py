@@ -2,12 +2,15 @@
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from conftest import landscape
 from landscape.cli.surface import main
 from landscape.data import load_named
+from landscape.data.samples import chunk
 from landscape.data.samples import subset as train_subset
+from landscape.provenance import sha256_tensors
 from landscape.io.surface_file import read as read_surface
 
 MLP = ["--model", "digits_mlp", "--x=-1:1:3", "--no_test", "--quiet"]
@@ -29,18 +32,31 @@ def test_train_subset_records_its_size_and_the_standard_error(tmp_path):
     assert math.isclose(s.values["train_loss_se"][1], float(losses.std() / math.sqrt(200)), rel_tol=1e-5)
 
 
-def test_data_split_evaluates_one_chunk(tmp_path):
+def test_data_split_evaluates_the_chunk_asked_for(tmp_path):
     assert main([*MLP, "--data_split", "4", "--split_idx", "3", "--surf_file", str(tmp_path / "s.h5")]) == 0
-    assert read_surface(str(tmp_path / "s.h5")).attrs["train_size"] == 1437 // 4
+    s = read_surface(str(tmp_path / "s.h5"))
+    c = chunk(load_named("digits").train, 4, 3)
+    assert s.attrs["train_size"] == 1437 // 4 and s.attrs["split_idx"] == 3
+    assert s.attrs["train_sha256"] == sha256_tensors({"x": c.inputs, "y": c.targets})
+    from landscape.models import build_model
+    torch.manual_seed(0)
+    model = build_model("digits_mlp").eval()
+    with torch.no_grad():
+        expected = torch.nn.functional.cross_entropy(model(c.inputs), c.targets).item()
+    assert math.isclose(s.values["train_loss"][1], expected, rel_tol=1e-6)
 
 
-def test_bad_data_options(tmp_path, capsys):
-    for argv, words in ((["--train_subset", "0"], "--train_subset=0"), (["--data_split", "3", "--split_idx", "3"],
-                        "--split_idx=3"), (["--dataset", "cifar10"], "--datapath"),
-                        (["--dataset", "cifar10", "--datapath", str(tmp_path / "nowhere")], "nowhere")):
-        code = landscape("surface", *[*MLP, *argv, "--surf_file", str(tmp_path / "s.h5")])
-        err = capsys.readouterr().err.strip()
-        assert code in (2, 3) and words in err and len(err.splitlines()) == 1, err
+@pytest.mark.parametrize("argv, code, words", [
+    (["--train_subset", "0"], 2, "--train_subset=0: expected a positive number of samples"),
+    (["--data_split", "3", "--split_idx", "3"], 2, "--split_idx=3: expected a whole number in 0..2"),
+    (["--dataset", "cifar10"], 2, "--datapath=None: expected the folder holding the cifar10 files"),
+    (["--dataset", "cifar10", "--datapath", "{tmp}/nowhere"], 3, "CIFAR-10 folder {tmp}/nowhere not found"),
+])
+def test_bad_data_options(tmp_path, capsys, argv, code, words):
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    assert landscape("surface", *MLP, *argv, "--surf_file", tmp_path / "s.h5") == code
+    err = capsys.readouterr().err.strip()
+    assert words.format(tmp=tmp_path) in err and len(err.splitlines()) == 1, err
 
 
 def halved_cross_entropy(output, targets):

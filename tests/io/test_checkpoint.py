@@ -9,6 +9,7 @@ from conftest import landscape, run
 from landscape.io.checkpoint import read_state_dict, save
 from landscape.io.surface_file import read as read_surface
 from landscape.models import DigitsCNN
+from landscape.provenance import sha256_tensors
 
 CNN = ["--model", "digits_cnn", "--x=-1:1:5", "--no_test", "--threads", "1"]
 
@@ -40,6 +41,7 @@ def test_a_reference_t7_without_batchnorm_counters_computes_the_same_surface(tmp
     assert proc.stdout.count("num_batches_tracked") == 1, proc.stdout  # said once, by rank 0
     assert "PyTorch < 0.4.1" in proc.stdout
     a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
+    assert a.attrs["origin_sha256"] == b.attrs["origin_sha256"] == sha256_tensors(model.state_dict())
     assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
 
 
@@ -60,6 +62,7 @@ def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
     assert not (tmp_path / "s.h5").exists()
     assert landscape("surface", *CNN, "--model_file", tmp_path / "full.t7", "--allow_pickle", "--quiet",
                      "--surf_file", tmp_path / "s.h5") == 0
+    assert read_surface(str(tmp_path / "s.h5")).attrs["origin_sha256"] == sha256_tensors(state)
 
 
 @pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "module._orig_mod."])

@@ -141,9 +141,6 @@ def expand(compact):
 
 def test_registry_holds_every_name_of_the_reference_model_loader():
     assert sorted(REGISTRY) == NAMES
-    for name in ("vgg9", "resnet20", "resnet56", "resnet110", "resnet20_noshort", "resnet56_noshort",
-                 "resnet110_noshort", "wrn56_2", "densenet121"):
-        assert name in REGISTRY
 
 
 @pytest.mark.parametrize("name, compact", [("vgg9", VGG9), ("resnet20", RESNET20)])

@@ -143,6 +143,12 @@ def test_plot_1d_overlays_files_with_different_grids(tmp_path, capsys):
     assert code == 0, err
     assert out.split() == [f"{out_prefix}_1d.pdf"]
     assert head(f"{out_prefix}_1d.pdf", 4) == PDF
+    # what that figure holds: both grids on one α axis, log loss, error = 100 - accuracy
+    fig = oned.draw_1d([read_surface(a), read_surface(b)], ["A", "B"], oned.Style1D(error=True, log=True))
+    ax_loss, ax_acc = fig.axes
+    assert ax_loss.get_yscale() == "log" and ax_loss.get_xlim() == pytest.approx((-1.0, 1.5))
+    assert sorted(len(line.get_xdata()) for line in ax_loss.lines if np.size(line.get_xdata()) > 2) == [11, 31, 31]
+    assert np.allclose(ax_acc.lines[0].get_ydata(), 100 - read_surface(a).values["train_acc"])
 
 
 def test_1d_figure_has_one_colour_per_file_and_dashed_test_curves(tmp_path):
