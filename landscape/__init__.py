@@ -1,3 +1,3 @@
 """landscape: filter-normalized loss surfaces of trained networks, computed by MPI ranks into one HDF5 file."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -29,11 +29,11 @@ def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
                    help="curves to draw; 'both' draws test curves (dashed) where the file has them (default both)")
     p.add_argument("--error", action="store_true", help="plot the error 100 - accuracy instead of the accuracy")
     p.add_argument("--log", action="store_true", help="log scale for the loss axis")
-    for low, high, what in (("xmin", "xmax", "α axis (default: the grid)"),
-                            ("loss_min", "loss_max", "loss axis (default: automatic)"),
-                            ("acc_min", "acc_max", "accuracy/error axis (default: 0 and 100)")):
-        p.add_argument(f"--{low}", type=float, metavar="V", help=f"lower limit of the {what}")
-        p.add_argument(f"--{high}", type=float, metavar="V", help=f"upper limit of the {what}")
+    for low, high, what, defaults in (("xmin", "xmax", "α axis", ("the grid's", "the grid's")),
+                                      ("loss_min", "loss_max", "loss axis", ("automatic", "automatic")),
+                                      ("acc_min", "acc_max", "accuracy/error axis", ("0", "100"))):
+        p.add_argument(f"--{low}", type=float, metavar="V", help=f"lower limit of the {what} (default: {defaults[0]})")
+        p.add_argument(f"--{high}", type=float, metavar="V", help=f"upper limit of the {what} (default: {defaults[1]})")
     return p
 
 

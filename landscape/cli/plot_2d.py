@@ -14,8 +14,7 @@ from .plot_args import add_common_arguments, read_inputs
 EPILOG = """\
 examples:
   landscape plot2d demo_out/cnn_bs16_2d.h5
-  landscape plot2d resnet56.h5 resnet56_noshort.h5 --labels "ResNet-56" "no skip connections" \
-      --vmin 0.1 --vmax 10 --vlevel 0.5
+  landscape plot2d resnet56.h5 resnet56_noshort.h5 --labels ResNet-56 "no shortcuts" --vmin 0.1 --vmax 10
   landscape plot2d vgg9.h5 --surf_name test_err --log --kind contourf surface --format png pdf --dpi 300
 
 plot_2d is the same program under the reference code's name.

@@ -102,7 +102,8 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--yignore", choices=IGNORES, help="(default: as --xignore)")
     g.add_argument("--same_dir", action="store_true", help="use the x direction as the y direction too")
     g.add_argument("--seed", type=int, help=f"seed of the random directions (default: {DEFAULT_SEED})")
-    g.add_argument("--dir_file", help="direction file to reuse, or to create (default: <surf_file>.directions.h5)")
+    g.add_argument("--dir_file", help="direction file to reuse, or to create (default: the surface file's name with .directions.h5 "
+                   "in place of .h5)")
     g = p.add_argument_group("output and execution")
     g.add_argument("--surf_file", help="surface file (default: <model_file>.surface.h5)")
     g.add_argument("--threads", type=int, help="torch threads per rank, at most the cores it may use "
@@ -112,7 +113,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--round_seconds", type=float, help="target seconds between writes "
                    f"(default: {_default(RunConfig, 'round_seconds'):g})")
     g.add_argument("--mpi", action="store_true", help="accepted for compatibility; the MPI launcher is detected")
-    g.add_argument("--quiet", action="store_true", help="no progress lines")
+    g.add_argument("--quiet", action="store_true", help="no progress or summary lines (errors are still printed)")
     g.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     g = p.add_argument_group("figures (--plot)")
     g.add_argument("--plot", action="store_true", help="draw the figures when the job ends")

@@ -137,12 +137,28 @@ def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None
         # By default a little room beyond 0 and 100 %, so a curve at 100 % is not hidden by the frame.
         ax_acc.set_ylim(lo if lo is not None else -2.0, hi if hi is not None else 102.0)
         ax_acc.set_yticks([t for t in range(0, 101, 20) if ax_acc.get_ylim()[0] <= t <= ax_acc.get_ylim()[1]])
+        _align_zeros(ax_loss, ax_acc, style)
     if single:  # colour the axes like their curves, as only colour tells them apart
         ax_loss.yaxis.label.set_color(SINGLE_LOSS_COLOUR)
         ax_loss.tick_params(axis="y", colors=SINGLE_LOSS_COLOUR)
         if ax_acc is not None:
             ax_acc.yaxis.label.set_color(SINGLE_ACC_COLOUR)
             ax_acc.tick_params(axis="y", colors=SINGLE_ACC_COLOUR)
+
+
+def _align_zeros(ax_loss, ax_acc, style: Style1D) -> None:
+    """Put loss 0 at the height of 0 % on the right axis, so that curves near the minimum do not
+    seem to dip below zero (only when the loss axis is linear, its bottom free and the losses >= 0)."""
+    if style.log or style.loss_lim[0] is not None:
+        return
+    bottom, top = ax_loss.get_ylim()
+    low, high = ax_acc.get_ylim()
+    if bottom >= 0 or top <= 0 or not low < 0 < high:
+        return
+    if min(np.nanmin(np.asarray(line.get_ydata(), float), initial=np.inf) for line in ax_loss.lines) < 0:
+        return  # a loss below zero (a plug-in's) keeps the automatic limits
+    share = -low / (high - low)  # where 0 % sits on the right axis
+    ax_loss.set_ylim(-share / (1 - share) * top, top)
 
 
 def _limits(given: tuple, x: np.ndarray) -> tuple:

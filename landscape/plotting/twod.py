@@ -31,6 +31,7 @@ LINE_CMAP = ListedColormap(CMAP(np.linspace(0.0, 0.85, 256)))
 AUTO_LEVELS = 20      # about this many levels when none are given
 MAX_LEVELS = 500      # more than this is a typo in --vlevel, not a wish
 LABELLED_LINES = 8    # clabel at most this many levels, or labels cover the lines
+ABOVE = "0.9"         # the shade of values above the top contour level
 
 
 # --------------------------------------------------------------------------- data
@@ -212,7 +213,9 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
         axes.append(ax)
 
     if kind == "contour":  # lines carry their own labels; say once what they measure
-        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model", ha="center", va="top", fontsize="small")
+        above = f"; grey: above {plain_number(levels[-1])}" if extend in ("max", "both") else ""
+        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model{above}", ha="center", va="top",
+                 fontsize="small")
     else:
         bar = fig.colorbar(mappable, ax=axes, shrink=0.8 if kind == "contourf" else 0.6,
                            pad=0.02 if kind == "contourf" else 0.03)
@@ -239,6 +242,8 @@ def _contours(ax, X, Y, Z, levels, norm, log, extend: str, filled: bool):
         # Thin lines on the fill help read the shape where colours are close.
         ax.contour(X, Y, Zm, levels=levels, colors="k", linewidths=0.3, alpha=0.35)
         return cf
+    if extend in ("max", "both"):  # above the top level: shaded, or it would look like the empty basin
+        ax.contourf(X, Y, Zm, levels=[levels[-1], np.inf], colors=[ABOVE], zorder=0)
     cs = ax.contour(X, Y, Zm, levels=levels, cmap=LINE_CMAP, norm=norm, linewidths=1.0)
     labelled, spots = _label_spots(cs, levels[::int(np.ceil(len(levels) / LABELLED_LINES))], X, Y, Z, log)
     if labelled:
@@ -319,8 +324,12 @@ def _surface(ax, X, Y, Z, levels, norm, log):
     ax.plot_surface(X, Y, Zc, cmap=CMAP, norm=colours, rcount=min(X.shape[0], 100), ccount=min(X.shape[1], 100),
                     linewidth=0, antialiased=False, zorder=1)
     ax.set_zlim(lo, hi)
+    clipped = bool(np.any(np.isfinite(Z) & (Z > levels[-1])) or np.any(np.isposinf(Z)))
+    top = f"clipped at {plain_number(levels[-1])}" if clipped else ""
     if log:  # the z axis is log10 of the values; the colour bar shows the values themselves
-        ax.set_zlabel("log₁₀")
+        ax.set_zlabel("log₁₀" + (f", {top}" if top else ""))
+    elif top:  # the flat top is the clip, not the landscape
+        ax.set_zlabel(top)
     i, j = np.unravel_index(np.argmin(np.hypot(X, Y)), X.shape)
     if np.hypot(X[i, j], Y[i, j]) < 1e-9 and np.isfinite(Zc[i, j]):
         ax.scatter([0.0], [0.0], [Zc[i, j]], marker="*", s=90, c="white", edgecolors="black",

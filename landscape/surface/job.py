@@ -309,7 +309,10 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         left = len(todo) - outcome.computed
         raise Stopped(f"stopped by {outcome.stopped_by} after saving {outcome.computed} points; {left} of "
                       f"{grid.size} are left in {surf_path}: rerun the same command to finish")
-    show(f"done: {outcome.computed} points in {duration(seconds)} ({seconds:.2f} s), {rate:.1f} points/s, "
-         f"{rate / comm.size:.1f} per rank; surface in {surf_path}")
+    if len(todo):
+        show(f"done: {outcome.computed} points in {duration(seconds)} ({seconds:.2f} s), {rate:.1f} points/s, "
+             f"{rate / comm.size:.1f} per rank; surface in {surf_path}")
+    else:
+        show(f"nothing to compute: all {grid.size} points of {surf_path} are done")
     return Summary(surf_path, dir_path, ev.names, grid.ndim, outcome.computed, outcome.computed_here,
                    round(seconds, 3), round(rate, 3), round(rate / comm.size, 3), outcome.stopped_by)
