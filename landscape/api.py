@@ -21,6 +21,7 @@ from .errors import LandscapeError, UsageError, describe
 from .io.surface_file import Surface, read
 from .models import ModelConfig
 from .parallel import comm as comm_module
+from .parallel.comm import agree
 from .surface.direction_set import DirectionConfig
 from .surface.evaluation import EvaluationConfig
 from .surface.grid import Grid
@@ -65,9 +66,12 @@ def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=Non
     leaving the other ranks waiting.
     """
     world = comm_module.world()
-    try:
+
+    def setup() -> tuple[SurfaceJob, Data]:
         if not isinstance(model, torch.nn.Module):
             raise UsageError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+        if not (isinstance(loss, str) or callable(loss)):
+            raise UsageError(f"loss: expected crossentropy, mse or a callable, got {type(loss).__name__}")
         job = SurfaceJob(
             model=ModelConfig(f"api:{type(model).__module__}.{type(model).__qualname__}"),
             grid=Grid.parse(x, y, force),
@@ -78,6 +82,12 @@ def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=Non
                                         batch_size=batch_size, dtype=dtype, bn=bn, bn_batches=bn_batches),
             run=RunConfig(surf_file=surf_file, threads=threads, quiet=quiet, argv=("landscape.api.loss_surface",)))
         data = Data(GIVEN, to_samples(train, "train data"), None if test is None else to_samples(test, "test data"))
+        return job, data
+
+    try:
+        # Under MPI every rank checks its arguments and all learn of a failure together (no abort);
+        # on one process the error keeps its own type.
+        job, data = setup() if world.size == 1 else agree(world, setup)
         summary = run_surface(job, world, model=model, data=data, loss=None if isinstance(loss, str) else loss)
         world.barrier()  # rank 0 finishes the file's run record before anyone reads it
         return read(summary.surf_file)

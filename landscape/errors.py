@@ -64,8 +64,9 @@ class UsageError(LandscapeError):
 class ConfigError(UsageError):
     """One configuration parameter has a value that cannot be used: ``field=value: expected ...``."""
 
-    def __init__(self, field: str, value, expected: str):
-        shown = value if isinstance(value, str) else repr(value)
+    def __init__(self, field: str, value, expected: str, literal: bool = False):
+        # literal: show the value as Python writes it, so that the string "10" is not mistaken for 10
+        shown = value if isinstance(value, str) and not literal else repr(value)
         super().__init__(f"{field}={shown}: expected {expected}", fields=(field,))
         self.field, self.value, self.expected = field, value, expected
 

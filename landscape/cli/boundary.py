@@ -31,8 +31,11 @@ def _print(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(main, argv: list[str] | None = None, prog: str = "landscape", spell: dict[str, str] | None = None) -> int:
-    """Call ``main(argv)`` and map whatever it raises to a message and an exit code."""
+def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None) -> int:
+    """Call ``main(argv)`` and map whatever it raises to a message and an exit code.
+
+    ``spell`` maps parameter names to this program's flags: a dict, or a function returning one.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     show_traceback = TRACEBACK_FLAG in argv
     try:
@@ -45,7 +48,7 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell: dic
     except BaseException as exc:  # noqa: BLE001 - this is the boundary
         world = comm_module.current()
         if isinstance(exc, LandscapeError):
-            exc = exc.respelled(spell or {})
+            exc = exc.respelled(_spelling(spell))
         if getattr(exc, "collective", False):
             if world.rank == 0 and str(exc):
                 where = f" (rank {exc.rank})" if getattr(exc, "rank", 0) else ""
@@ -68,6 +71,15 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell: dic
         elif kind == "internal error":
             _print(f"{prog}: this is a bug; rerun with {TRACEBACK_FLAG} and report the output")
         return _end(code)
+
+
+def _spelling(spell) -> dict:
+    if not callable(spell):
+        return spell or {}
+    try:
+        return spell()
+    except BaseException:  # noqa: BLE001 - the message is spelled plainly rather than lost
+        return {}
 
 
 def _end(code: int) -> int:
@@ -116,6 +128,6 @@ def entry(main, prog: str, spell=None):
     """A console_scripts entry point around ``main``."""
 
     def _entry() -> None:
-        sys.exit(run(main, prog=prog, spell=spell() if callable(spell) else spell))
+        sys.exit(run(main, prog=prog, spell=spell))
 
     return _entry

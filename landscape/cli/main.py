@@ -62,10 +62,12 @@ def _top(argv: list[str]) -> int:
     """``landscape`` without a command: help, version, or a one-line usage error."""
     from ..parallel import comm as comm_module
 
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:
+        raise UsageError(f"a command is needed: one of {', '.join(COMMANDS)} (see landscape --help)")
+    if argv[0] in ("-h", "--help"):
         if comm_module.current().rank == 0:
             print(overview())
-        return 0 if argv else 2
+        return 0
     if argv[0] == "--version":
         if comm_module.current().rank == 0:
             print(f"landscape {__version__}")
@@ -74,10 +76,13 @@ def _top(argv: list[str]) -> int:
 
 
 def run_command(name: str, argv: list[str], prog: str) -> int:
-    """Run subcommand ``name`` with ``argv`` inside the error boundary, its messages in its flags' spelling."""
-    module = COMMANDS[name].load()
-    spell = module.spelling() if hasattr(module, "spelling") else None
-    return boundary.run(lambda args: module.main(args, prog), argv, prog=prog, spell=spell)
+    """Run subcommand ``name`` with ``argv`` inside the error boundary (the import of its module too:
+    a Ctrl-C while torch loads is one line), its messages in its flags' spelling."""
+    def spell() -> dict:
+        module = COMMANDS[name].load()
+        return module.spelling() if hasattr(module, "spelling") else {}
+
+    return boundary.run(lambda args: COMMANDS[name].load().main(args, prog), argv, prog=prog, spell=spell)
 
 
 def main(argv: list[str] | None = None) -> int:

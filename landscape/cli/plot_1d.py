@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..parallel.comm import launcher_rank
 from . import boundary
 from .plot_args import add_common_arguments, read_inputs
 
@@ -41,6 +42,8 @@ def main(argv: list[str], prog: str = "landscape plot1d") -> int:
     from ..plotting import show
     from ..plotting.oned import Style1D, write_1d
 
+    if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
+        return 0
     args = build_parser(prog).parse_args(argv)
     style = Style1D(split=args.split, error=args.error, log=args.log, xlim=(args.xmin, args.xmax),
                     loss_lim=(args.loss_min, args.loss_max),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..plotting.twod import KINDS
+from ..parallel.comm import launcher_rank
 from . import boundary
 from .plot_args import add_common_arguments, read_inputs
 
@@ -46,6 +47,8 @@ def main(argv: list[str], prog: str = "landscape plot2d") -> int:
     from ..plotting import show
     from ..plotting.twod import Style2D, check_2d, write_2d
 
+    if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
+        return 0
     args = build_parser(prog).parse_args(argv)
     style = Style2D(vmin=args.vmin, vmax=args.vmax, vlevel=args.vlevel, log=args.log, title=args.title)
     surfaces, out = read_inputs(args, prog)

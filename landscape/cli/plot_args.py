@@ -9,6 +9,8 @@ from ..errors import InputError, UsageError
 from ..io.surface_file import Surface, read
 from ..plotting import FORMATS
 
+MAX_DPI = 2400  # a 6.4-inch figure is then 15,000 pixels wide; more is a typo
+
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments shared by plot1d and plot2d."""
@@ -28,12 +30,14 @@ def read_inputs(args, prog: str) -> tuple[list[Surface], str]:
     if args.labels is not None and len(args.labels) != len(args.surf_files):
         raise UsageError(f"--labels: got {len(args.labels)} labels for {len(args.surf_files)} files; "
                          "expected one label per file")
-    if args.dpi <= 0:
-        raise UsageError(f"--dpi {args.dpi}: expected a positive number of dots per inch")
+    if not 0 < args.dpi <= MAX_DPI:
+        raise UsageError(f"--dpi {args.dpi}: expected a number of dots per inch from 1 to {MAX_DPI}")
     out = args.out or output_prefix(args.surf_files[0])
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise InputError(f"--out {out}: folder {folder} does not exist; expected an existing folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: folder {folder} is not writable; expected a folder the figures can go to")
     surfaces = [read(path) for path in args.surf_files]
     for s in surfaces:
         if not s.values:

@@ -149,6 +149,9 @@ def main(argv: list[str], prog: str = "landscape surface") -> int:
 
     def parse():
         given = vars(build_parser(prog).parse_args(argv))
+        if given.get("plot"):  # figure settings are checked now, not after the surface is computed
+            from ..plotting.twod import Style2D
+            Style2D(given.get("vmin"), given.get("vmax"), given.get("vlevel"), given.get("log", False))
         return given, job_from_args(given, argv, prog)
 
     given, job = agree(world, parse)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError
+from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
 from .samples import Data, Samples, as_samples, chunk, subset
 
@@ -31,6 +32,9 @@ class DataConfig:
     test: bool = True
 
     def __post_init__(self):
+        object.__setattr__(self, "datapath", config_path(self.datapath, "datapath"))
+        if not isinstance(self.dataset, str):
+            raise ConfigError("dataset", self.dataset, "a data set name or package.module:factory")
         if not is_plugin(self.dataset) and self.dataset not in BUILTIN and self.dataset != GIVEN:
             raise ConfigError("dataset", self.dataset,
                               f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
@@ -38,12 +42,12 @@ class DataConfig:
             raise ConfigError("datapath", self.datapath, f"the folder holding the {self.dataset} files with "
                               f"dataset={self.dataset} (nothing is downloaded)")
         if not _whole(self.data_split) or self.data_split < 1:
-            raise ConfigError("data_split", self.data_split, "a whole number >= 1")
+            raise ConfigError("data_split", self.data_split, "a whole number >= 1", literal=True)
         if not _whole(self.split_idx) or not 0 <= self.split_idx < self.data_split:
             raise ConfigError("split_idx", self.split_idx, f"a whole number in 0..{self.data_split - 1} "
-                              f"(data_split={self.data_split})")
+                              f"(data_split={self.data_split})", literal=True)
         if self.train_subset is not None and (not _whole(self.train_subset) or self.train_subset < 1):
-            raise ConfigError("train_subset", self.train_subset, "a positive number of samples")
+            raise ConfigError("train_subset", self.train_subset, "a positive number of samples", literal=True)
 
 
 def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Data:

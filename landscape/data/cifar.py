@@ -148,6 +148,8 @@ def locate(name: str, datapath: str) -> str:
     """The folder that holds the files: ``datapath`` itself or its standard sub-folder."""
     layout = _layout(name)
     path = os.path.abspath(os.path.expanduser(os.fspath(datapath)))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{layout.title} folder {path} is a file: expected a folder holding {layout.expected()}")
     if not os.path.isdir(path):
         raise InputError(f"{layout.title} folder {path} not found: expected {layout.expected()}")
     sub = os.path.join(path, layout.folder)

@@ -48,6 +48,17 @@ def remove_stale_partials(path: str) -> list[str]:
     return removed
 
 
+def new_hdf5(tmp: str, what: str, path: str):
+    """An HDF5 file opened for writing at ``tmp``; a file system's refusal is an input error naming ``path``."""
+    import h5py
+
+    try:
+        return h5py.File(tmp, "w")
+    except OSError as exc:
+        reason = getattr(exc, "strerror", None) or str(exc).split("(")[-1].rstrip(")")
+        raise InputError(f"{what} {path} cannot be created ({reason})") from None
+
+
 def publish(tmp: str, path: str, what: str) -> None:
     """Move the finished ``tmp`` to ``path``, never replacing a file that appeared meanwhile."""
     try:

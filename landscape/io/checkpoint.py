@@ -8,28 +8,34 @@ with ``weights_only=True``: a checkpoint is untrusted input.
 from __future__ import annotations
 
 import os
+import warnings
 import zipfile
 
 import torch
 
 from ..errors import InputError
 from .atomic import partial_path
+from .paths import readable_file
 
 PREFIXES = ("module.", "_orig_mod.")
 
 
 def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
     """The state_dict in ``path``; ``allow_pickle`` permits full unpickling (trusted files only)."""
-    if not os.path.isfile(path):
-        raise InputError(f"checkpoint {path} does not exist")
+    path = readable_file(path, "checkpoint")
+    if not _looks_like_torch_file(path):
+        raise InputError(f"checkpoint {path} is not a torch file: expected a zip archive (torch.save) or a pickle "
+                         "(older torch, the reference code's .t7)")
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
+        with warnings.catch_warnings():  # torch warns about plain pickles; the error below says what matters
+            warnings.simplefilter("ignore")
+            obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if _looks_like_torch_file(path) and "weights only load failed" in first.lower():
+        if "weights only load failed" in first.lower():
             raise InputError(f"checkpoint {path} holds Python objects besides tensors, which are not unpickled "
                              "by default (a checkpoint can run code); if you trust the file, add --allow_pickle") from None
-        raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:200]})") from None
+        raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:160]})") from None
     for key in ("state_dict", "model"):
         if isinstance(obj, dict) and isinstance(obj.get(key), dict):
             obj = obj[key]

@@ -17,6 +17,7 @@ import torch
 from ..errors import InputError
 from ..surface.directions import AxisInfo, Directions, digest
 from . import atomic, reference
+from .paths import readable_file
 from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION
 from .surface_file import reading
 
@@ -28,7 +29,7 @@ def write(path: str, directions: Directions) -> None:
     atomic.remove_stale_partials(path)
     tmp = atomic.partial_path(path)
     try:
-        with h5py.File(tmp, "w") as f:
+        with atomic.new_hdf5(tmp, "direction file", path) as f:
             f.attrs["schema"] = DIRECTION_SCHEMA
             f.attrs["schema_version"] = DIRECTION_SCHEMA_VERSION
             root = {"dir_type": directions.dir_type, "seed": directions.seed, "same_dir": directions.same_dir,
@@ -64,8 +65,7 @@ def _axis_info(attrs) -> AxisInfo:
 
 def read(path: str) -> Directions:
     """The directions in ``path``: checked against their digest, or as the reference code wrote them."""
-    if not os.path.isfile(path):
-        raise InputError(f"direction file {path} does not exist")
+    path = readable_file(path, "direction file")
     with reading(path, "direction file") as f:
         if reference.is_direction_file(f):
             axes = [reference.in_order(f[name]) for name in AXES if name in f]

@@ -20,6 +20,7 @@ import time
 
 from ..errors import InputError
 from .atomic import HOST, pid_alive
+from .paths import kind
 
 SUFFIX = ".lock"
 NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
@@ -38,7 +39,15 @@ class SurfaceLock:
 
     def __enter__(self) -> "SurfaceLock":
         for _ in range(100):  # retried only when the file was replaced between open and lock
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            found = kind(self.path)
+            if found not in ("missing", "file"):
+                raise InputError(f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
+                                 "landscape made it) or give another surf_file", fields=("surf_file",))
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise InputError(f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
+                                 f"{self.surface}, remove it") from None
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError, LandscapeError, MismatchError, describe
 from . import atomic, reference, runs
+from .paths import readable_file
 from .schema import (BOOKKEEPING, CHECKSUM, COORDINATE_NAMES, DONE, IDENTITY, RUNS, SCHEMA_VERSION,
                      SURFACE_SCHEMA, X, Y, point_checksums)
 
@@ -46,11 +47,12 @@ class Surface:
 
 # --------------------------------------------------------------------------- opening
 
-def open_error(path: str, exc: BaseException, what: str) -> InputError:
+def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> InputError:
     """The one-line reason an existing file could not be opened."""
     text = str(exc)
     if isinstance(exc, PermissionError) or "errno = 13" in text:
-        return InputError(f"{what} {path} cannot be opened for writing (permission denied); it is left as it is")
+        purpose = "reading" if mode == "r" else "writing"
+        return InputError(f"{what} {path} cannot be opened for {purpose} (permission denied); it is left as it is")
     if "unable to lock file" in text:
         if "errno = 38" in text or "not implemented" in text.lower():
             return InputError(f"{what} {path}: this file system does not support HDF5 file locks; set "
@@ -66,10 +68,11 @@ def open_error(path: str, exc: BaseException, what: str) -> InputError:
 @contextlib.contextmanager
 def reading(path: str, what: str, mode: str = "r"):
     """Open an existing file; any failure while reading it is an input error naming the file."""
+    path = readable_file(path, what)
     try:
         f = h5py.File(path, mode)
     except (OSError, ValueError) as exc:
-        raise open_error(path, exc, what) from None
+        raise open_error(path, exc, what, mode) from None
     try:
         with f:
             yield f
@@ -104,7 +107,7 @@ def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: 
     atomic.remove_stale_partials(path)
     tmp = atomic.partial_path(path)
     try:
-        with h5py.File(tmp, "w") as f:
+        with atomic.new_hdf5(tmp, "surface file", path) as f:
             scales = []
             for name, coords in ((X, xcoords), (Y, ycoords)):
                 if coords is None:
@@ -177,14 +180,17 @@ def open_for_resume(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, 
                     identity: dict) -> np.ndarray:
     """Check that ``path`` was made by this very computation and is intact; return its done mask."""
     with reading(path, "surface file") as f:
-        if f.attrs.get("schema") != SURFACE_SCHEMA or DONE not in f:
-            raise MismatchError(f"surface file {path} exists and is not a landscape surface file; choose "
-                                "another surf_file or move it away (it is left untouched)", fields=("surf_file",))
+        if f.attrs.get("schema") != SURFACE_SCHEMA:
+            raise InputError(f"surface file {path} exists and is not a landscape surface file; choose "
+                             "another surf_file or move it away (it is left untouched)", fields=("surf_file",))
         version = int(f.attrs.get("schema_version", 0))
         if version != SCHEMA_VERSION:
             raise MismatchError(f"surface file {path} has schema version {version}, this landscape writes "
                                 f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another surf_file",
                                 fields=("surf_file",))
+        missing = [name for name in (DONE, CHECKSUM, RUNS, IDENTITY) if name not in f and name not in f.attrs]
+        if missing:
+            raise _damaged(path, f"it lacks {', '.join(missing)}")
         problems = _differences(json.loads(f.attrs[IDENTITY]), identity)
         if quantity_names(f) != sorted(names):
             problems.append(f"quantities: file has {quantity_names(f)}, this run has {sorted(names)}")
@@ -208,23 +214,31 @@ def append_run(path: str, event: str, fields: dict, run: int | None = None) -> i
 
 def read(path: str) -> Surface:
     """Read a surface file of this toolkit (schema 1 or 2, checked) or of the reference code."""
-    if not os.path.exists(path):
-        raise InputError(f"surface file {path} does not exist")
     with reading(path, "surface file") as f:
         if X not in f:
             raise InputError(f"{path} has no '{X}' dataset: not a loss-surface file")
-        x = f[X][()]
-        y = f[Y][()] if Y in f else None
+        x = _coordinates(f, X, path)
+        y = _coordinates(f, Y, path) if Y in f else None
         shape = (len(x),) if y is None else (len(x), len(y))
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
         ours = attrs.get("schema") == SURFACE_SCHEMA
-        names = [k for k in quantity_names(f) if f[k].dtype.kind in "fiu" and f[k].size == int(np.prod(shape))]
+        numeric = [k for k in quantity_names(f) if f[k].dtype.kind in "fiu"]
+        names = [k for k in numeric if f[k].size == int(np.prod(shape))]
+        if numeric and not names:
+            k = numeric[0]
+            raise InputError(f"{path}: dataset {k} holds {f[k].size} values but the coordinates make a grid of "
+                             f"{' x '.join(map(str, shape))}; expected one value per grid point")
+        if ours and int(attrs.get("schema_version", 1)) >= 2 and "grid_x" in attrs:
+            _check_grid(path, attrs, x, y)
         values = {k: f[k][()].astype(np.float64) for k in names}
         units = {k: str(f[k].attrs.get("units", "")) for k in names}
         if not ours:
             values, done = reference.surface_values(values, shape)
             history = []
         elif int(attrs.get("schema_version", 1)) >= 2:
+            missing = [name for name in (DONE, CHECKSUM, RUNS) if name not in f]
+            if missing:
+                raise _damaged(path, f"it lacks {', '.join(missing)}")
             done = verified_done(f, path)
             history = runs.read(f[RUNS][()])
         else:
@@ -233,6 +247,24 @@ def read(path: str) -> Surface:
     for k in values:  # points never computed read as NaN
         values[k] = np.where(done, values[k], np.nan)
     return Surface(path, x, y, values, done, attrs, history, units)
+
+
+def _coordinates(f: h5py.File, name: str, path: str) -> np.ndarray:
+    values = f[name][()]
+    if values.ndim != 1 or values.dtype.kind not in "fiu" or len(values) < 1 or not np.isfinite(values).all():
+        raise InputError(f"{path}: {name} must be a 1-D array of finite numbers (found {values.dtype} "
+                         f"{values.shape}); it is damaged or not a loss-surface file")
+    return values.astype(np.float64)
+
+
+def _check_grid(path: str, attrs: dict, x: np.ndarray, y: np.ndarray | None) -> None:
+    """The coordinates are those of the grid the file's identity records."""
+    from ..surface.grid import Axis  # the one definition of a grid's coordinates
+
+    for name, coords, spec in ((X, x, attrs.get("grid_x", "")), (Y, y, attrs.get("grid_y", ""))):
+        expected = Axis.parse(spec, name).coordinates() if spec else None
+        if (coords is None) != (expected is None) or (coords is not None and not np.array_equal(coords, expected)):
+            raise _damaged(path, f"its {name} differ from the grid its identity records ({spec or 'none'})")
 
 
 # --------------------------------------------------------------------------- writing

@@ -9,6 +9,7 @@ from torch import nn
 
 from ..errors import ConfigError, InputError
 from ..io.checkpoint import load_into, read_state_dict
+from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
 from .digits import DigitsCNN, DigitsMLP
 from .zoo import REGISTRY as ZOO
@@ -31,6 +32,7 @@ class ModelConfig:
     allow_pickle: bool = False       # unpickle checkpoints fully (they can run code)
 
     def __post_init__(self):
+        object.__setattr__(self, "model_file", config_path(self.model_file, "model_file"))
         if not isinstance(self.model, str) or not self.model:
             raise ConfigError("model", self.model, "a registry name or package.module:factory")
         if not is_plugin(self.model) and self.model not in REGISTRY:
@@ -38,7 +40,7 @@ class ModelConfig:
                               "or package.module:factory")
         if self.num_classes is not None and (isinstance(self.num_classes, bool) or
                                              not isinstance(self.num_classes, int) or self.num_classes < 2):
-            raise ConfigError("num_classes", self.num_classes, "a whole number of classes, at least 2")
+            raise ConfigError("num_classes", self.num_classes, "a whole number of classes, at least 2", literal=True)
 
     def classes(self, dataset: str) -> int:
         """Output classes of a registry model: as given, else 100 for CIFAR-100, else 10."""

@@ -87,6 +87,15 @@ def launched_by_mpi(environ=os.environ) -> bool:
     return any(name in environ for name in LAUNCHER_VARIABLES)
 
 
+def launcher_rank(environ=os.environ) -> int:
+    """This process's rank as the launcher numbered it (0 without one), read without starting MPI:
+    for serial programs (the plots) run under mpiexec by mistake, which only rank 0 should run."""
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        if environ.get(name, "").isdigit():
+            return int(environ[name])
+    return 0
+
+
 def world():
     """The world communicator of this process, created once."""
     global _current
@@ -143,7 +152,7 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> 
         usable = os.cpu_count() or 1
     if requested is not None:
         if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-            raise ConfigError("threads", requested, "a positive number of threads")
+            raise ConfigError("threads", requested, "a positive number of threads", literal=True)
         if requested > usable:
             return Threads(usable, f"threads={requested} is more than the {usable} cores this rank may run on; "
                                    f"using {usable}")

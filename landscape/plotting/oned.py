@@ -8,6 +8,7 @@ so.  NaN (not computed) points are gaps.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,11 @@ class Style1D:
     title: str | None = None
 
     def __post_init__(self):
+        for flags, pair in ((("xmin", "xmax"), self.xlim), (("loss_min", "loss_max"), self.loss_lim),
+                            (("acc_min", "acc_max"), self.acc_lim)):
+            for flag, value in zip(flags, pair):
+                if value is not None and not math.isfinite(value):
+                    raise UsageError(f"--{flag} {value}: expected a finite number")
         if self.split not in SPLITS:
             raise UsageError(f"split {self.split!r}: expected one of {', '.join(SPLITS)}")
         for flags, (lo, hi) in ((("xmin", "xmax"), self.xlim), (("loss_min", "loss_max"), self.loss_lim),

@@ -9,6 +9,7 @@ scrambled non-square grids).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,6 +85,10 @@ class Style2D:
     title: str | None = None
 
     def __post_init__(self):
+        for flag in ("vmin", "vmax", "vlevel"):
+            value = getattr(self, flag)
+            if value is not None and not math.isfinite(value):
+                raise UsageError(f"--{flag} {value}: expected a finite number")
         if self.vlevel is not None and not self.vlevel > 0:
             raise UsageError(f"--vlevel {self.vlevel:g}: expected a positive step between contour levels")
         if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:

@@ -12,6 +12,7 @@ import torch
 
 from ..errors import ConfigError, InputError, MismatchError, UsageError
 from ..io import reference
+from ..io.paths import config_path
 from ..provenance import sha256_file, sha256_tensors, versions
 from . import directions as dirs
 from .directions import AxisInfo, Directions
@@ -38,6 +39,8 @@ class DirectionConfig:
     dir_file: str | None = None
 
     def __post_init__(self):
+        for name in ("model_file2", "model_file3", "dir_file"):
+            object.__setattr__(self, name, config_path(getattr(self, name), name))
         if self.dir_type is not None:
             dirs.check_dir_type(self.dir_type)
         for name in ("xnorm", "ynorm"):
@@ -48,7 +51,7 @@ class DirectionConfig:
                 dirs.check_ignore(getattr(self, name), name)
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
                                       or not 0 <= self.seed < 2**63):
-            raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1")
+            raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1", literal=True)
         if self.model_file3 and self.same_dir:
             raise UsageError("model_file3 and same_dir both define the y direction: give one",
                              fields=("model_file3", "same_dir"))
@@ -61,9 +64,10 @@ class DirectionConfig:
                                      fields=(f"{axis}{setting}", name))
 
     def check_grid(self, ndim: int) -> None:
-        if ndim == 1 and (self.model_file3 or self.same_dir):
-            raise UsageError("model_file3 and same_dir need a 2-D grid: add y=MIN:MAX:NUM",
-                             fields=("model_file3", "same_dir", "y"))
+        given = [name for name in ("model_file3", "same_dir") if getattr(self, name)]
+        if ndim == 1 and given:
+            raise UsageError(f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
+                             "defines the y direction: add y=MIN:MAX:NUM", fields=(*given, "y"))
 
     def settings(self, axis: str) -> tuple[str, str]:
         """``(norm, ignore)`` of a random direction along ``axis``: given, y as x, else the defaults."""
@@ -83,7 +87,9 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
     for axis, target_file in (("x", cfg.model_file2), ("y", cfg.model_file3))[:ndim]:
         if target_file:
             name = "model_file2" if axis == "x" else "model_file3"
-            axes.append(dirs.target_direction(origin, target(target_file), f"{name} {target_file}"))
+            towards = target(target_file)
+            dirs.check_finite(towards, f"{name} {target_file}", fields=(name,))
+            axes.append(dirs.target_direction(origin, towards, f"{name} {target_file}"))
             infos.append(AxisInfo("target", target_file=target_file, target_sha256=sha256_file(target_file)))
         elif axis == "y" and cfg.same_dir:
             axes.append({k: v.clone() for k, v in axes[0].items()})
@@ -157,6 +163,7 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
                                 "drop those settings to reuse it, or give another dir_file", fields=fields)
     for axis, direction in zip("xy", (d.x, d.y)[:ndim]):
         dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")
+        dirs.check_finite(direction, f"direction file {path} ({axis}direction)")
     if ndim == 1 and d.y is not None:  # a 1-D surface on a file with two directions uses the first
         d = Directions(d.x, None, d.axes[:1], d.dir_type, d.seed, d.same_dir, d.origin_sha256, d.model,
                        d.reference, d.extra)

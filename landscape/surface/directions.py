@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, MismatchError
 from ..provenance import sha256_tensors
 
 DIR_TYPES = ("weights", "states")
@@ -149,7 +149,16 @@ def check_matches(direction: dict[str, torch.Tensor], origin: dict[str, torch.Te
     if missing or extra or wrong:
         parts = [f"{label} {names[:5]}" + (" …" if len(names) > 5 else "")
                  for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
-        raise InputError(f"{source} was made for another model: {'; '.join(parts)}")
+        raise MismatchError(f"{source} was made for another model: {'; '.join(parts)}")
+
+
+def check_finite(tensors: dict[str, torch.Tensor], source: str, fields: tuple[str, ...] = ()) -> None:
+    """Directions and weights with NaN or inf would make every point NaN: refuse them, naming the tensors."""
+    bad = [name for name, t in tensors.items() if not bool(torch.isfinite(t).all())]
+    if bad:
+        raise InputError(f"{source} holds NaN or inf in {len(bad)} tensor{'s' * (len(bad) > 1)} "
+                         f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); expected finite values",
+                         fields=fields)
 
 
 def digest(dx: dict, dy: dict | None = None) -> str:

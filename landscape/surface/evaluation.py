@@ -47,7 +47,7 @@ class EvaluationConfig:
         for name in ("batch_size", "bn_batches"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, value, "a positive whole number")
+                raise ConfigError(name, value, "a positive whole number", literal=True)
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
         batchnorm.resolve(self.bn, None)
@@ -166,6 +166,21 @@ class Evaluator:
             if self.sweep.with_accuracy:
                 out.append(float("nan") if correct is None else 100.0 * correct / self.counts[name])
         return np.asarray(out, dtype=np.float64)
+
+    @torch.inference_mode()
+    def probe(self) -> None:
+        """One forward pass of a few samples of each data set at the centre, through the loss: a model
+        that does not fit its data (its output shape, the number of classes) is reported before any
+        file is made, not at the first grid point."""
+        weights = {f"model.{k}": v for k, v in self.weights(0.0, 0.0).items()}
+        few = {name: (inputs[:2], targets[:2]) for name, (inputs, targets) in self.sweep.data.items()}
+        probe = _Sweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
+        try:
+            functional_call(probe, weights, ())
+        except LandscapeError:
+            raise
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
+            raise EvaluationError(f"the model cannot be evaluated on the data at the centre: {describe(exc)}") from None
 
     def evaluate(self, points: np.ndarray) -> np.ndarray:
         """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""

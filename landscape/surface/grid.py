@@ -47,6 +47,10 @@ class Axis:
             raise ConfigError(field, spec, f"NUM at least 2, got {num} ({EXAMPLE})")
         if not lo < hi:
             raise ConfigError(field, spec, f"MIN {parts[0]} below MAX {parts[1]} ({EXAMPLE})")
+        # Every coefficient is a convex combination of lo*(n-1) and hi*(n-1), divided by n-1:
+        # all are finite exactly when these two are.
+        if not (np.isfinite(lo * (num - 1)) and np.isfinite(hi * (num - 1))):
+            raise ConfigError(field, spec, f"MIN and MAX small enough for every coefficient to be finite ({EXAMPLE})")
         return cls(lo, hi, num)
 
     @property

@@ -18,8 +18,9 @@ import numpy as np
 import torch
 
 from ..data import SUBSET_SEED, Data, DataConfig, load_data
-from ..errors import ConfigError, InputError, Stopped
-from ..io import direction_file, surface_file
+from ..errors import ConfigError, InputError, Stopped, UsageError
+from ..io import direction_file, paths, surface_file
+from ..io.paths import config_path
 from ..io.lock import SurfaceLock
 from ..io.writer import IO_MODES, choose, open_writer
 from ..models import ModelConfig, load_model
@@ -50,14 +51,15 @@ class RunConfig:
     argv: tuple[str, ...] = ()      # the command line, for the run record
 
     def __post_init__(self):
+        object.__setattr__(self, "surf_file", config_path(self.surf_file, "surf_file"))
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
-            raise ConfigError("threads", self.threads, "a positive number of threads")
+            raise ConfigError("threads", self.threads, "a positive number of threads", literal=True)
         if self.io not in IO_MODES:
             raise ConfigError("io", self.io, f"one of {', '.join(IO_MODES)}")
         if (isinstance(self.round_seconds, bool) or not isinstance(self.round_seconds, (int, float))
                 or not math.isfinite(self.round_seconds) or self.round_seconds <= 0):
-            raise ConfigError("round_seconds", self.round_seconds, "a positive, finite number of seconds")
+            raise ConfigError("round_seconds", self.round_seconds, "a positive, finite number of seconds", literal=True)
 
 
 @dataclass(frozen=True)
@@ -119,17 +121,19 @@ class _Loaded:
 
 def _check_outputs(job: SurfaceJob) -> None:
     """Before any work: the folders exist and can be written, an existing surface can be updated."""
-    for what, path, name in (("surface file", job.surf_file, "surf_file"), ("direction file", job.dir_file, "dir_file")):
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise InputError(f"{name}={path}: folder {folder} does not exist; create it or choose another {name}",
-                             fields=(name,))
-        exists = os.path.exists(path)
-        if not exists and not os.access(folder, os.W_OK | os.X_OK):
-            raise InputError(f"{name}={path}: folder {folder} is not writable; choose another {name}", fields=(name,))
-        if what == "surface file" and exists and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
-            raise InputError(f"surface file {path} is read-only (or its folder is), so it cannot be resumed or "
-                             "recorded; make it writable or choose another surf_file", fields=("surf_file",))
+    surf, directions = job.surf_file, job.dir_file
+    if os.path.abspath(surf) == os.path.abspath(directions):
+        raise UsageError(f"surf_file and dir_file are both {surf}: expected two files", fields=("surf_file", "dir_file"))
+    paths.output_path(surf, "surface file", "surf_file")
+    if os.path.lexists(directions):
+        paths.readable_file(directions, "direction file")
+    else:
+        paths.output_path(directions, "direction file", "dir_file")
+    if os.path.exists(surf) and not (os.access(surf, os.R_OK | os.W_OK) and os.access(os.path.dirname(
+            os.path.abspath(surf)), os.W_OK)):
+        raise InputError(f"surface file {surf} cannot be read and written (or its folder cannot be written), so "
+                         "it cannot be resumed or recorded; change its permissions or choose another surf_file",
+                         fields=("surf_file",))
 
 
 def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
@@ -160,7 +164,7 @@ def _directions(job: SurfaceJob, model, rank: int, say) -> None:
     if rank != 0 or os.path.exists(job.dir_file):
         return
     dir_type = job.wanted_dir_type() or direction_set.DEFAULT_DIR_TYPE
-    origin = dirs.origin_tensors(model, dir_type)
+    origin = _origin(job, model, dir_type)
 
     def target(path: str) -> dict:
         other = load_model(job.model, job.model.classes(job.data.dataset), path, 0)
@@ -171,11 +175,23 @@ def _directions(job: SurfaceJob, model, rank: int, say) -> None:
     say(f"wrote directions to {job.dir_file}")
 
 
+def _origin(job: SurfaceJob, model, dir_type: str) -> dict:
+    """The tensors the directions move, at the centre: there must be some, and they must be finite."""
+    origin = dirs.origin_tensors(model, dir_type)
+    if not origin:
+        raise InputError(f"model {job.model.model} has no floating-point "
+                         f"{'parameters' if dir_type == 'weights' else 'state_dict entries'} for the directions "
+                         f"to move (dir_type={dir_type})", fields=("dir_type",))
+    dirs.check_finite(origin, f"checkpoint {job.model.model_file}" if job.model.model_file else
+                      f"model {job.model.model}")
+    return origin
+
+
 def _read_directions(job: SurfaceJob, model) -> dirs.Directions:
     stored = direction_file.read(job.dir_file)
     if stored.reference:
         stored = direction_set.named(stored, model, job.wanted_dir_type(), job.dir_file)
-    origin = dirs.origin_tensors(model, stored.dir_type)
+    origin = _origin(job, model, stored.dir_type)
     return direction_set.check(job.directions, stored, job.grid.ndim, origin, job.dir_file)
 
 
@@ -214,8 +230,10 @@ def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss) -> Ev
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
     sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
     bn = batchnorm.resolve(job.evaluation.bn, d.dir_type)[0]
-    return Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else job.evaluation.loss_name),
-                     job.evaluation, bn=bn, stderr=job.data.train_subset is not None)
+    ev = Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else job.evaluation.loss_name),
+                   job.evaluation, bn=bn, stderr=job.data.train_subset is not None)
+    ev.probe()
+    return ev
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError, describe
 from ..plugins import canonical, is_plugin, load_object
 
 BUILTIN = ("crossentropy", "mse")
@@ -26,6 +26,8 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
     a batch; integer class labels become one-hot targets (any number of classes),
     float targets are used as they are (regression).
     """
+    if not targets.is_floating_point() and targets.numel():
+        _check_labels(output.shape[1 if name == "crossentropy" else -1] if output.dim() > 1 else 1, targets)
     if name == "crossentropy":  # classes along dim 1 (torch's convention); a sample's mean over the rest
         return F.cross_entropy(output, targets, reduction="none").reshape(len(output), -1).mean(dim=1)
     if name == "mse":
@@ -34,6 +36,14 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
         targets = targets.reshape(output.shape).to(output.dtype)
         return F.mse_loss(output, targets, reduction="none").reshape(len(output), -1).mean(dim=1)
     raise ConfigError("loss_name", name, f"one of {', '.join(BUILTIN)} or package.module:callable")
+
+
+def _check_labels(classes: int, targets: torch.Tensor) -> None:
+    low, high = int(targets.min()), int(targets.max())
+    if low < 0 or high >= classes:
+        raise InputError(f"the model gives {classes} class score{'s' * (classes != 1)} per sample but the labels "
+                         f"run from {low} to {high}: expected labels in 0..{classes - 1} (is num_classes right?)",
+                         fields=("num_classes",))
 
 
 def fingerprint(obj) -> str:
@@ -66,9 +76,16 @@ class Loss:
             label = getattr(spec, "__qualname__", type(spec).__qualname__)
             self.name = f"callable:{getattr(spec, '__module__', '?')}.{label}#{fingerprint(spec)}"
             self.fn = spec
+        elif not isinstance(spec, str):
+            raise ConfigError("loss", spec, f"{', '.join(BUILTIN)}, package.module:callable or a callable")
         elif is_plugin(spec):
             obj = load_object(spec, "loss_name")
-            self.fn = obj() if inspect.isclass(obj) else obj  # a criterion class such as nn.CrossEntropyLoss
+            try:
+                self.fn = obj() if inspect.isclass(obj) else obj  # a criterion class such as nn.CrossEntropyLoss
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
+                raise InputError(f"loss_name {spec!r}: the class cannot be made without arguments ({describe(exc)}); "
+                                 "expected a loss class such as torch.nn:CrossEntropyLoss or a function",
+                                 fields=("loss_name",)) from None
             self.name = f"{canonical(spec)}#{fingerprint(self.fn)}"
         elif spec in BUILTIN:
             self.name, self.fn = spec, None

@@ -68,7 +68,7 @@ def test_checkpoint_missing_not_torch_or_not_matching(tmp_path, capsys):
     fails(capsys, [*CNN, "--model_file", str(tmp_path / "nope.pt")], 3, "nope.pt", "does not exist")
     junk = tmp_path / "junk.pt"
     junk.write_text("not a checkpoint")
-    fails(capsys, [*CNN, "--model_file", str(junk)], 3, "junk.pt", "cannot be read")
+    fails(capsys, [*CNN, "--model_file", str(junk)], 3, "junk.pt", "is not a torch file")
     from landscape.io.checkpoint import save
     from landscape.models import DigitsMLP
     save(DigitsMLP(), str(tmp_path / "mlp.pt"))
@@ -79,7 +79,7 @@ def test_checkpoint_missing_not_torch_or_not_matching(tmp_path, capsys):
     (["--batch_size", "0"], ["--batch_size=0"]), (["--threads", "0"], ["--threads=0"]),
     (["--dtype", "float16"], ["--dtype: invalid choice: 'float16'"]),
     (["--xnorm", "sideways"], ["--xnorm: invalid choice: 'sideways'"]),
-    (["--loss_name", "hinge"], ["--loss_name=hinge: expected one of crossentropy, mse"]), (["--same_dir"], ["2-D grid"]),
+    (["--loss_name", "hinge"], ["--loss_name=hinge: expected one of crossentropy, mse"]), (["--same_dir"], ["--same_dir needs a 2-D grid", "--y=MIN:MAX:NUM"]),
 ])
 def test_bad_flags(tmp_path, capsys, flag, words):
     fails(capsys, [*CNN, *flag, "--surf_file", str(tmp_path / "s.h5")], 2, *words)
@@ -111,7 +111,7 @@ def test_direction_file_for_another_model(tmp_path, capsys):
     assert main(["--model", "digits_mlp", "--x=-1:1:3", "--surf_file", str(tmp_path / "m.h5"), "--quiet"]) == 0
     capsys.readouterr()
     fails(capsys, [*CNN, "--x=-1:1:3", "--dir_file", str(tmp_path / "m.directions.h5"),
-                   "--surf_file", str(tmp_path / "c.h5")], 3, "made for another model", "missing")
+                   "--surf_file", str(tmp_path / "c.h5")], 4, "made for another model", "missing")
 
 
 def test_direction_file_with_conflicting_flags(tmp_path, capsys):
@@ -233,7 +233,7 @@ def test_unwritable_folder_and_read_only_surface_are_input_errors(shared):
     before = sha(shared / "done.h5")
     proc = as_another_user([*base, "--surf_file", shared / "done.h5"], shared)
     assert proc.returncode == 3 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "is read-only" in proc.stderr
+    assert "cannot be read and written" in proc.stderr
     assert sha(shared / "done.h5") == before
     shutil.rmtree(locked)
 

@@ -12,7 +12,9 @@ def test_help_lists_every_command_and_its_alias(capsys):
     out = capsys.readouterr().out
     for command, alias in (("surface", "plot_surface"), ("plot1d", "plot_1d"), ("plot2d", "plot_2d"), ("demo", "")):
         assert f"\n  {command} " in out and (not alias or f"(alias: {alias})" in out)
-    assert landscape() == 2 and "usage: landscape <command>" in capsys.readouterr().out
+    assert landscape() == 2
+    assert capsys.readouterr().err.strip() == ("landscape: error: a command is needed: one of surface, plot1d, "
+                                               "plot2d, demo (see landscape --help)")
 
 
 def test_version_and_unknown_commands(capsys):

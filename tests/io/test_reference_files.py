@@ -45,7 +45,7 @@ def test_reference_direction_file_gives_the_same_surface_as_ours(tmp_path, dir_t
 def test_reference_direction_file_for_another_model(tmp_path, capsys):
     write_reference_directions(tmp_path / "ref.h5", [torch.zeros(3)], [torch.zeros(3)])
     assert landscape("surface", *["--model", "digits_cnn", "--x=-1:1:3", "--dir_file", str(tmp_path / "ref.h5"),
-                               "--surf_file", str(tmp_path / "s.h5")]) == 3
+                               "--surf_file", str(tmp_path / "s.h5")]) == 4
     assert "made for another model" in capsys.readouterr().err
 
 

@@ -49,7 +49,7 @@ def test_each_bad_value_is_refused_by_its_own_configuration(build, field, words)
 
 
 @pytest.mark.parametrize("build, words", [
-    (lambda: job(directions=DirectionConfig(model_file3="m.pt")), "model_file3 and same_dir need a 2-D grid"),
+    (lambda: job(directions=DirectionConfig(model_file3="m.pt")), "model_file3 needs a 2-D grid, as it defines the y direction"),
     (lambda: job(directions=DirectionConfig(dir_type="states"), evaluation=EvaluationConfig(bn="eval")),
      "bn=eval keeps or re-estimates the running statistics, but dir_type=states moves them"),
     (lambda: DirectionConfig(model_file2="b.pt", xnorm="filter"), "xnorm does not apply with model_file2"),

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from landscape.errors import ConfigError, InputError
+from landscape.errors import ConfigError, InputError, MismatchError
 from landscape.surface import directions as dirs
 from landscape.models import DigitsCNN, DigitsMLP
 
@@ -86,7 +86,7 @@ def test_target_direction_reaches_the_target_at_one():
 def test_mismatched_direction_names_what_differs():
     origin = dirs.origin_tensors(DigitsCNN(), "weights")
     other = dirs.origin_tensors(DigitsMLP(), "weights")
-    with pytest.raises(InputError, match="made for another model: missing"):
+    with pytest.raises(MismatchError, match="made for another model: missing"):
         dirs.check_matches(other, origin, "direction file d.h5")
     with pytest.raises(InputError, match="does not match the model"):
         dirs.target_direction(origin, other)

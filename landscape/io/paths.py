@@ -1,0 +1,83 @@
+"""What kind of thing a path names, in one line: every file this toolkit reads is checked here first.
+
+A FIFO would block an open forever, a directory or a device gives confusing
+errors deep inside h5py or torch, and a dangling symbolic link looks like a file
+that both exists and does not.  Each gets a message that says what was found.
+"""
+from __future__ import annotations
+
+import os
+import stat
+
+from ..errors import InputError
+
+
+def kind(path: str) -> str:
+    """``missing``, ``dangling link``, ``file``, ``directory``, ``FIFO``, ``device``, ``socket`` or ``special file``."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "dangling link" if os.path.islink(path) else "missing"
+    except OSError:
+        return "missing"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def readable_file(path, what: str) -> str:
+    """``path`` as a string, after checking it is a regular file this process may read."""
+    path = os.fspath(path)
+    found = kind(path)
+    if found == "missing":
+        raise InputError(f"{what} {path} does not exist")
+    if found == "dangling link":
+        raise InputError(f"{what} {path} is a symbolic link to {os.readlink(path)}, which does not exist")
+    if found != "file":
+        raise InputError(f"{what} {path} is a {found}, not a regular file")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{what} {path} cannot be read (permission denied)")
+    return path
+
+
+def output_path(path, what: str, field: str) -> None:
+    """A path a job may create or update: a regular file or nothing, in an existing, writable folder."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{field}={path}: folder {folder} does not exist; create it or choose another {field}",
+                         fields=(field,))
+    found = kind(path)
+    if found == "dangling link":
+        raise InputError(f"{field}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+                         f"expected a file or no file", fields=(field,))
+    if found not in ("missing", "file"):
+        raise InputError(f"{field}={path} is a {found}; expected a {what} or no file", fields=(field,))
+    if found == "missing" and not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{field}={path}: folder {folder} is not writable; choose another {field}", fields=(field,))
+    if len(os.path.basename(path)) > 200:
+        raise InputError(f"{field}={path}: the file name is {len(os.path.basename(path))} characters long; "
+                         "expected at most 200 (file systems allow 255 with the suffixes this toolkit adds)",
+                         fields=(field,))
+
+
+def config_path(value, field: str) -> str | None:
+    """A path given as a setting: ``None`` (not given), or a non-empty ``str``/``os.PathLike``, as ``str``."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        from ..errors import ConfigError
+        raise ConfigError(field, value, f"a path (str or os.PathLike), not {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str) or not path:
+        from ..errors import ConfigError
+        raise ConfigError(field, "''", "a path; an empty value is none")
+    return path

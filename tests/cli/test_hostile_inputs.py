@@ -1,0 +1,162 @@
+"""Inputs an adversarial tester tried: each gets one line, its documented exit code, no hang, nothing damaged."""
+import hashlib
+import os
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from conftest import landscape, run
+from landscape.io.checkpoint import save
+from landscape.models import DigitsCNN
+
+MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--no_test", "--quiet", "--threads", "1"]
+
+
+def one_line(capsys, code, got, *words):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert got == code and len(err) == 1, (got, err)
+    for word in words:
+        assert word in err[0], err[0]
+    return err[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    torch.manual_seed(0)
+    save(DigitsCNN(), str(tmp_path / "cnn.pt"))
+    os.mkfifo(tmp_path / "fifo.h5")
+    (tmp_path / "adir.pt").mkdir()
+    os.symlink(tmp_path / "nothing.h5", tmp_path / "dangling.h5")
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["--surf_file", "{t}/fifo.h5"], 3, ["--surf_file={t}/fifo.h5 is a FIFO; expected a surface file or no file"]),
+    (["--surf_file", "{t}/dangling.h5"], 3, ["is a symbolic link to", "which does not exist"]),
+    (["--surf_file", "{t}/" + "a" * 230 + ".h5"], 3, ["the file name is 233 characters long"]),
+    (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/s.h5"], 2, ["--surf_file and --dir_file are both"]),
+    (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/fifo.h5"], 3, ["direction file {t}/fifo.h5 is a FIFO"]),
+    (["--surf_file", "{t}/s.h5", "--model_file", "{t}/adir.pt"], 3, ["checkpoint {t}/adir.pt is a directory"]),
+    (["--surf_file", "{t}/s.h5", "--model_file="], 2, ["--model_file='': expected a path"]),
+    (["--surf_file="], 2, ["--surf_file='': expected a path"]),
+    (["--surf_file", "{t}/s.h5", "--x=-1e308:1e308:3"], 2, ["--x=-1e308:1e308:3: expected MIN and MAX small enough"]),
+    (["--surf_file", "{t}/s.h5", "--num_classes", "3"], 3, ["the model gives 3 class scores", "--num_classes"]),
+    (["--surf_file", "{t}/s.h5", "--loss_name", "torch.nn:Linear"], 3, ["cannot be made without arguments"]),
+    (["--surf_file", "{t}/s.h5", "--y=-1:1:3", "--plot", "--vmin", "nan"], 2, ["--vmin nan: expected a finite number"]),
+])
+def test_hostile_surface_arguments(files, capsys, argv, code, words):
+    t = str(files)
+    got = landscape(*MLP, *[a.format(t=t) for a in argv])
+    one_line(capsys, code, got, *[w.format(t=t) for w in words])
+    assert not (files / "s.h5").exists()  # refused before anything was computed
+
+
+def test_a_lock_path_that_is_not_a_file_is_an_input_error(tmp_path, capsys):
+    (tmp_path / "s.h5.lock").mkdir()
+    one_line(capsys, 3, landscape(*MLP, "--surf_file", tmp_path / "s.h5"), "lock file", "is a directory")
+
+
+def test_non_finite_directions_and_targets_are_refused(tmp_path, capsys):
+    model = DigitsCNN()
+    with h5py.File(tmp_path / "inf.h5", "w") as f:  # the reference code's layout, every value inf
+        for group in ("xdirection", "ydirection"):
+            for i, p in enumerate(model.parameters()):
+                f.create_dataset(f"{group}/{i}", data=np.full(tuple(p.shape), np.inf))
+    args = ["surface", "--model", "digits_cnn", "--x=-1:1:3", "--no_test", "--quiet", "--surf_file", tmp_path / "s.h5"]
+    one_line(capsys, 3, landscape(*args, "--dir_file", tmp_path / "inf.h5"), "holds NaN or inf in 8 tensors")
+    nan = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    torch.save(nan, tmp_path / "nan.pt")
+    save(model, str(tmp_path / "m.pt"))
+    one_line(capsys, 3, landscape(*args, "--model_file", tmp_path / "m.pt", "--model_file2", tmp_path / "nan.pt"),
+             "--model_file2", "holds NaN or inf")
+    one_line(capsys, 3, landscape(*args, "--model_file", tmp_path / "nan.pt"), "checkpoint", "holds NaN or inf")
+    assert not (tmp_path / "s.h5").exists()
+
+
+def test_a_model_without_parameters_is_refused(tmp_path, capsys):
+    (tmp_path / "p.py").write_text("import torch\ndef make():\n    return torch.nn.Flatten()\n")
+    got = landscape("surface", "--model", f"{tmp_path}/p.py:make", "--x=-1:1:3", "--surf_file", tmp_path / "s.h5")
+    one_line(capsys, 3, got, "has no floating-point parameters")
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["--dpi", "1000000"], 2, "--dpi 1000000: expected a number of dots per inch from 1 to 2400"),
+    (["--xmin", "nan"], 2, "--xmin nan: expected a finite number"),
+    (["--acc_max", "inf"], 2, "--acc_max inf: expected a finite number"),
+])
+def test_hostile_plot_arguments(tmp_path, capsys, argv, code, words):
+    assert landscape(*MLP, "--surf_file", tmp_path / "s.h5") == 0
+    capsys.readouterr()
+    one_line(capsys, code, landscape("plot1d", tmp_path / "s.h5", "--out", tmp_path / "f", *argv), words)
+
+
+def test_files_that_cannot_be_plotted_say_why(tmp_path, capsys):
+    os.mkfifo(tmp_path / "fifo.h5")
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "fifo.h5"), "is a FIFO, not a regular file")
+    with h5py.File(tmp_path / "words.h5", "w") as f:  # reference-style names, unusable contents
+        f["xcoordinates"] = np.array([b"a", b"b"])
+        f["train_loss"] = np.array([1.0, 2.0])
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "words.h5"), "xcoordinates must be a 1-D array of finite")
+    with h5py.File(tmp_path / "shape.h5", "w") as f:
+        f["xcoordinates"] = np.linspace(-1, 1, 5)
+        f["train_loss"] = np.ones(7)
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "shape.h5"), "dataset train_loss holds 7 values",
+             "grid of 5")
+
+
+def test_coordinates_changed_in_a_finished_surface_are_refused_by_the_plots(tmp_path, capsys):
+    assert landscape(*MLP, "--surf_file", tmp_path / "s.h5") == 0
+    with h5py.File(tmp_path / "s.h5", "r+") as f:
+        f["xcoordinates"][2] = 100.0
+    before = hashlib.sha256((tmp_path / "s.h5").read_bytes()).hexdigest()
+    capsys.readouterr()
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "s.h5"), "is damaged: its xcoordinates differ")
+    assert hashlib.sha256((tmp_path / "s.h5").read_bytes()).hexdigest() == before
+
+
+def test_a_surface_without_its_done_marks_is_damaged(tmp_path, capsys):
+    assert landscape(*MLP, "--surf_file", tmp_path / "s.h5") == 0
+    with h5py.File(tmp_path / "s.h5", "r+") as f:
+        del f["done"]
+    capsys.readouterr()
+    one_line(capsys, 3, landscape(*MLP, "--surf_file", tmp_path / "s.h5"), "is damaged: it lacks done")
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "s.h5"), "is damaged: it lacks done")
+
+
+def test_api_arguments_of_the_wrong_type_name_the_keyword(tmp_path):
+    from landscape.api import loss_surface
+    from landscape.errors import ConfigError, UsageError
+    data = (torch.randn(10, 3), torch.randn(10, 1))
+    model = torch.nn.Linear(3, 1)
+    with pytest.raises(UsageError, match="loss: expected crossentropy, mse or a callable, got int"):
+        loss_surface(model, data, 42)
+    with pytest.raises(ConfigError, match="surf_file=5: expected a path"):
+        loss_surface(model, data, "mse", surf_file=5)
+    with pytest.raises(ConfigError, match="seed='0': expected a whole number"):
+        loss_surface(model, data, "mse", seed="0", surf_file=str(tmp_path / "s.h5"))
+    with pytest.raises(ConfigError, match="^norm=sideways: expected one of filter"):
+        loss_surface(model, data, "mse", norm="sideways", surf_file=str(tmp_path / "s.h5"))
+
+
+def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(tmp_path):
+    script = tmp_path / "bad.py"
+    script.write_text(
+        "import torch\nfrom landscape.api import loss_surface\nfrom landscape.errors import LandscapeError\n"
+        "try:\n    loss_surface(torch.nn.Linear(3, 1), (torch.randn(8, 3), torch.randn(8, 1)), 'mse', x='1:-1:3')\n"
+        "except LandscapeError as e:\n    import sys; sys.stdout.write(f'caught {e.exit_code} {e}\\n')\n")
+    import sys
+    from conftest import ROOT, require_mpi
+    from landscape.parallel.launch import mpiexec_command
+    require_mpi()
+    import subprocess
+    done = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, str(script)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("caught 2 x=1:-1:3: expected MIN 1 below MAX -1") == 2, done.stdout
+
+
+def test_the_plots_under_mpiexec_draw_and_complain_once(tmp_path):
+    proc = run("plot1d", [str(tmp_path / "nosuch.h5")], ranks=2, timeout=60)
+    assert proc.returncode == 3 and proc.stderr.count("does not exist") == 1, proc.stderr
