@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, describe
 from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
@@ -57,7 +57,11 @@ def build_model(spec: str, num_classes: int = 10) -> nn.Module:
         return model
     if spec not in REGISTRY:
         raise ConfigError("model", spec, f"a registry name ({', '.join(sorted(REGISTRY))}) or package.module:factory")
-    return REGISTRY[spec](num_classes=num_classes)
+    try:
+        return REGISTRY[spec](num_classes=num_classes)
+    except (RuntimeError, MemoryError) as exc:  # torch's "can't allocate memory" is a RuntimeError
+        raise InputError(f"model {spec} with num_classes={num_classes} cannot be built ({describe(exc)}): "
+                         "expected the number of classes of the data", fields=("num_classes",)) from None
 
 
 def load_model(cfg: ModelConfig, classes: int, checkpoint: str | None, seed: int, say=None) -> nn.Module:
