@@ -44,7 +44,7 @@ ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
 
 def overview() -> str:
     width = max(map(len, COMMANDS))
-    lines = [f"usage: landscape <command> [flags]      (landscape <command> --help: its flags)", "",
+    lines = ["usage: landscape <command> [flags]      (landscape <command> --help: its flags)", "",
              "Loss landscapes of trained neural networks: surfaces along filter-normalized directions,",
              "computed by MPI ranks into one HDF5 file, and the figures that compare them.", "", "commands:"]
     for name, c in COMMANDS.items():

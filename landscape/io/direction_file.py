@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
-import h5py
 import numpy as np
 import torch
 

@@ -18,9 +18,8 @@ import numpy as np
 import torch
 
 from ..data import SUBSET_SEED, Data, DataConfig, load_data
-from ..errors import ConfigError, InputError, Stopped, UsageError
+from ..errors import CollectiveFailure, ConfigError, InputError, Stopped, UsageError
 from ..io import direction_file, paths, surface_file
-from ..io.paths import config_path
 from ..io.lock import SurfaceLock
 from ..io.writer import IO_MODES, choose, open_writer
 from ..models import ModelConfig, load_model
@@ -51,7 +50,7 @@ class RunConfig:
     argv: tuple[str, ...] = ()      # the command line, for the run record
 
     def __post_init__(self):
-        object.__setattr__(self, "surf_file", config_path(self.surf_file, "surf_file"))
+        object.__setattr__(self, "surf_file", paths.config_path(self.surf_file, "surf_file"))
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
             raise ConfigError("threads", self.threads, "a positive number of threads", literal=True)
@@ -307,12 +306,16 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
              f"thread{'s' * (threads.count > 1)} ({io} writes); quantities {', '.join(ev.names)}")
         writer = agree(comm, open_writer, io, comm, surf_path, ev.names)
         progress = Progress(grid.size, grid.size - len(todo), enabled=loud)
-        # No try/finally around the writer: closing an mpio file is collective, and a rank that
-        # failed must reach the error boundary (which aborts the job) instead of waiting for ranks
-        # that never come.
-        with StopSignals() as stop:
-            outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
-                                 progress=progress, round_seconds=job.run.round_seconds, stop=stop)
+        # No try/finally around the writer: closing an mpio file is collective, so only a failure
+        # every rank knows of (an agreed one) closes it; a rank that failed alone must reach the
+        # error boundary (which aborts the job) instead of waiting for ranks that never come.
+        try:
+            with StopSignals() as stop:
+                outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
+                                     progress=progress, round_seconds=job.run.round_seconds, stop=stop)
+        except CollectiveFailure:
+            writer.close()
+            raise
         writer.close()
         seconds = progress.elapsed()
         rate = outcome.computed / seconds if seconds > 0 and outcome.computed else 0.0

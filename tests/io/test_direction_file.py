@@ -1,6 +1,5 @@
 """Direction files: written once, read back whole and checked against their digest."""
 import h5py
-import numpy as np
 import pytest
 import torch
 
