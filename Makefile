@@ -16,7 +16,7 @@ PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-.PHONY: demo test test-slow test-phdf5 tools clean
+.PHONY: demo test test-slow test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ test: $(STAMP) tools
 # The tests marked slow (the demo end to end): CI runs them too.
 test-slow: $(STAMP) tools
 	$(PY) -m pytest -q -m slow
+
+# The sbatch scripts on a one-node Slurm that the tests start (Debian's slurm and munge; root).
+test-slurm: $(STAMP)
+	$(PY) -m pytest -q -m slurm
 
 $(PSTAMP): setup.cfg pyproject.toml
 	command -v mpiexec.openmpi >/dev/null && /usr/bin/python3 -c "import h5py" 2>/dev/null || \

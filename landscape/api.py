@@ -55,7 +55,8 @@ def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=Non
                  dir_type: str | None = None, norm: str | None = None, ignore: str | None = None, seed: int | None = None,
                  same_dir: bool = False, batch_size: int = 128, dtype: str = "float32", bn: str | None = None,
                  bn_batches: int = 10, train_subset: int | None = None, threads: int | None = None,
-                 force: bool = False, quiet: bool = True) -> Surface:
+                 force: bool = False, device: str = "auto", allow_shared_gpus: bool = False,
+                 quiet: bool = True) -> Surface:
     """Compute (or finish) the surface of ``model`` and return it as read back from ``surf_file``.
 
     ``loss`` is ``"crossentropy"``, ``"mse"`` or a callable ``loss(output, targets)``
@@ -80,7 +81,8 @@ def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=Non
                                        dir_file=dir_file),
             evaluation=EvaluationConfig(loss_name=loss if isinstance(loss, str) else "crossentropy",
                                         batch_size=batch_size, dtype=dtype, bn=bn, bn_batches=bn_batches),
-            run=RunConfig(surf_file=surf_file, threads=threads, quiet=quiet, argv=("landscape.api.loss_surface",)))
+            run=RunConfig(surf_file=surf_file, threads=threads, quiet=quiet, device=device,
+                          allow_shared_gpus=allow_shared_gpus, argv=("landscape.api.loss_surface",)))
         data = Data(GIVEN, to_samples(train, "train data"), None if test is None else to_samples(test, "test data"))
         return job, data
 

@@ -10,6 +10,7 @@ flags (``batch_size`` -> ``--batch_size``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 
@@ -43,6 +44,9 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None
     except KeyboardInterrupt:
         _print(f"{prog}: interrupted")
         return _end(130)
+    except BrokenPipeError:  # the reader of our output went away (| head): leave quietly, like other tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _end(141)
     except SystemExit as exc:  # raised by code outside our parsers: keep its code
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BaseException as exc:  # noqa: BLE001 - this is the boundary

@@ -82,6 +82,10 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         module = COMMANDS[name].load()
         return module.spelling() if hasattr(module, "spelling") else {}
 
+    if name == "surface":  # before torch loads: a stop signal must find the job ready to stop cleanly
+        from ..parallel import stop
+        stop.install()
+
     return boundary.run(lambda args: COMMANDS[name].load().main(args, prog), argv, prog=prog, spell=spell)
 
 

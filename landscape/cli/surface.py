@@ -108,6 +108,10 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--surf_file", help="surface file (default: <model_file>.surface.h5)")
     g.add_argument("--threads", type=int, help="torch threads per rank, at most the cores it may use "
                    "(default: $SLURM_CPUS_PER_TASK, else the node's cores / its ranks)")
+    g.add_argument("--device", help="auto (CUDA when there is one), cpu, cuda (each rank the GPU of its node-local "
+                   "rank, or the one Slurm binds to it), cuda:N (default: auto)")
+    g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU "
+                   "(refused by default)")
     g.add_argument("--io", choices=IO_MODES, help="how ranks write: mpio (parallel HDF5), gather (rank 0 writes) "
                    f"(default: {_default(RunConfig, 'io')}: mpio when h5py has MPI)")
     g.add_argument("--round_seconds", type=float, help="target seconds between writes "

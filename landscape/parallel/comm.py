@@ -23,10 +23,13 @@ _current = None
 class SerialComm:
     """Rank 0 of a world of one."""
 
-    rank, size, local_size = 0, 1, 1
+    rank, size, local_rank, local_size = 0, 1, 0, 1
     mpi = None
 
     def allgather(self, value):
+        return [value]
+
+    def node_allgather(self, value):
         return [value]
 
     def gather(self, value):
@@ -58,15 +61,19 @@ class MpiComm:
         self.mpi = MPI.COMM_WORLD
         self.rank = self.mpi.Get_rank()
         self.size = self.mpi.Get_size()
-        node = self.mpi.Split_type(MPI.COMM_TYPE_SHARED)
-        self.local_size = node.Get_size()
-        node.Free()
+        self.node = self.mpi.Split_type(MPI.COMM_TYPE_SHARED)  # the ranks of this node
+        self.local_rank = self.node.Get_rank()
+        self.local_size = self.node.Get_size()
 
     def allgather(self, value):
         return self.mpi.allgather(value)
 
     def gather(self, value):
         return self.mpi.gather(value, root=0)
+
+    def node_allgather(self, value):
+        """``value`` of every rank of this node, in node-local rank order."""
+        return self.node.allgather(value)
 
     def bcast(self, value):
         return self.mpi.bcast(value, root=0)

@@ -15,6 +15,22 @@ import threading
 SIGNALS = ("SIGTERM", "SIGUSR1")
 
 
+_installed: "StopSignals | None" = None
+
+
+def install() -> "StopSignals":
+    """Catch the stop signals for the rest of this process.  The command line does so first thing:
+    a Slurm signal can come while torch is still being imported, and must not kill the job then."""
+    global _installed
+    if _installed is None:
+        _installed = StopSignals().__enter__()
+    return _installed
+
+
+def installed() -> "StopSignals | None":
+    return _installed
+
+
 class StopSignals:
     """A context in which SIGTERM and SIGUSR1 set ``received`` (the signal's name) instead of killing."""
 

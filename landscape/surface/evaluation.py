@@ -24,7 +24,7 @@ from ..errors import ConfigError, EvaluationError, LandscapeError, describe
 from ..plugins import is_plugin
 from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
-from .losses import Loss
+from .losses import Loss, check_labels
 from .quantities import Quantity, forward_quantities
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -53,23 +53,23 @@ class EvaluationConfig:
         batchnorm.resolve(self.bn, None)
 
 
-def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> int | None:
-    """Predictions equal to the label: classes along the last dim (``(B, C)``, ``(B, T, V)``) or,
-    torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).  None when the output has
-    no class dimension to compare with (a single logit, say) or holds NaN (a diverged point, whose
-    argmax means nothing): accuracy is then NaN rather than wrong."""
-    if torch.isnan(output).any():
-        return None
+def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | None:
+    """Predictions equal to the label, counted on the output's device: classes along the last dim
+    (``(B, C)``, ``(B, T, V)``) or, torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).
+    None when the output has no class dimension to compare with (a single logit, say): accuracy is
+    then NaN rather than wrong; so it is when the output holds NaN (see ``_Sweep``)."""
     if output.shape[:-1] == targets.shape and output.shape[-1] > 1:
-        return int((output.argmax(dim=-1) == targets).sum())
+        return (output.argmax(dim=-1) == targets).sum()
     if output.dim() >= 3 and output.shape[:1] + output.shape[2:] == targets.shape and output.shape[1] > 1:
-        return int((output.argmax(dim=1) == targets).sum())
+        return (output.argmax(dim=1) == targets).sum()
     return None
 
 
 class _Sweep(nn.Module):
     """One pass of the model over every evaluation set, in fixed batches: per set the loss sum,
-    the sum of squared per-sample losses and the count of correct predictions."""
+    the sum of squared per-sample losses, the count of correct predictions (NaN when an output
+    held NaN, whose argmax means nothing, or has no class dimension), all as one float64 tensor
+    ``(sets, 3)`` on the device: a point's results come back in one transfer."""
 
     def __init__(self, model: nn.Module, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss,
                  batch_size: int, with_accuracy: bool):
@@ -77,22 +77,29 @@ class _Sweep(nn.Module):
         self.model = model
         self.data, self.loss, self.batch_size, self.with_accuracy = data, loss, batch_size, with_accuracy
 
-    def forward(self) -> list[tuple[float, float, int | None]]:
+    def forward(self) -> torch.Tensor:
         sums = []
         for inputs, targets in self.data.values():
-            total, squares, correct = 0.0, 0.0, 0
+            zero = torch.zeros((), dtype=torch.float64, device=targets.device)
+            total, squares, correct, comparable, nan = zero, zero, zero, True, torch.zeros((), dtype=torch.bool,
+                                                                                           device=targets.device)
             for start in range(0, len(targets), self.batch_size):
                 x = inputs[start:start + self.batch_size]
                 y = targets[start:start + self.batch_size]
                 output = self.model(x)
                 batch_sum, batch_squares = self.loss.total(output, y)
-                total += batch_sum
-                squares += batch_squares
-                if self.with_accuracy and correct is not None:
+                total = total + batch_sum
+                squares = squares + batch_squares
+                if self.with_accuracy and comparable:
                     right = correct_predictions(output, y)
-                    correct = None if right is None else correct + right
-            sums.append((total, squares, correct))
-        return sums
+                    comparable = right is not None
+                    if comparable:
+                        correct = correct + right.to(torch.float64)
+                        nan = nan | torch.isnan(output).any()
+            if not comparable:
+                correct = torch.full((), float("nan"), dtype=torch.float64, device=targets.device)
+            sums.append(torch.stack([total, squares, torch.where(nan, torch.nan, correct)]))
+        return torch.stack(sums)
 
 
 class Evaluator:
@@ -113,6 +120,7 @@ class Evaluator:
         self.loss = loss if isinstance(loss, Loss) else Loss(loss)
         self.cfg = cfg
         self.dtype = DTYPES[cfg.dtype]
+        self.device = torch.device(device)
         self.model = copy.deepcopy(model).to(device=device, dtype=self.dtype).eval()
         as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
         self.origin = as_f64({k: origin[k] for k in dx})
@@ -127,6 +135,8 @@ class Evaluator:
         self.stderr = stderr and self.loss.per_sample  # a callable's batch mean has no per-sample spread
         self.quantities: list[Quantity] = forward_quantities(list(data), with_accuracy, self.stderr)
         self.counts = {name: samples.targets.numel() for name, samples in data.items()}
+        self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
+                            if s.is_classification and s.targets.numel()}
         self.sizes = {name: len(samples) for name, samples in data.items()}
         self.sweep = _Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
         self.recalibrator = (batchnorm.Recalibrator(self.model, tensors["train"][0], cfg.batch_size, cfg.bn_batches)
@@ -155,7 +165,7 @@ class Evaluator:
         if self.recalibrator is not None:
             forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
             tensors = {**tensors, **self.recalibrator.statistics(forward)}
-        sums = functional_call(self.sweep, {f"model.{k}": v for k, v in tensors.items()}, ())
+        sums = functional_call(self.sweep, {f"model.{k}": v for k, v in tensors.items()}, ()).cpu().tolist()
         out = []
         for (name, n), (total, squares, correct) in zip(self.sizes.items(), sums):
             mean = total / n
@@ -164,7 +174,7 @@ class Evaluator:
                 variance = max(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
                 out.append(math.sqrt(variance / n))
             if self.sweep.with_accuracy:
-                out.append(float("nan") if correct is None else 100.0 * correct / self.counts[name])
+                out.append(100.0 * correct / self.counts[name])  # NaN stays NaN
         return np.asarray(out, dtype=np.float64)
 
     @torch.inference_mode()
@@ -172,11 +182,15 @@ class Evaluator:
         """One forward pass of a few samples of each data set at the centre, through the loss: a model
         that does not fit its data (its output shape, the number of classes) is reported before any
         file is made, not at the first grid point."""
-        weights = {f"model.{k}": v for k, v in self.weights(0.0, 0.0).items()}
+        weights = self.weights(0.0, 0.0)
         few = {name: (inputs[:2], targets[:2]) for name, (inputs, targets) in self.sweep.data.items()}
         probe = _Sweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
         try:
-            functional_call(probe, weights, ())
+            for name, (inputs, targets) in few.items():
+                if not targets.is_floating_point():  # the labels of the whole set against the model's classes
+                    output = functional_call(self.model, weights, (inputs,))
+                    check_labels(self.loss.name, output, *self.label_range[name])
+            functional_call(probe, {f"model.{k}": v for k, v in weights.items()}, ())
         except LandscapeError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code

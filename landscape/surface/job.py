@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,8 +23,10 @@ from ..io import direction_file, paths, surface_file
 from ..io.lock import SurfaceLock
 from ..io.writer import IO_MODES, choose, open_writer
 from ..models import ModelConfig, load_model
+from ..parallel import devices
 from ..parallel.comm import agree, threads_per_rank
 from ..parallel.scheduler import run_points
+from ..parallel import stop as stop_signals
 from ..parallel.stop import StopSignals
 from ..plugins import canonical
 from ..provenance import command_line, machine, sha256_file, sha256_tensors, versions
@@ -47,10 +49,13 @@ class RunConfig:
     io: str = "auto"                # mpio, gather, auto
     round_seconds: float = 5.0      # target time between writes: the most a crash can lose
     quiet: bool = False
+    device: str = "auto"            # auto (CUDA when there is one), cpu, cuda, cuda:N
+    allow_shared_gpus: bool = False  # let several ranks of a node share a GPU
     argv: tuple[str, ...] = ()      # the command line, for the run record
 
     def __post_init__(self):
         object.__setattr__(self, "surf_file", paths.config_path(self.surf_file, "surf_file"))
+        devices.check_spec(self.device)
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
             raise ConfigError("threads", self.threads, "a positive number of threads", literal=True)
@@ -135,6 +140,26 @@ def _check_outputs(job: SurfaceJob) -> None:
                          fields=("surf_file",))
 
 
+def _device(job: SurfaceJob, comm) -> str:
+    """This rank's device; on a GPU, deterministic algorithms, so that a rerun gives the same bits."""
+    visible = comm.node_allgather(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    count = torch.cuda.device_count() if job.run.device != "cpu" else 0
+    device = devices.choose(job.run.device, comm.local_rank, visible, count, job.run.allow_shared_gpus)
+    if device.startswith("cuda"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False
+        torch.cuda.set_device(torch.device(device))
+    return device
+
+
+def _device_record(device: str) -> dict:
+    if not device.startswith("cuda"):
+        return {"device": device}
+    return {"device": device, "device_name": torch.cuda.get_device_name(torch.device(device)),
+            "cuda_version": str(torch.version.cuda)}
+
+
 def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
     data = load_data(job.data, given_data)
     if given_model is not None:
@@ -211,6 +236,7 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
         "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
         "directions_sha256": d.digest,
+        "device": "cuda" if ev.device.type == "cuda" else "cpu",  # the last bits differ between the two
     }
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):
         identity[f"{axis}direction"] = info.kind
@@ -225,12 +251,12 @@ def _columns(ev: Evaluator) -> dict[str, dict]:
     return {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
 
 
-def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss) -> Evaluator:
+def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str) -> Evaluator:
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
     sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
     bn = batchnorm.resolve(job.evaluation.bn, d.dir_type)[0]
     ev = Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else job.evaluation.loss_name),
-                   job.evaluation, bn=bn, stderr=job.data.train_subset is not None)
+                   job.evaluation, bn=bn, stderr=job.data.train_subset is not None, device=device)
     ev.probe()
     return ev
 
@@ -280,6 +306,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     torch.set_num_threads(threads.count)
     agree(comm, _check_outputs, job)
     io = agree(comm, choose, job.run.io, comm.size)
+    device = agree(comm, _device, job, comm)
 
     loaded = agree(comm, _load, job, model, data, show)
     loaded.prints = _fingerprints(loaded)
@@ -292,25 +319,26 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    ev = agree(comm, _evaluator, job, loaded, directions, loss)
+    ev = agree(comm, _evaluator, job, loaded, directions, loss, device)
     identity = _identity(job, loaded, directions, ev)
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
-        record = _start_record(job, comm.size, threads.count, io)
+        record = {**_start_record(job, comm.size, threads.count, io), **_device_record(device)}
         opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank))
         done, run_number = opened.done, opened.run
         todo = np.flatnonzero(~done.reshape(-1))
+        where = (f"{comm.size} rank{'s' * (comm.size > 1)} x {threads.count} thread{'s' * (threads.count > 1)}"
+                 if device == "cpu" else f"{comm.size} rank{'s' * (comm.size > 1)} on {device} (rank 0)")
         show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
-             f"done, {len(todo)} to compute on {comm.size} rank{'s' * (comm.size > 1)} x {threads.count} "
-             f"thread{'s' * (threads.count > 1)} ({io} writes); quantities {', '.join(ev.names)}")
+             f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}")
         writer = agree(comm, open_writer, io, comm, surf_path, ev.names)
         progress = Progress(grid.size, grid.size - len(todo), enabled=loud)
         # No try/finally around the writer: closing an mpio file is collective, so only a failure
         # every rank knows of (an agreed one) closes it; a rank that failed alone must reach the
         # error boundary (which aborts the job) instead of waiting for ranks that never come.
         try:
-            with StopSignals() as stop:
+            with nullcontext(stop_signals.installed()) if stop_signals.installed() else StopSignals() as stop:
                 outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
                                      progress=progress, round_seconds=job.run.round_seconds, stop=stop)
         except CollectiveFailure:

@@ -26,8 +26,6 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
     a batch; integer class labels become one-hot targets (any number of classes),
     float targets are used as they are (regression).
     """
-    if not targets.is_floating_point() and targets.numel():
-        _check_labels(output.shape[1 if name == "crossentropy" else -1] if output.dim() > 1 else 1, targets)
     if name == "crossentropy":  # classes along dim 1 (torch's convention); a sample's mean over the rest
         return F.cross_entropy(output, targets, reduction="none").reshape(len(output), -1).mean(dim=1)
     if name == "mse":
@@ -38,8 +36,11 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
     raise ConfigError("loss_name", name, f"one of {', '.join(BUILTIN)} or package.module:callable")
 
 
-def _check_labels(classes: int, targets: torch.Tensor) -> None:
-    low, high = int(targets.min()), int(targets.max())
+def check_labels(name: str, output: torch.Tensor, low: int, high: int) -> None:
+    """Class labels from ``low`` to ``high`` must be scores the output has (for the built-in losses)."""
+    if name not in BUILTIN:
+        return
+    classes = (output.shape[1] if name == "crossentropy" else output.shape[-1]) if output.dim() > 1 else 1
     if low < 0 or high >= classes:
         raise InputError(f"the model gives {classes} class score{'s' * (classes != 1)} per sample but the labels "
                          f"run from {low} to {high}: expected labels in 0..{classes - 1} (is num_classes right?)",
@@ -96,8 +97,11 @@ class Loss:
     def per_sample(self) -> bool:
         return self.fn is None
 
-    def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[float, float]:
+    def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sum and sum of squares of the per-sample losses, as float64 tensors on the output's device
+        (nothing comes back to the host here)."""
         if self.fn is None:
             losses = per_sample(self.name, output, targets).to(torch.float64)
-            return float(losses.sum()), float((losses * losses).sum())
-        return float(self.fn(output, targets)) * len(targets), float("nan")
+            return losses.sum(), (losses * losses).sum()
+        batch = torch.as_tensor(self.fn(output, targets), dtype=torch.float64, device=output.device)
+        return batch * len(targets), torch.full((), float("nan"), dtype=torch.float64, device=output.device)

@@ -1,0 +1,51 @@
+"""Which device each rank computes on: a pure function of what the node's ranks see (no MPI here).
+
+Under MPI, ranks on one node are told apart by their node-local rank (from an MPI shared-memory
+split, done by ``parallel.comm``), not by launcher-specific variables.  Ranks that see the same
+GPUs take one each, in order; a Slurm job with ``--gpus-per-task`` gives each rank its own
+``CUDA_VISIBLE_DEVICES``, and each rank then takes the first GPU it sees.  More ranks than GPUs
+would make them share one silently: that is an error unless sharing is asked for.
+"""
+from __future__ import annotations
+
+from ..errors import ConfigError, InputError, UsageError
+
+CHOICES = ("auto", "cpu", "cuda", "cuda:N")
+
+
+def check_spec(spec: str) -> str:
+    if spec in ("auto", "cpu", "cuda"):
+        return spec
+    if isinstance(spec, str) and spec.startswith("cuda:") and spec[5:].isdigit():
+        return spec
+    raise ConfigError("device", spec, "auto, cpu, cuda or cuda:N")
+
+
+def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_shared: bool = False) -> str:
+    """The torch device of node-local rank ``local_rank``.
+
+    ``visible``: what each rank of the node sees (its ``CUDA_VISIBLE_DEVICES``, in node-local rank
+    order); ``count``: the CUDA devices this rank sees (``torch.cuda.device_count()``).
+    """
+    check_spec(spec)
+    if spec == "cpu" or (spec == "auto" and count == 0):
+        return "cpu"
+    shown = visible[local_rank] if visible[local_rank] is not None else "not set"
+    if count == 0:
+        raise InputError(f"device={spec}: no CUDA device is visible to this rank (CUDA_VISIBLE_DEVICES={shown}); "
+                         "expected at least one, or device=cpu", fields=("device",))
+    sharing = [rank for rank, seen in enumerate(visible) if seen == visible[local_rank]]
+    if spec.startswith("cuda:"):
+        index = int(spec[5:])
+        if index >= count:
+            raise InputError(f"device={spec}: this rank sees {count} CUDA device{'s' * (count > 1)}; expected "
+                             f"an index below {count}", fields=("device",))
+        wanted = len(sharing)  # every rank that sees the same devices takes this one
+    else:
+        index = sharing.index(local_rank) % count
+        wanted = len(sharing) if len(sharing) > count else 1
+    if wanted > 1 and not allow_shared:
+        raise UsageError(f"{len(sharing)} ranks on this node would share {count if spec == 'cuda' else 1} GPU"
+                         f"{'s' * (spec == 'cuda' and count > 1)} ({spec}): expected at most one rank per GPU; start "
+                         "fewer ranks per node, or give allow_shared_gpus", fields=("device", "allow_shared_gpus"))
+    return f"cuda:{index}"

@@ -1,0 +1,129 @@
+"""The sbatch scripts of scripts/slurm/, submitted to a real one-node Slurm (make test-slurm, CI).
+
+scripts/slurm/local_cluster.sh starts Debian's slurmctld, slurmd and munge for the session; each
+test submits a script as a user would, with the surface given in LANDSCAPE_ARGS, and checks the
+files it leaves against a serial run of the same surface.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import PLUGINS, ROOT, landscape
+from landscape.io.surface_file import read as read_surface
+
+pytestmark = pytest.mark.slurm
+SCRIPTS = ROOT / "scripts" / "slurm"
+LANDSCAPE = str(Path(sys.executable).parent / "landscape")
+TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if os.geteuid() != 0 or shutil.which("apt-get") is None and shutil.which("slurmctld") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the Slurm tests need root and Debian's packages in CI")
+        pytest.skip("needs root to start a local Slurm")
+    folder = tmp_path_factory.mktemp("slurm")
+    started = subprocess.run([str(SCRIPTS / "local_cluster.sh"), "start", str(folder)], capture_output=True,
+                             text=True, timeout=300)
+    assert started.returncode == 0, started.stderr + started.stdout
+    env = dict(os.environ, SLURM_CONF=str(folder / "slurm.conf"), LANDSCAPE=LANDSCAPE)
+    yield folder, env
+    subprocess.run([str(SCRIPTS / "local_cluster.sh"), "stop", str(folder)], timeout=60)
+
+
+def submit(env, *args, cwd) -> str:
+    done = subprocess.run(["sbatch", "--parsable", *map(str, args)], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def final_state(folder, job: str, timeout: float) -> str:
+    """The job's last state in the job completion log once it is terminal (a requeue is not)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = folder / "jobcomp.log"
+        states = [line.split("JobState=")[1].split()[0] for line in (log.read_text().splitlines() if log.exists()
+                                                                     else []) if line.startswith(f"JobId={job} ")]
+        if states and states[-1] in TERMINAL:
+            return states[-1]
+        time.sleep(0.5)
+    raise AssertionError(f"job {job} did not end within {timeout} s")
+
+
+def serial(args, surf) -> object:
+    assert landscape("surface", *args, "--surf_file", surf, "--threads", "1", "--quiet") == 0
+    return read_surface(str(surf))
+
+
+def same(a, b) -> bool:
+    return a.done.all() and b.done.all() and all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
+
+
+def test_the_cpu_script_runs_srun_ranks_that_match_a_serial_surface(cluster, tmp_path):
+    folder, env = cluster
+    args = ["--model", "digits_cnn", "--x=-1:1:9", "--y=-1:1:5", "--dir_file", str(tmp_path / "d.h5")]
+    env = dict(env, LANDSCAPE_ARGS=" ".join([*args, "--surf_file", str(tmp_path / "slurm.h5")]))
+    job = submit(env, "--ntasks=2", "--cpus-per-task=1", f"--output={tmp_path}/out.txt",
+                 SCRIPTS / "surface_cpu.sbatch", cwd=tmp_path)
+    assert final_state(folder, job, 300) == "COMPLETED", (tmp_path / "out.txt").read_text()
+    ours = read_surface(str(tmp_path / "slurm.h5"))
+    assert ours.run["ranks"] == 2 and ours.run["threads_per_rank"] == 1  # from $SLURM_CPUS_PER_TASK
+    assert "on 2 ranks x 1 thread" in (tmp_path / "out.txt").read_text()
+    assert same(ours, serial(args, tmp_path / "serial.h5"))
+
+
+def test_a_sweep_array_then_its_plot_after_all_surfaces(cluster, tmp_path):
+    folder, env = cluster
+    from landscape.io.checkpoint import save
+    from landscape.models import DigitsMLP
+    import torch
+    checkpoints = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        save(DigitsMLP(), str(tmp_path / f"mlp{seed}.pt"))
+        checkpoints.append(str(tmp_path / f"mlp{seed}.pt"))
+    (tmp_path / "list.txt").write_text("\n".join(checkpoints) + "\n")
+    env = dict(env, LANDSCAPE_ARGS="--model digits_mlp --x=-1:1:7 --no_test", OUT=str(tmp_path / "sweep"),
+               PLOT_ARGS="--error --format png")
+    done = subprocess.run([str(SCRIPTS / "submit_sweep.sh"), str(tmp_path / "list.txt"), "--ntasks=2",
+                           "--cpus-per-task=1", f"--output={tmp_path}/%x-%j.out"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    array, plot = words[words.index("array") + 1].rstrip(";"), words[words.index("job", words.index("figures:")) + 1]
+    assert final_state(folder, plot, 300) == "COMPLETED", [p.read_text() for p in tmp_path.glob("*.out")]
+    for checkpoint in checkpoints:
+        s = read_surface(checkpoint[:-3] + ".surface.h5")
+        assert s.done.all() and s.run["ranks"] == 2
+    assert (tmp_path / "sweep_1d.png").read_bytes()[:4] == b"\x89PNG"
+    assert final_state(folder, array, 10) == "COMPLETED"  # every task of the array
+
+
+def test_a_job_stopped_before_its_time_limit_requeues_and_finishes_identical(cluster, tmp_path):
+    """--time=1, stopped 30 s before the limit: each incarnation saves its round and requeues itself."""
+    folder, env = cluster
+    args = ["--model", f"{PLUGINS}:slow_model", "--x=-1:1:301", "--no_test", "--batch_size", "5000",
+            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "2"]
+    env = dict(env, LANDSCAPE_TEST_SLEEP="0.3", STOP_BEFORE_LIMIT="30", LANDSCAPE_ARGS=" ".join([*args, "--surf_file",
+                                                                       str(tmp_path / "long.h5")]))
+    job = submit(env, "--ntasks=2", "--cpus-per-task=1", "--time=1",
+                 f"--output={tmp_path}/out.txt", SCRIPTS / "surface_requeue.sbatch", cwd=tmp_path)
+    assert final_state(folder, job, 600) == "COMPLETED", (tmp_path / "out.txt").read_text()
+    out = (tmp_path / "out.txt").read_text()
+    assert "stopped by SIGUSR1 after saving" in out and "requeueing job" in out, out
+    s = read_surface(str(tmp_path / "long.h5"))
+    assert [r["ended"] for r in s.runs][-1] == "complete" and len(s.runs) >= 2
+    assert all(r["ended"] == "stopped by SIGUSR1" for r in s.runs[:-1])
+    os.environ["LANDSCAPE_TEST_SLEEP"] = "0"
+    try:
+        assert same(s, serial(args, tmp_path / "serial.h5"))
+    finally:
+        del os.environ["LANDSCAPE_TEST_SLEEP"]
