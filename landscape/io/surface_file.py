@@ -204,6 +204,16 @@ def open_for_resume(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, 
         return verified_done(f, path)
 
 
+def recorded_identity(path: str) -> dict | None:
+    """The identity an existing surface file records, or None (no file, or not one of ours: the checks
+    that open it for resuming say what is wrong)."""
+    try:
+        with h5py.File(path, "r") as f:
+            return json.loads(f.attrs[IDENTITY]) if f.attrs.get("schema") == SURFACE_SCHEMA else None
+    except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
+        return None
+
+
 def append_run(path: str, event: str, fields: dict, run: int | None = None) -> int:
     """Add a run record (``io.runs``) to the file; return the run number."""
     with reading(path, "surface file", "r+") as f:

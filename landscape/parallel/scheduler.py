@@ -1,8 +1,8 @@
 """Running the points of a surface: each rank its block, in rounds that end with a write.
 
-Round 0 evaluates one point per rank and measures it; the ranks agree on how many
-points a round holds so that a round lasts about ``round_seconds``.  Within a round
-the kernel gets ``per_pass`` points at a time.  Every round ends with an exchange
+Round 0 evaluates one chunk of ``per_pass`` points per rank and measures it; the ranks
+agree on how many chunks a round holds so that a round lasts about ``round_seconds``.
+Within a round the kernel gets one chunk at a time.  Every round ends with an exchange
 of a short status (so an error at any point stops all ranks together), the
 writer's collective write, and one ``allgather`` of (points done, seconds per
 point, stop signal): a job killed at any moment loses at most one round, and a job
@@ -37,14 +37,20 @@ def round_length(seconds_per_point: float, round_seconds: float) -> int:
     return int(min(MAX_ROUND, max(1, round_seconds // seconds_per_point)))
 
 
-def _evaluate_round(evaluate, points, chunk, width: int, per_pass: int, stop) -> np.ndarray:
-    """Values of the points of ``chunk`` in order, ``per_pass`` at a time, until a stop signal."""
-    parts = []
-    for start in range(0, len(chunk), per_pass):
+def _evaluate_round(evaluate, points, chunks, per_pass: int, wanted: np.ndarray, width: int, stop):
+    """Flat indices and values of the wanted points of ``chunks``, one chunk per pass, until a stop signal."""
+    flats, parts = [], []
+    for chunk in chunks:
         if stop is not None and stop.received:
             break
-        parts.append(np.asarray(evaluate(points[chunk[start:start + per_pass]]), dtype=np.float64))
-    return np.concatenate(parts).reshape(-1, width) if parts else np.empty((0, width))
+        flat = np.arange(chunk * per_pass, min((chunk + 1) * per_pass, len(points)))
+        values = np.asarray(evaluate(points[flat]), dtype=np.float64).reshape(len(flat), width)
+        keep = wanted[flat]  # points already done are evaluated with their chunk (same bits) but not written
+        flats.append(flat[keep])
+        parts.append(values[keep])
+    if not flats:
+        return np.empty(0, np.int64), np.empty((0, width))
+    return np.concatenate(flats), np.concatenate(parts)
 
 
 def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, progress=None,
@@ -52,22 +58,28 @@ def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, 
     """Evaluate every flat point in ``todo`` across the ranks of ``comm``.
 
     ``evaluate(p)`` maps an ``(n, 2)`` array of coefficients to ``(n, q)`` values, ``q =
-    len(writer.quantities)``; ``points[k]`` is the ``(a, b)`` of flat point ``k``.
-    ``stop`` (a ``parallel.stop.StopSignals``) ends the run after the round in progress.
+    len(writer.quantities)``; ``points[k]`` is the ``(a, b)`` of flat point ``k``.  Points go to the
+    kernel in chunks of ``per_pass`` consecutive flat indices of the whole grid (chunk ``c`` is
+    points ``c*per_pass ... (c+1)*per_pass - 1``), whoever computes them and whatever is already
+    done, so a point is always evaluated with the same companions: the values do not depend on the
+    number of ranks or on an earlier interruption.  ``stop`` (a ``parallel.stop.StopSignals``)
+    ends the run after the round in progress.
     """
-    mine = partition.share(todo, comm.rank, comm.size)
-    steps = partition.largest_share(len(todo), comm.size)
+    wanted = np.zeros(len(points), bool)
+    wanted[np.asarray(todo, np.int64)] = True
+    chunks = np.unique(np.asarray(todo, np.int64) // per_pass)
+    mine = partition.share(chunks, comm.rank, comm.size)
+    steps = partition.largest_share(len(chunks), comm.size)
     width = len(writer.quantities)
     position, length, computed, here = 0, 1, 0, 0
     while position < steps:
-        chunk = mine[position:position + length]
+        round_chunks = mine[position:position + length]
         started = time.perf_counter()
         # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
-        values = agree(comm, _evaluate_round, evaluate, points, chunk, width, per_pass, stop)
-        finished = chunk[:len(values)]
-        per_point = (time.perf_counter() - started) / max(1, len(finished))
+        finished, values = agree(comm, _evaluate_round, evaluate, points, round_chunks, per_pass, wanted, width, stop)
+        per_chunk = (time.perf_counter() - started) / max(1, len(round_chunks))
         writer.write_round(finished, values)
-        reports = comm.allgather((len(finished), per_point, stop.received if stop is not None else None))
+        reports = comm.allgather((len(finished), per_chunk, stop.received if stop is not None else None))
         computed += sum(r[0] for r in reports)
         here += len(finished)
         if progress is not None:

@@ -25,6 +25,7 @@ from ..plugins import is_plugin
 from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
+from .sweep import BatchedSweep, Sweep
 from .quantities import Quantity, forward_quantities
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -35,71 +36,26 @@ class EvaluationConfig:
     """How a point is evaluated: loss, batch size, precision and BatchNorm statistics."""
 
     loss_name: str = "crossentropy"
-    batch_size: int = 128
+    batch_size: int | str = 128     # or "auto": chosen by measurement (surface.tuning)
     dtype: str = "float32"
     bn: str | None = None     # eval | states | recalibrate; None: states with states directions, else eval
     bn_batches: int = 10
+    points_per_pass: int | str = 1  # grid points evaluated together in one vmapped forward pass, or "auto"
 
     def __post_init__(self):
         if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
             raise ConfigError("loss_name", self.loss_name, f"one of {', '.join(BUILTIN_LOSSES)} "
                               "or package.module:callable")
-        for name in ("batch_size", "bn_batches"):
+        for name in ("batch_size", "bn_batches", "points_per_pass"):
             value = getattr(self, name)
+            if value == "auto" and name != "bn_batches":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, value, "a positive whole number", literal=True)
+                raise ConfigError(name, value, "a positive whole number" + (" or auto" if name != "bn_batches"
+                                                                              else ""), literal=True)
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
         batchnorm.resolve(self.bn, None)
-
-
-def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | None:
-    """Predictions equal to the label, counted on the output's device: classes along the last dim
-    (``(B, C)``, ``(B, T, V)``) or, torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).
-    None when the output has no class dimension to compare with (a single logit, say): accuracy is
-    then NaN rather than wrong; so it is when the output holds NaN (see ``_Sweep``)."""
-    if output.shape[:-1] == targets.shape and output.shape[-1] > 1:
-        return (output.argmax(dim=-1) == targets).sum()
-    if output.dim() >= 3 and output.shape[:1] + output.shape[2:] == targets.shape and output.shape[1] > 1:
-        return (output.argmax(dim=1) == targets).sum()
-    return None
-
-
-class _Sweep(nn.Module):
-    """One pass of the model over every evaluation set, in fixed batches: per set the loss sum,
-    the sum of squared per-sample losses, the count of correct predictions (NaN when an output
-    held NaN, whose argmax means nothing, or has no class dimension), all as one float64 tensor
-    ``(sets, 3)`` on the device: a point's results come back in one transfer."""
-
-    def __init__(self, model: nn.Module, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss,
-                 batch_size: int, with_accuracy: bool):
-        super().__init__()
-        self.model = model
-        self.data, self.loss, self.batch_size, self.with_accuracy = data, loss, batch_size, with_accuracy
-
-    def forward(self) -> torch.Tensor:
-        sums = []
-        for inputs, targets in self.data.values():
-            zero = torch.zeros((), dtype=torch.float64, device=targets.device)
-            total, squares, correct, comparable, nan = zero, zero, zero, True, torch.zeros((), dtype=torch.bool,
-                                                                                           device=targets.device)
-            for start in range(0, len(targets), self.batch_size):
-                x = inputs[start:start + self.batch_size]
-                y = targets[start:start + self.batch_size]
-                output = self.model(x)
-                batch_sum, batch_squares = self.loss.total(output, y)
-                total = total + batch_sum
-                squares = squares + batch_squares
-                if self.with_accuracy and comparable:
-                    right = correct_predictions(output, y)
-                    comparable = right is not None
-                    if comparable:
-                        correct = correct + right.to(torch.float64)
-                        nan = nan | torch.isnan(output).any()
-            if not comparable:
-                correct = torch.full((), float("nan"), dtype=torch.float64, device=targets.device)
-            sums.append(torch.stack([total, squares, torch.where(nan, torch.nan, correct)]))
-        return torch.stack(sums)
 
 
 class Evaluator:
@@ -118,6 +74,8 @@ class Evaluator:
                  loss, cfg: EvaluationConfig = EvaluationConfig(), bn: str = "eval", stderr: bool = False,
                  device: str = "cpu"):
         self.loss = loss if isinstance(loss, Loss) else Loss(loss)
+        if "auto" in (cfg.batch_size, cfg.points_per_pass):
+            raise ValueError("the kernel needs a batch size and points per pass; resolve auto first (surface.tuning)")
         self.cfg = cfg
         self.dtype = DTYPES[cfg.dtype]
         self.device = torch.device(device)
@@ -138,9 +96,19 @@ class Evaluator:
         self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
                             if s.is_classification and s.targets.numel()}
         self.sizes = {name: len(samples) for name, samples in data.items()}
-        self.sweep = _Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
+        self.sweep = Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
         self.recalibrator = (batchnorm.Recalibrator(self.model, tensors["train"][0], cfg.batch_size, cfg.bn_batches)
                              if bn == "recalibrate" else None)
+        # Several points per pass need vmap, which cannot update BatchNorm statistics in place.
+        self.batched = (BatchedSweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
+                        if cfg.points_per_pass > 1 and self.recalibrator is None else None)
+        self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
+                     "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
+
+    @property
+    def points_per_pass(self) -> int:
+        """Points evaluated together: as configured, or 1 where vmap cannot be used."""
+        return self.cfg.points_per_pass if self.batched is not None else 1
 
     @property
     def names(self) -> list[str]:
@@ -166,6 +134,18 @@ class Evaluator:
             forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
             tensors = {**tensors, **self.recalibrator.statistics(forward)}
         sums = functional_call(self.sweep, {f"model.{k}": v for k, v in tensors.items()}, ()).cpu().tolist()
+        return self._quantities(sums)
+
+    @torch.inference_mode()
+    def _values_many(self, points: np.ndarray) -> np.ndarray:
+        """The values of several points from one vmapped pass per batch of data."""
+        per_point = [self.weights(float(a), float(b)) for a, b in points]
+        stacked = {name: torch.stack([w[name] for w in per_point]) for name in per_point[0]}
+        sums = self.batched(stacked).cpu().tolist()  # (K, sets, 3): one transfer for K points
+        return np.stack([self._quantities(one) for one in sums])
+
+    def _quantities(self, sums: list) -> np.ndarray:
+        """A point's quantities, in the order of ``self.quantities``, from its per-set sums."""
         out = []
         for (name, n), (total, squares, correct) in zip(self.sizes.items(), sums):
             mean = total / n
@@ -184,7 +164,7 @@ class Evaluator:
         file is made, not at the first grid point."""
         weights = self.weights(0.0, 0.0)
         few = {name: (inputs[:2], targets[:2]) for name, (inputs, targets) in self.sweep.data.items()}
-        probe = _Sweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
+        probe = Sweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
         try:
             for name, (inputs, targets) in few.items():
                 if not targets.is_floating_point():  # the labels of the whole set against the model's classes
@@ -195,10 +175,29 @@ class Evaluator:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
             raise EvaluationError(f"the model cannot be evaluated on the data at the centre: {describe(exc)}") from None
+        if self.batched is not None:  # vmap cannot run every module: find out now, and say so once
+            trial = BatchedSweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
+            try:
+                trial({k: torch.stack([v, v]) for k, v in weights.items()})
+            except Exception as exc:  # noqa: BLE001 - whatever vmap rejects
+                self.batched = None
+                self.note = f"points_per_pass: vmap cannot run this model ({describe(exc)[:120]}): one point per pass"
 
     def evaluate(self, points: np.ndarray) -> np.ndarray:
         """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        if self.batched is not None and len(points) > 1:
+            try:
+                return self._values_many(points)
+            except LandscapeError:
+                raise
+            except SystemExit as exc:
+                raise EvaluationError(f"evaluating the model at (x={points[0, 0]:g}, y={points[0, 1]:g}) and "
+                                      f"{len(points) - 1} more points failed: the model or loss called "
+                                      f"sys.exit({exc.code!r})") from None
+            except Exception as exc:  # noqa: BLE001 - user code: name the points it failed at
+                raise EvaluationError(f"evaluating the model at (x={points[0, 0]:g}, y={points[0, 1]:g}) and "
+                                      f"{len(points) - 1} more points failed: {describe(exc)}") from exc
         out = np.empty((len(points), len(self.quantities)))
         for row, (a, b) in enumerate(points):
             try:

@@ -12,12 +12,12 @@ import math
 import os
 import time
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from ..data import SUBSET_SEED, Data, DataConfig, load_data
+from ..data import SUBSET_SEED, Data, DataConfig, Samples, load_data
 from ..errors import CollectiveFailure, ConfigError, InputError, Stopped, UsageError
 from ..io import direction_file, paths, surface_file
 from ..io.lock import SurfaceLock
@@ -30,7 +30,7 @@ from ..parallel import stop as stop_signals
 from ..parallel.stop import StopSignals
 from ..plugins import canonical
 from ..provenance import command_line, machine, sha256_file, sha256_tensors, versions
-from . import batchnorm
+from . import batchnorm, tuning
 from . import direction_set
 from . import directions as dirs
 from .direction_set import DirectionConfig
@@ -231,7 +231,8 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "train_subset": -1 if job.data.train_subset is None else job.data.train_subset, "subset_seed": SUBSET_SEED,
         "train_sha256": prints["train"],
         "test_size": len(data.test) if data.test is not None else 0, "test_sha256": prints["test"],
-        "loss_name": ev.loss.name, "dtype": job.evaluation.dtype, "batch_size": job.evaluation.batch_size,
+        "loss_name": ev.loss.name, "dtype": ev.cfg.dtype, "batch_size": ev.cfg.batch_size,
+        "points_per_pass": ev.points_per_pass,  # grouping points in one pass changes their last bits
         "bn": "recalibrate" if ev.recalibrator else ("states" if d.dir_type == "states" else "eval"),
         "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
         "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
@@ -251,14 +252,40 @@ def _columns(ev: Evaluator) -> dict[str, dict]:
     return {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
 
 
-def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str) -> Evaluator:
+def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str,
+               cfg: EvaluationConfig, samples: int | None = None) -> Evaluator:
+    """The kernel for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
     sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
-    bn = batchnorm.resolve(job.evaluation.bn, d.dir_type)[0]
-    ev = Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else job.evaluation.loss_name),
-                   job.evaluation, bn=bn, stderr=job.data.train_subset is not None, device=device)
+    if samples is not None:
+        sets = {name: Samples(s.inputs[:samples], s.targets[:samples]) for name, s in sets.items()}
+    bn = batchnorm.resolve(cfg.bn, d.dir_type)[0]
+    ev = Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else cfg.loss_name), cfg,
+                   bn=bn, stderr=job.data.train_subset is not None, device=device)
     ev.probe()
     return ev
+
+
+def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, rank: int):
+    """``auto`` batch size and points per pass resolved: as a resumed file records them, else measured
+    (rank 0 measures; the job broadcasts its choice).  Returns (config, how it was chosen) or None."""
+    cfg = job.evaluation
+    if tuning.AUTO not in (cfg.batch_size, cfg.points_per_pass):
+        return cfg, ""
+    stored = surface_file.recorded_identity(job.surf_file)
+    if stored and "batch_size" in stored and "points_per_pass" in stored:
+        chosen = tuning.Choice(stored["batch_size"] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+                               stored["points_per_pass"] if cfg.points_per_pass == tuning.AUTO
+                               else cfg.points_per_pass, 0.0, 0)
+        return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
+            chosen.describe(measured=False)
+    if rank != 0:
+        return None
+    samples = min(tuning.SAMPLES, len(loaded.data.train))
+    make = lambda b, k: _evaluator(job, loaded, d, loss, device, replace(cfg, batch_size=b, points_per_pass=k),
+                                   samples)
+    chosen = tuning.tune(make, samples, cfg.batch_size, cfg.points_per_pass)
+    return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
 
 
 @dataclass(frozen=True)
@@ -319,12 +346,18 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    ev = agree(comm, _evaluator, job, loaded, directions, loss, device)
+    settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device, comm.rank))
+    if chosen:
+        show(f"auto: {chosen}")
+    ev = agree(comm, _evaluator, job, loaded, directions, loss, device, settings)
+    if ev.note:
+        show(f"note: {ev.note}")
     identity = _identity(job, loaded, directions, ev)
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
-        record = {**_start_record(job, comm.size, threads.count, io), **_device_record(device)}
+        record = {**_start_record(job, comm.size, threads.count, io), **_device_record(device),
+                  **({"auto": chosen} if chosen else {})}
         opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank))
         done, run_number = opened.done, opened.run
         todo = np.flatnonzero(~done.reshape(-1))
@@ -340,7 +373,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         try:
             with nullcontext(stop_signals.installed()) if stop_signals.installed() else StopSignals() as stop:
                 outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
-                                     progress=progress, round_seconds=job.run.round_seconds, stop=stop)
+                                     progress=progress, round_seconds=job.run.round_seconds,
+                                     per_pass=ev.points_per_pass, stop=stop)
         except CollectiveFailure:
             writer.close()
             raise

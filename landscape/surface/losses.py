@@ -97,6 +97,17 @@ class Loss:
     def per_sample(self) -> bool:
         return self.fn is None
 
+    def total_many(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``total`` of K outputs ``(K, B, ...)`` against one batch of targets: two ``(K,)`` tensors."""
+        k = output.shape[0]
+        if self.fn is None:  # one call on (K*B, ...): the per-sample losses do not depend on the grouping
+            repeated = targets.repeat(k, *([1] * (targets.dim() - 1)))
+            losses = per_sample(self.name, output.reshape(-1, *output.shape[2:]), repeated).to(torch.float64)
+            losses = losses.view(k, -1)
+            return losses.sum(dim=1), (losses * losses).sum(dim=1)
+        sums = [self.total(output[i], targets)[0] for i in range(k)]
+        return torch.stack(sums), torch.full((k,), float("nan"), dtype=torch.float64, device=output.device)
+
     def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Sum and sum of squares of the per-sample losses, as float64 tensors on the output's device
         (nothing comes back to the host here)."""

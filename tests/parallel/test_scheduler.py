@@ -47,11 +47,19 @@ def test_every_point_to_do_is_evaluated_once_in_order_and_written_with_its_value
     assert len(writer.rounds[0][0]) == 1  # round 0 times one point
 
 
-def test_passes_hand_the_kernel_per_pass_points_at_a_time():
+def test_passes_are_chunks_of_the_whole_grid_whatever_is_left_to_do():
     calls, writer = [], Recorder()
     run_points(lambda p: kernel(p, calls), POINTS, np.arange(20), SerialComm(), writer, round_seconds=60,
                per_pass=4)
-    assert calls == [1, 4, 4, 4, 4, 3]  # round 0: one point; then one long round of 19, four at a time
+    assert calls == [4, 4, 4, 4, 4]  # chunks 0..4 of points 4c..4c+3
+    seen, writer = [], Recorder()
+    outcome = run_points(lambda p: (seen.append(p[:, 0].tolist()), kernel(p))[1], POINTS[:18],
+                         np.array([5, 6, 13, 17]), SerialComm(), writer, round_seconds=60, per_pass=4)
+    # a resumed grid: each point is evaluated with its chunk's companions, only the missing ones written
+    assert seen == [[4.0, 5.0, 6.0, 7.0], [12.0, 13.0, 14.0, 15.0], [16.0, 17.0]]
+    assert np.concatenate([r[0] for r in writer.rounds]).tolist() == [5, 6, 13, 17] and outcome.computed == 4
+    values = np.concatenate([r[1] for r in writer.rounds])
+    assert values[:, 0].tolist() == [50.0, 60.0, 130.0, 170.0]
 
 
 def test_round_length_aims_at_the_round_seconds():

@@ -1,0 +1,104 @@
+"""Choosing the evaluation batch and the points per pass by measurement (``auto``).
+
+Small models leave the hardware idle at the reference code's batch of 128, one point per pass;
+large ones run out of memory with too much at once.  ``tune`` times the kernel itself on a
+prefix of the data for a ladder of batch sizes and then of points per pass, and returns the
+fastest setting that ran.  The choice enters the values at the last bit, so the job records it
+in the surface file, all ranks use rank 0's, and a resumed job reuses the file's instead of
+measuring again.  Nothing here knows about MPI or files.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+AUTO = "auto"
+SAMPLES = 4096          # data prefix the measurement runs on (per data set)
+BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
+PASSES = (1, 2, 4, 8, 16, 32, 64)
+SECONDS_PER_TRIAL = 0.1   # each setting: the best of three trials this long (a shared machine is noisy)
+LONGEST_PASS = 0.5        # seconds: no setting whose single pass would take longer
+BUDGET = 6.0              # seconds for the whole measurement
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The setting chosen and what it was chosen on."""
+
+    batch_size: int
+    points_per_pass: int
+    points_per_second: float     # on the measured prefix of the data
+    tried: int
+
+    def describe(self, measured: bool = True) -> str:
+        if not measured:
+            return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
+        return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the fastest of {self.tried} "
+                f"settings measured ({self.points_per_second:.1f} points/s on the first {SAMPLES} samples)")
+
+
+def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
+    """Points per second of ``evaluator`` on passes of ``k`` random points: the best of three trials."""
+    points = rng.uniform(-0.5, 0.5, size=(k, 2))
+    evaluator.evaluate(points)  # warm up: first-call allocations, lazy initialisation
+    best = 0.0
+    for _ in range(3):
+        done, started = 0, time.perf_counter()
+        while True:
+            evaluator.evaluate(points)
+            done += k
+            spent = time.perf_counter() - started
+            if spent >= SECONDS_PER_TRIAL:
+                break
+        best = max(best, done / spent)
+    return best
+
+
+def _runs(make, batch: int, k: int, rng) -> float:
+    try:
+        ev = make(batch, k)
+        if k > 1 and ev.points_per_pass == 1:  # vmap cannot run this model: no point in more
+            return 0.0
+        return _rate(ev, k, rng)
+    except (RuntimeError, MemoryError) as exc:  # out of memory (torch.cuda.OutOfMemoryError is one)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        if "out of memory" in str(exc).lower() or isinstance(exc, MemoryError):
+            return 0.0
+        raise
+
+
+def tune(make, samples: int, batch_size, points_per_pass, seed: int = 0) -> Choice:
+    """The fastest (batch size, points per pass), trying only what is ``auto``.
+
+    ``make(batch_size, points_per_pass)`` builds an evaluation kernel on a prefix of the data
+    (``samples`` samples per set); a value given as an int is kept as it is.
+    """
+    rng = np.random.default_rng(seed)
+    batches = ([b for b in BATCHES if b < samples] + [samples]) if batch_size == AUTO else [batch_size]
+    passes = list(PASSES) if points_per_pass == AUTO else [points_per_pass]
+    results: dict[tuple[int, int], float] = {}
+    deadline = time.perf_counter() + BUDGET
+    # the batch first, at the smallest number of points per pass; then the points per pass at the best
+    # two batches (their best combination is rarely elsewhere), within the time budget
+    for batch in batches:
+        if results and time.perf_counter() > deadline:
+            break
+        results[(batch, passes[0])] = _runs(make, batch, passes[0], rng)
+    best_batches = sorted({b for b, _ in results}, key=lambda b: -results[(b, passes[0])])[:2]
+    for batch in best_batches:
+        for k in passes[1:]:
+            fastest = max(results.values())
+            if time.perf_counter() > deadline or fastest == 0.0 or k / fastest > LONGEST_PASS:
+                break  # out of time, or a pass of k points would take too long to measure or to be worth it
+            rate = _runs(make, batch, k, rng)
+            results[(batch, k)] = rate
+            if rate == 0.0:  # out of memory: more points per pass would be worse
+                break
+    (batch, k), rate = max(results.items(), key=lambda item: item[1])
+    if rate == 0.0:
+        batch, k = min(batches), 1  # nothing ran: the smallest setting, whose errors the job will report
+    return Choice(batch, k, rate, len(results))

@@ -1,0 +1,84 @@
+"""Several grid points per forward pass (vmap), and the batch and K chosen by measurement."""
+import h5py
+import numpy as np
+import pytest
+
+from conftest import landscape, run
+from landscape.io.surface_file import read as read_surface
+from landscape.surface import tuning
+
+CNN = ["surface", "--model", "digits_cnn", "--x=-1:1:7", "--y=-1:1:5", "--no_test", "--threads", "1", "--quiet"]
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
+def test_k_points_per_pass_agree_with_one(tmp_path, dtype, rtol):
+    args = [*CNN, "--dtype", dtype, "--dir_file", tmp_path / "d.h5"]
+    assert landscape(*args, "--surf_file", tmp_path / "k1.h5") == 0
+    assert landscape(*args, "--points_per_pass", "4", "--surf_file", tmp_path / "k4.h5") == 0
+    one, four = read_surface(str(tmp_path / "k1.h5")), read_surface(str(tmp_path / "k4.h5"))
+    assert four.attrs["points_per_pass"] == 4 and one.attrs["points_per_pass"] == 1
+    for q in one.values:
+        assert np.allclose(four.values[q], one.values[q], rtol=rtol, atol=0), q
+
+
+def test_chunks_of_the_grid_give_the_same_bits_on_any_number_of_ranks_and_after_a_resume(tmp_path):
+    args = [*CNN, "--points_per_pass", "3", "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
+    assert landscape(*args, "--surf_file", tmp_path / "serial.h5") == 0  # 35 points: the last chunk has 2
+    for ranks in (2, 3):
+        proc = run("surface", [*map(str, args[1:]), "--surf_file", str(tmp_path / f"r{ranks}.h5")], ranks=ranks)
+        assert proc.returncode == 0, proc.stderr
+    with h5py.File(tmp_path / "serial.h5") as f, h5py.File(tmp_path / "resumed.h5", "w") as g:
+        for key in f:
+            f.copy(key, g)
+        g.attrs.update(f.attrs)
+        done = g["done"][()]
+        done.reshape(-1)[[1, 4, 5, 20, 34]] = 0  # an interrupted run: scattered points left to do
+        g["done"][...] = done
+    assert landscape(*args, "--surf_file", tmp_path / "resumed.h5") == 0
+    serial = read_surface(str(tmp_path / "serial.h5"))
+    for name in ("r2.h5", "r3.h5", "resumed.h5"):
+        other = read_surface(str(tmp_path / name))
+        assert other.done.all() and all(np.array_equal(other.values[q], serial.values[q]) for q in serial.values)
+
+
+def test_recalibration_falls_back_to_one_point_per_pass_and_says_so(tmp_path, capsys):
+    assert landscape(*CNN[:-1], "--bn", "recalibrate", "--bn_batches", "1", "--points_per_pass", "4",
+                     "--surf_file", tmp_path / "r.h5") == 0
+    assert "note: points_per_pass: BatchNorm recalibration updates statistics in place" in capsys.readouterr().out
+    assert read_surface(str(tmp_path / "r.h5")).attrs["points_per_pass"] == 1
+
+
+def test_auto_settings_are_measured_once_recorded_and_reused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(tuning, "BUDGET", 1.0)
+    args = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--no_test", "--threads", "1", "--batch_size", "auto",
+            "--points_per_pass", "auto", "--surf_file", tmp_path / "a.h5"]
+    assert landscape(*args) == 0
+    first = capsys.readouterr().out
+    assert "auto: batch " in first and "settings measured" in first
+    s = read_surface(str(tmp_path / "a.h5"))
+    assert isinstance(s.attrs["batch_size"], (int, np.integer)) and s.run["auto"].startswith("batch ")
+    assert landscape(*args) == 0
+    second = capsys.readouterr().out
+    assert "(as the surface file records)" in second and "0 to compute" in second
+
+
+def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monkeypatch):
+    import time
+    monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.02)
+
+    class Fake:
+        """A pass costs 2 ms x (1 + 3 |batch - 512| / 512), whatever its points: best at 512, K large."""
+
+        def __init__(self, batch, k):
+            if batch * k > 4096:
+                raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            self.points_per_pass, self.batch = k, batch
+
+        def evaluate(self, points):
+            time.sleep(2e-3 * (1 + 3 * abs(self.batch - 512) / 512))
+
+    chosen = tuning.tune(Fake, 2000, "auto", "auto")
+    assert (chosen.batch_size, chosen.points_per_pass) == (512, 8)  # 512 x 16 runs out of memory
+    assert tuning.tune(Fake, 2000, 256, "auto").points_per_pass == 16  # the batch given is kept
+    kept = tuning.tune(Fake, 2000, 128, 2)
+    assert (kept.batch_size, kept.points_per_pass, kept.tried) == (128, 2, 1)
