@@ -44,6 +44,9 @@ class SerialComm:
     def barrier(self) -> None:
         pass
 
+    def counter(self) -> "LocalCounter":
+        return LocalCounter()
+
     def abort(self, code: int) -> None:
         sys.exit(code)
 
@@ -84,10 +87,53 @@ class MpiComm:
     def barrier(self) -> None:
         self.mpi.Barrier()
 
+    def counter(self) -> "SharedCounter":
+        """Collective: a counter on rank 0 that every rank advances without the others' help."""
+        return SharedCounter(self._MPI, self.mpi)
+
     def abort(self, code: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         self.mpi.Abort(code)
+
+
+class LocalCounter:
+    """The shared counter of a world of one."""
+
+    def __init__(self):
+        self.value = 0
+
+    def claim(self, n: int) -> int:
+        """Add ``n``; return the value before (the first of the ``n`` items claimed)."""
+        start, self.value = self.value, self.value + n
+        return start
+
+    def free(self) -> None:
+        pass
+
+
+class SharedCounter:
+    """A 64-bit counter in an MPI window on rank 0, advanced with one-sided ``Fetch_and_op``: a rank
+    claims work in one call, without a collective and without waiting for the others."""
+
+    def __init__(self, MPI, comm):
+        import numpy as np
+
+        self._MPI, self._np = MPI, np
+        self.memory = np.zeros(1, dtype=np.int64) if comm.Get_rank() == 0 else None
+        self.window = MPI.Win.Create(self.memory if self.memory is not None else MPI.BOTTOM,
+                                     disp_unit=8, comm=comm)
+
+    def claim(self, n: int) -> int:
+        add, before = self._np.array([n], dtype=self._np.int64), self._np.zeros(1, dtype=self._np.int64)
+        self.window.Lock(0, self._MPI.LOCK_SHARED)
+        self.window.Fetch_and_op(add, before, 0, 0, self._MPI.SUM)
+        self.window.Unlock(0)
+        return int(before[0])
+
+    def free(self) -> None:
+        """Collective."""
+        self.window.Free()
 
 
 def launched_by_mpi(environ=os.environ) -> bool:

@@ -1,12 +1,12 @@
-"""Running the points of a surface: each rank its block, in rounds that end with a write.
+"""Running the points of a surface: ranks take chunks of points from a shared counter, in rounds
+that end with a write.
 
-Round 0 evaluates one chunk of ``per_pass`` points per rank and measures it; the ranks
-agree on how many chunks a round holds so that a round lasts about ``round_seconds``.
-Within a round the kernel gets one chunk at a time.  Every round ends with an exchange
-of a short status (so an error at any point stops all ranks together), the
-writer's collective write, and one ``allgather`` of (points done, seconds per
-point, stop signal): a job killed at any moment loses at most one round, and a job
-asked to stop (``parallel.stop``) saves its round and stops on every rank.
+Round 0 evaluates one chunk of ``per_pass`` points per rank and times it; then each rank claims
+chunks one at a time until its round has lasted about ``round_seconds``.  Every round ends with an
+exchange of a short status (so an error at any point stops all ranks together), the writer's
+collective write, and one ``allgather`` of (points done, stop signal, counter exhausted): a job
+killed at any moment loses at most one round, and a job asked to stop (``parallel.stop``) saves
+its round and stops on every rank.
 """
 from __future__ import annotations
 
@@ -15,11 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import partition
+from ..errors import CollectiveFailure
 from .comm import agree
-
-MAX_ROUND = 4096
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -30,27 +27,40 @@ class Outcome:
     stopped_by: str | None     # the signal that ended the run early, or None
 
 
-def round_length(seconds_per_point: float, round_seconds: float) -> int:
-    """Points per round so that a round takes about ``round_seconds``."""
-    if seconds_per_point <= 0:
-        return MAX_ROUND
-    return int(min(MAX_ROUND, max(1, round_seconds // seconds_per_point)))
+@dataclass
+class _Round:
+    """What one rank did in one round."""
+
+    flat: np.ndarray          # the points it computed that were to do
+    values: np.ndarray        # their values
+    chunks: int               # chunks it evaluated
+    seconds: float            # spent evaluating them
+    exhausted: bool           # its last claim found the counter past the last chunk
 
 
-def _evaluate_round(evaluate, points, chunks, per_pass: int, wanted: np.ndarray, width: int, stop):
-    """Flat indices and values of the wanted points of ``chunks``, one chunk per pass, until a stop signal."""
-    flats, parts = [], []
-    for chunk in chunks:
-        if stop is not None and stop.received:
+def _evaluate_round(evaluate, points, chunks, counter, per_pass: int, wanted: np.ndarray, width: int,
+                    deadline: float | None, per_chunk: float, stop) -> _Round:
+    """Claim chunks one at a time and evaluate them until the round's deadline (the next chunk would
+    end past it), the last chunk, or a stop signal; ``deadline=None``: exactly one chunk (round 0)."""
+    flats, parts, count, started, exhausted = [], [], 0, time.perf_counter(), False
+    while not (stop is not None and stop.received):
+        if count and (deadline is None or time.perf_counter() + per_chunk > deadline):
             break
+        index = counter.claim(1)
+        if index >= len(chunks):
+            exhausted = True
+            break
+        chunk = chunks[index]
         flat = np.arange(chunk * per_pass, min((chunk + 1) * per_pass, len(points)))
         values = np.asarray(evaluate(points[flat]), dtype=np.float64).reshape(len(flat), width)
         keep = wanted[flat]  # points already done are evaluated with their chunk (same bits) but not written
         flats.append(flat[keep])
         parts.append(values[keep])
-    if not flats:
-        return np.empty(0, np.int64), np.empty((0, width))
-    return np.concatenate(flats), np.concatenate(parts)
+        count += 1
+        per_chunk = (time.perf_counter() - started) / count
+    flat = np.concatenate(flats) if flats else np.empty(0, np.int64)
+    values = np.concatenate(parts) if parts else np.empty((0, width))
+    return _Round(flat, values, count, time.perf_counter() - started, exhausted)
 
 
 def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, progress=None,
@@ -62,34 +72,40 @@ def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, 
     kernel in chunks of ``per_pass`` consecutive flat indices of the whole grid (chunk ``c`` is
     points ``c*per_pass ... (c+1)*per_pass - 1``), whoever computes them and whatever is already
     done, so a point is always evaluated with the same companions: the values do not depend on the
-    number of ranks or on an earlier interruption.  ``stop`` (a ``parallel.stop.StopSignals``)
-    ends the run after the round in progress.
+    number of ranks or on an earlier interruption.
+
+    Ranks take chunks one at a time from a counter they share (``comm.counter``: one-sided on
+    rank 0, which computes too), so slow ranks and expensive regions of the grid leave nobody
+    idle for longer than a chunk.  A round lasts about ``round_seconds`` and ends with the writer's
+    collective write and one ``allgather`` of (points done, stop signal, counter exhausted); the
+    run ends when every rank found the counter past the last chunk.  ``stop`` (a
+    ``parallel.stop.StopSignals``) ends the run after the round in progress.
     """
     wanted = np.zeros(len(points), bool)
     wanted[np.asarray(todo, np.int64)] = True
     chunks = np.unique(np.asarray(todo, np.int64) // per_pass)
-    mine = partition.share(chunks, comm.rank, comm.size)
-    steps = partition.largest_share(len(chunks), comm.size)
     width = len(writer.quantities)
-    position, length, computed, here = 0, 1, 0, 0
-    while position < steps:
-        round_chunks = mine[position:position + length]
-        started = time.perf_counter()
-        # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
-        finished, values = agree(comm, _evaluate_round, evaluate, points, round_chunks, per_pass, wanted, width, stop)
-        per_chunk = (time.perf_counter() - started) / max(1, len(round_chunks))
-        writer.write_round(finished, values)
-        reports = comm.allgather((len(finished), per_chunk, stop.received if stop is not None else None))
-        computed += sum(r[0] for r in reports)
-        here += len(finished)
-        if progress is not None:
-            progress.update(computed)
-        stopped_by = next((r[2] for r in reports if r[2]), None)
-        if stopped_by:
-            return Outcome(computed, here, stopped_by)
-        if position == 0:
-            length = round_length(max(r[1] for r in reports), round_seconds)
-            position = 1
-        else:
-            position += length
-    return Outcome(computed, here, None)
+    counter = comm.counter()
+    computed, here, per_chunk, first = 0, 0, 0.0, True
+    try:
+        while True:
+            deadline = None if first else time.perf_counter() + round_seconds  # round 0: one chunk, timed
+            # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
+            done = agree(comm, _evaluate_round, evaluate, points, chunks, counter, per_pass, wanted, width, deadline,
+                         per_chunk, stop)
+            if done.chunks:
+                per_chunk = done.seconds / done.chunks
+            writer.write_round(done.flat, done.values)
+            reports = comm.allgather((len(done.flat), stop.received if stop is not None else None, done.exhausted))
+            computed += sum(r[0] for r in reports)
+            here += len(done.flat)
+            if progress is not None:
+                progress.update(computed)
+            stopped_by = next((r[1] for r in reports if r[1]), None)
+            if stopped_by or all(r[2] for r in reports):
+                counter.free()
+                return Outcome(computed, here, stopped_by)
+            first = False
+    except CollectiveFailure:  # every rank is here: the window can be freed together
+        counter.free()
+        raise

@@ -1,11 +1,12 @@
-"""The round scheduler with a null communicator and a writer that only records: every point once,
-rounds of about round_seconds, passes of per_pass points, a stop signal honoured between passes."""
+"""The scheduler with a null communicator, and with ranks played by threads, and a writer that only
+records: every point once, chunks of the grid, a stop signal honoured between passes, and work
+shared so that no rank idles while another still has a long queue."""
 import numpy as np
 import pytest
 
 from landscape.errors import CollectiveFailure, EvaluationError
 from landscape.parallel.comm import SerialComm
-from landscape.parallel.scheduler import MAX_ROUND, round_length, run_points
+from landscape.parallel.scheduler import run_points
 
 
 class Recorder:
@@ -62,13 +63,6 @@ def test_passes_are_chunks_of_the_whole_grid_whatever_is_left_to_do():
     assert values[:, 0].tolist() == [50.0, 60.0, 130.0, 170.0]
 
 
-def test_round_length_aims_at_the_round_seconds():
-    assert round_length(0.5, 5.0) == 10
-    assert round_length(10.0, 5.0) == 1
-    assert round_length(0.0, 5.0) == MAX_ROUND
-    assert round_length(1e-9, 5.0) == MAX_ROUND
-
-
 def test_a_stop_signal_ends_the_run_after_the_pass_in_progress_is_written():
     writer, stop = Recorder(), Stop(after=6)
     outcome = run_points(lambda p: kernel(p, stop=stop), POINTS, np.arange(20), SerialComm(), writer,
@@ -87,3 +81,69 @@ def test_a_failing_point_is_an_agreed_failure_naming_it():
     with pytest.raises(CollectiveFailure, match=r"x=3, y=0"):
         run_points(fails, POINTS, np.arange(20), SerialComm(), writer, round_seconds=60)
     assert np.concatenate([r[0] for r in writer.rounds]).tolist() == [0]  # only finished rounds were written
+
+
+class ThreadRanks:
+    """A world of ``size`` ranks played by threads: allgather meets at a barrier, one locked counter."""
+
+    def __init__(self, size: int):
+        import threading
+        self.size, self.barrier, self.slots = size, threading.Barrier(size), [None] * size
+        self.lock, self.next = threading.Lock(), 0
+
+    def rank(self, r: int):
+        world = self
+
+        class Comm:
+            rank, size, local_rank, local_size = r, world.size, r, world.size
+
+            def allgather(self, value):
+                world.slots[r] = value
+                world.barrier.wait()
+                out = list(world.slots)
+                world.barrier.wait()
+                return out
+
+            def counter(self):
+                class Counter:
+                    def claim(self, n):
+                        with world.lock:
+                            start, world.next = world.next, world.next + n
+                            return start
+
+                    def free(self):
+                        pass
+                return Counter()
+        return Comm()
+
+
+def test_ranks_share_the_work_when_point_costs_vary_tenfold():
+    """Half the grid costs 10 times the other half; with fixed blocks one rank would get all the
+    expensive points.  Taking chunks from a shared counter, the wall time stays within 15 % of the
+    total work divided by the ranks."""
+    import threading
+    import time
+    costs = np.where(np.arange(60) < 30, 0.01, 0.1)
+    points = np.stack([np.arange(60.0), np.zeros(60)], axis=1)
+
+    def kernel(p):
+        time.sleep(costs[int(p[0, 0])])
+        return np.stack([p[:, 0], p[:, 1]], axis=1)
+
+    world, writers, outcomes = ThreadRanks(2), [Recorder(), Recorder()], [None, None]
+
+    def rank(r):
+        outcomes[r] = run_points(kernel, points, np.arange(60), world.rank(r), writers[r], round_seconds=0.5)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    written = sorted(np.concatenate([r[0] for w in writers for r in w.rounds]).tolist())
+    assert written == list(range(60)) and outcomes[0].computed == 60
+    ideal = costs.sum() / 2
+    assert wall <= 1.15 * ideal, (wall, ideal)
+    assert min(o.computed_here for o in outcomes) >= 20  # both ranks worked
