@@ -132,6 +132,8 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--round_seconds", type=float, help="target seconds between writes "
                    f"(default: {_default(RunConfig, 'round_seconds'):g})")
     g.add_argument("--mpi", action="store_true", help="accepted for compatibility; the MPI launcher is detected")
+    g.add_argument("--progress_seconds", type=float, metavar="S", help="seconds between progress lines "
+                   "(default: one line updated every second in a terminal; a line every 60 s in a file)")
     g.add_argument("--quiet", action="store_true", help="no progress or summary lines (errors are still printed)")
     g.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     g = p.add_argument_group("figures (--plot)")

@@ -96,11 +96,13 @@ def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, 
             if done.chunks:
                 per_chunk = done.seconds / done.chunks
             writer.write_round(done.flat, done.values)
-            reports = comm.allgather((len(done.flat), stop.received if stop is not None else None, done.exhausted))
+            rate = len(done.flat) / done.seconds if done.seconds > 0 else 0.0
+            reports = comm.allgather((len(done.flat), stop.received if stop is not None else None, done.exhausted,
+                                      rate))
             computed += sum(r[0] for r in reports)
             here += len(done.flat)
             if progress is not None:
-                progress.update(computed)
+                progress.update(computed, rates=[r[3] for r in reports])
             stopped_by = next((r[1] for r in reports if r[1]), None)
             if stopped_by or all(r[2] for r in reports):
                 counter.free()

@@ -49,6 +49,7 @@ class RunConfig:
     io: str = "auto"                # mpio, gather, auto
     round_seconds: float = 5.0      # target time between writes: the most a crash can lose
     quiet: bool = False
+    progress_seconds: float | None = None  # between progress lines; default 1 in a terminal, 60 in a file
     device: str = "auto"            # auto (CUDA when there is one), cpu, cuda, cuda:N
     allow_shared_gpus: bool = False  # let several ranks of a node share a GPU
     argv: tuple[str, ...] = ()      # the command line, for the run record
@@ -64,6 +65,11 @@ class RunConfig:
         if (isinstance(self.round_seconds, bool) or not isinstance(self.round_seconds, (int, float))
                 or not math.isfinite(self.round_seconds) or self.round_seconds <= 0):
             raise ConfigError("round_seconds", self.round_seconds, "a positive, finite number of seconds", literal=True)
+        if self.progress_seconds is not None and (isinstance(self.progress_seconds, bool) or not isinstance(
+                self.progress_seconds, (int, float)) or not math.isfinite(self.progress_seconds)
+                or self.progress_seconds < 0):
+            raise ConfigError("progress_seconds", self.progress_seconds, "a finite number of seconds >= 0",
+                              literal=True)
 
 
 @dataclass(frozen=True)
@@ -366,7 +372,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
              f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}")
         writer = agree(comm, open_writer, io, comm, surf_path, ev.names)
-        progress = Progress(grid.size, grid.size - len(todo), enabled=loud)
+        progress = Progress(grid.size, grid.size - len(todo), enabled=loud, every=job.run.progress_seconds)
         # No try/finally around the writer: closing an mpio file is collective, so only a failure
         # every rank knows of (an agreed one) closes it; a rank that failed alone must reach the
         # error boundary (which aborts the job) instead of waiting for ranks that never come.
