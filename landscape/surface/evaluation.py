@@ -28,7 +28,11 @@ from .losses import Loss, check_labels
 from .sweep import BatchedSweep, Sweep
 from .quantities import Quantity, forward_quantities
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+# bfloat16 and float16: the model and the data in that type (not autocast, which keeps float32 weights
+# and would not show what the low precision does to the surface); losses are taken in float32 or
+# better from the outputs.  float16 is for GPUs: CPUs have few float16 kernels and run it slowly.
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+LOW_PRECISION = ("bfloat16", "float16")
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from . import batchnorm, tuning
 from . import direction_set
 from . import directions as dirs
 from .direction_set import DirectionConfig
-from .evaluation import EvaluationConfig, Evaluator
+from .evaluation import LOW_PRECISION, EvaluationConfig, Evaluator
 from .grid import Grid
 from .losses import Loss
 from .progress import Progress, duration
@@ -254,8 +254,15 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
     return identity
 
 
-def _columns(ev: Evaluator) -> dict[str, dict]:
-    return {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
+def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
+    """Each quantity's dataset attributes; in bfloat16 or float16 also the centre in both precisions,
+    so a reader of the file sees what the low precision does (``float32_centre()`` evaluates it)."""
+    columns = {q.name: {"long_name": q.long_name, "units": q.units(ev.loss.name)} for q in ev.quantities}
+    if float32_centre is not None:
+        low, high = ev.evaluate(np.zeros((1, 2)))[0], float32_centre()
+        for name, a, b in zip(ev.names, low, high):
+            columns[name].update({"at_centre": a, "float32_at_centre": b, "difference_at_centre": a - b})
+    return columns
 
 
 def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str,
@@ -307,7 +314,7 @@ def _start_record(job: SurfaceJob, ranks: int, threads: int, io: str) -> dict:
 
 
 def _open_surface(job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, held: ExitStack,
-                  rank: int) -> _Opened | None:
+                  rank: int, float32_centre=None) -> _Opened | None:
     """Rank 0: lock the surface file, make it or check it, and record the start of this run."""
     if rank != 0:
         return None
@@ -316,7 +323,7 @@ def _open_surface(job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, 
     if os.path.exists(path):
         done = surface_file.open_for_resume(path, grid.xcoordinates(), grid.ycoordinates(), ev.names, identity)
     else:
-        surface_file.create(path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev), identity)
+        surface_file.create(path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev, float32_centre), identity)
         done = np.zeros(grid.shape, bool)
     return _Opened(done, surface_file.append_run(path, "start", record))
 
@@ -364,7 +371,12 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
         record = {**_start_record(job, comm.size, threads.count, io), **_device_record(device),
                   **({"auto": chosen} if chosen else {})}
-        opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank))
+        float32_centre = None
+        if ev.cfg.dtype in LOW_PRECISION:
+            reference = replace(ev.cfg, dtype="float32", points_per_pass=1)
+            float32_centre = lambda: _evaluator(job, loaded, directions, loss, device, reference).evaluate(
+                np.zeros((1, 2)))[0]
+        opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank, float32_centre))
         done, run_number = opened.done, opened.run
         todo = np.flatnonzero(~done.reshape(-1))
         where = (f"{comm.size} rank{'s' * (comm.size > 1)} x {threads.count} thread{'s' * (threads.count > 1)}"

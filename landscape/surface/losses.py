@@ -36,6 +36,11 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
     raise ConfigError("loss_name", name, f"one of {', '.join(BUILTIN)} or package.module:callable")
 
 
+def _at_least_float32(output: torch.Tensor) -> torch.Tensor:
+    """Outputs of a bfloat16 or float16 model, for the loss: a softmax in 8 bits of mantissa loses much."""
+    return output.float() if output.is_floating_point() and output.element_size() < 4 else output
+
+
 def check_labels(name: str, output: torch.Tensor, low: int, high: int) -> None:
     """Class labels from ``low`` to ``high`` must be scores the output has (for the built-in losses)."""
     if name not in BUILTIN:
@@ -99,6 +104,7 @@ class Loss:
 
     def total_many(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``total`` of K outputs ``(K, B, ...)`` against one batch of targets: two ``(K,)`` tensors."""
+        output = _at_least_float32(output)
         k = output.shape[0]
         if self.fn is None:  # one call on (K*B, ...): the per-sample losses do not depend on the grouping
             repeated = targets.repeat(k, *([1] * (targets.dim() - 1)))
@@ -111,6 +117,7 @@ class Loss:
     def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Sum and sum of squares of the per-sample losses, as float64 tensors on the output's device
         (nothing comes back to the host here)."""
+        output = _at_least_float32(output)
         if self.fn is None:
             losses = per_sample(self.name, output, targets).to(torch.float64)
             return losses.sum(), (losses * losses).sum()
