@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 
@@ -68,10 +69,22 @@ class MpiComm:
         self.local_rank = self.node.Get_rank()
         self.local_size = self.node.Get_size()
 
+    def _arrive(self) -> None:
+        """Wait for every rank without spinning: MPI waits by polling, and ranks polling for one that is
+        still computing or writing take the CPU from it when ranks outnumber cores.  One non-blocking
+        barrier, tested with short sleeps, then the collective itself completes at once."""
+        request = self.mpi.Ibarrier()
+        pause = 1e-5
+        while not request.Test():
+            time.sleep(pause)
+            pause = min(2 * pause, 1e-3)
+
     def allgather(self, value):
+        self._arrive()
         return self.mpi.allgather(value)
 
     def gather(self, value):
+        self._arrive()
         return self.mpi.gather(value, root=0)
 
     def node_allgather(self, value):
@@ -79,6 +92,7 @@ class MpiComm:
         return self.node.allgather(value)
 
     def bcast(self, value):
+        self._arrive()
         return self.mpi.bcast(value, root=0)
 
     def max(self, value: float) -> float:
@@ -120,9 +134,14 @@ class SharedCounter:
         import numpy as np
 
         self._MPI, self._np = MPI, np
-        self.memory = np.zeros(1, dtype=np.int64) if comm.Get_rank() == 0 else None
-        self.window = MPI.Win.Create(self.memory if self.memory is not None else MPI.BOTTOM,
-                                     disp_unit=8, comm=comm)
+        # Memory the MPI library allocates (not ours): on one node it can then serve the atomics from
+        # shared memory, without waiting for rank 0 to enter MPI.
+        self.window = MPI.Win.Allocate(8 if comm.Get_rank() == 0 else 0, disp_unit=8, comm=comm)
+        if comm.Get_rank() == 0:
+            self.window.Lock(0, MPI.LOCK_EXCLUSIVE)
+            np.frombuffer(self.window.tomemory(), dtype=np.int64)[:] = 0
+            self.window.Unlock(0)
+        comm.Barrier()
 
     def claim(self, n: int) -> int:
         add, before = self._np.array([n], dtype=self._np.int64), self._np.zeros(1, dtype=self._np.int64)

@@ -77,7 +77,7 @@ def test_checkpoint_missing_not_torch_or_not_matching(tmp_path, capsys):
 
 @pytest.mark.parametrize("flag, words", [
     (["--batch_size", "0"], ["--batch_size=0"]), (["--threads", "0"], ["--threads=0"]),
-    (["--dtype", "float16"], ["--dtype: invalid choice: 'float16'"]),
+    (["--dtype", "int8"], ["--dtype: invalid choice: 'int8'"]),
     (["--xnorm", "sideways"], ["--xnorm: invalid choice: 'sideways'"]),
     (["--loss_name", "hinge"], ["--loss_name=hinge: expected one of crossentropy, mse"]), (["--same_dir"], ["--same_dir needs a 2-D grid", "--y=MIN:MAX:NUM"]),
 ])

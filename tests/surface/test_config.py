@@ -29,7 +29,7 @@ def test_defaults_live_in_the_configurations():
 
 @pytest.mark.parametrize("build, field, words", [
     (lambda: EvaluationConfig(batch_size=0), "batch_size", "batch_size=0: expected a positive whole number"),
-    (lambda: EvaluationConfig(dtype="float16"), "dtype", "dtype=float16: expected one of float32, float64"),
+    (lambda: EvaluationConfig(dtype="int8"), "dtype", "dtype=int8: expected one of float32, float64, bfloat16, float16"),
     (lambda: EvaluationConfig(loss_name="hinge"), "loss_name", "loss_name=hinge"),
     (lambda: EvaluationConfig(bn="train"), "bn", "bn=train: expected one of eval, states, recalibrate"),
     (lambda: RunConfig(round_seconds=math.nan), "round_seconds", "round_seconds=nan"),
