@@ -101,6 +101,9 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
                    "one forward pass (torch.func.vmap over stacked weights), or auto (measured with --batch_size): "
                    "faster for small models; values agree with K=1 to ~1e-7 relative "
                    f"(default: {_default(EvaluationConfig, 'points_per_pass')})")
+    g.add_argument("--compile", action="store_true", help="torch.compile the forward pass, loss and "
+                   "counts of a batch: several times faster for convolutional models on CPUs (see BENCHMARKS.md), "
+                   "after a warm-up of seconds per rank; values differ from eager ones in the last bits")
     g.add_argument("--dtype", choices=list(DTYPES), help="evaluation precision "
                    f"(default: {_default(EvaluationConfig, 'dtype')})")
     g = p.add_argument_group("grid")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -45,6 +45,7 @@ class EvaluationConfig:
     bn: str | None = None     # eval | states | recalibrate; None: states with states directions, else eval
     bn_batches: int = 10
     points_per_pass: int | str = 1  # grid points evaluated together in one vmapped forward pass, or "auto"
+    compile: bool = False           # torch.compile the work of one batch (see surface.sweep)
 
     def __post_init__(self):
         if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
@@ -57,6 +58,8 @@ class EvaluationConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(name, value, "a positive whole number" + (" or auto" if name != "bn_batches"
                                                                               else ""), literal=True)
+        if not isinstance(self.compile, bool):
+            raise ConfigError("compile", self.compile, "true or false")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
         batchnorm.resolve(self.bn, None)
@@ -100,14 +103,26 @@ class Evaluator:
         self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
                             if s.is_classification and s.targets.numel()}
         self.sizes = {name: len(samples) for name, samples in data.items()}
-        self.sweep = Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
+        self.sweep = Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
         self.recalibrator = (batchnorm.Recalibrator(self.model, tensors["train"][0], cfg.batch_size, cfg.bn_batches)
                              if bn == "recalibrate" else None)
         # Several points per pass need vmap, which cannot update BatchNorm statistics in place.
-        self.batched = (BatchedSweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy)
+        self.batched = (BatchedSweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if cfg.points_per_pass > 1 and self.recalibrator is None else None)
         self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
                      "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
+
+    def rebatched(self, batch_size: int) -> "Evaluator":
+        """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,
+        where compiling again for every batch size tried would cost seconds each)."""
+        other = copy.copy(self)
+        other.cfg = replace(self.cfg, batch_size=batch_size)
+        other.sweep = self.sweep.with_batch_size(batch_size)
+        other.batched = self.batched.with_batch_size(batch_size) if self.batched is not None else None
+        if self.recalibrator is not None:
+            other.recalibrator = batchnorm.Recalibrator(self.model, self.sweep.data["train"][0], batch_size,
+                                                        self.cfg.bn_batches)
+        return other
 
     @property
     def points_per_pass(self) -> int:
@@ -137,7 +152,7 @@ class Evaluator:
         if self.recalibrator is not None:
             forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
             tensors = {**tensors, **self.recalibrator.statistics(forward)}
-        sums = functional_call(self.sweep, {f"model.{k}": v for k, v in tensors.items()}, ()).cpu().tolist()
+        sums = self.sweep(tensors).cpu().tolist()
         return self._quantities(sums)
 
     @torch.inference_mode()
@@ -174,7 +189,7 @@ class Evaluator:
                 if not targets.is_floating_point():  # the labels of the whole set against the model's classes
                     output = functional_call(self.model, weights, (inputs,))
                     check_labels(self.loss.name, output, *self.label_range[name])
-            functional_call(probe, {f"model.{k}": v for k, v in weights.items()}, ())
+            probe(weights)
         except LandscapeError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..data import SUBSET_SEED, Data, DataConfig, Samples, load_data
-from ..errors import CollectiveFailure, ConfigError, InputError, Stopped, UsageError
+from ..errors import CollectiveFailure, ConfigError, EvaluationError, InputError, Stopped, UsageError
 from ..io import direction_file, paths, surface_file
 from ..io.lock import SurfaceLock
 from ..io.writer import IO_MODES, choose, open_writer
@@ -239,6 +239,7 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "test_size": len(data.test) if data.test is not None else 0, "test_sha256": prints["test"],
         "loss_name": ev.loss.name, "dtype": ev.cfg.dtype, "batch_size": ev.cfg.batch_size,
         "points_per_pass": ev.points_per_pass,  # grouping points in one pass changes their last bits
+        "compile": ev.cfg.compile,              # so does compiled code
         "bn": "recalibrate" if ev.recalibrator else ("states" if d.dir_type == "states" else "eval"),
         "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
         "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
@@ -295,10 +296,27 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     if rank != 0:
         return None
     samples = min(tuning.SAMPLES, len(loaded.data.train))
-    make = lambda b, k: _evaluator(job, loaded, d, loss, device, replace(cfg, batch_size=b, points_per_pass=k),
-                                   samples)
-    chosen = tuning.tune(make, samples, cfg.batch_size, cfg.points_per_pass)
+    kernels = {}  # one per points per pass, rebatched for each batch size: compiled once
+
+    def make(batch: int, k: int) -> Evaluator:
+        if k not in kernels:
+            kernels[k] = _evaluator(job, loaded, d, loss, device, replace(cfg, batch_size=batch, points_per_pass=k),
+                                    samples)
+        return kernels[k].rebatched(batch)
+
+    chosen = tuning.tune(make, samples, cfg.batch_size, cfg.points_per_pass,
+                         budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
+
+
+def _compile(ev: Evaluator) -> float:
+    """Seconds to compile ``ev``'s kernel, by evaluating the centre (compilation happens at the first call)."""
+    started = time.perf_counter()
+    try:
+        ev.evaluate(np.zeros((ev.points_per_pass, 2)))
+    except EvaluationError as exc:
+        raise EvaluationError(f"--compile: {exc}; run without --compile") from None
+    return time.perf_counter() - started
 
 
 @dataclass(frozen=True)
@@ -383,6 +401,10 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
                  if device == "cpu" else f"{comm.size} rank{'s' * (comm.size > 1)} on {device} (rank 0)")
         show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
              f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}")
+        compiled_in = None
+        if len(todo) and ev.cfg.compile:  # before the clock starts: every rank compiles once, seconds
+            compiled_in = comm.max(agree(comm, _compile, ev))
+            show(f"compiled in {compiled_in:.1f} s (torch.compile, slowest rank)")
         writer = agree(comm, open_writer, io, comm, surf_path, ev.names)
         progress = Progress(grid.size, grid.size - len(todo), enabled=loud, every=job.run.progress_seconds)
         # No try/finally around the writer: closing an mpio file is collective, so only a failure
@@ -401,7 +423,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         rate = outcome.computed / seconds if seconds > 0 and outcome.computed else 0.0
         ending = {"points_computed": int(outcome.computed), "seconds": round(seconds, 3),
                   "points_per_second": round(rate, 3), "points_per_second_per_rank": round(rate / comm.size, 3),
-                  "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete"}
+                  "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete",
+                  **({"compile_seconds": round(compiled_in, 3)} if compiled_in is not None else {})}
         if comm.rank == 0:
             surface_file.append_run(surf_path, "end", ending, run=run_number)
     if len(todo):

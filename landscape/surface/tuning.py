@@ -22,6 +22,7 @@ PASSES = (1, 2, 4, 8, 16, 32, 64)
 SECONDS_PER_TRIAL = 0.1   # each setting: the best of three trials this long (a shared machine is noisy)
 LONGEST_PASS = 0.5        # seconds: no setting whose single pass would take longer
 BUDGET = 6.0              # seconds for the whole measurement
+COMPILED_BUDGET = 30.0    # with --compile: each points per pass tried is compiled first (seconds each)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def _runs(make, batch: int, k: int, rng) -> float:
         raise
 
 
-def tune(make, samples: int, batch_size, points_per_pass, seed: int = 0) -> Choice:
+def tune(make, samples: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET) -> Choice:
     """The fastest (batch size, points per pass), trying only what is ``auto``.
 
     ``make(batch_size, points_per_pass)`` builds an evaluation kernel on a prefix of the data
@@ -81,7 +82,7 @@ def tune(make, samples: int, batch_size, points_per_pass, seed: int = 0) -> Choi
     batches = ([b for b in BATCHES if b < samples] + [samples]) if batch_size == AUTO else [batch_size]
     passes = list(PASSES) if points_per_pass == AUTO else [points_per_pass]
     results: dict[tuple[int, int], float] = {}
-    deadline = time.perf_counter() + BUDGET
+    deadline = time.perf_counter() + budget
     # the batch first, at the smallest number of points per pass; then the points per pass at the best
     # two batches (their best combination is rarely elsewhere), within the time budget
     for batch in batches:

@@ -1,0 +1,226 @@
+#!/usr/bin/env python
+"""A surface's wall time against the forward roofline, and auto settings against the reference's.
+
+    python scripts/bench_roofline.py --model digits_mlp --grid=-1:1:51 --ranks 2 --compile
+    python scripts/bench_roofline.py --model resnet20 --cifar_images 1000 --grid=-1:1:5 --ranks 2
+
+The roofline is the time of the bare forward passes of all points over tensors already in memory,
+same model, data, dtype and threads, at the best batch size and points per pass found by a sweep
+(no loss, no accuracy, no scheduling, no file): the sweep runs in one process, then the best
+setting runs again in ``--ranks`` processes at once (as the ranks share the machine), and the
+roofline is points / ranks x their mean time per point.  Then ``landscape surface`` computes the same
+surface on ``--ranks`` ranks through one direction file, with the reference code's settings
+(batch 128, one point per pass) and with ``--batch_size auto --points_per_pass auto``; with
+``--compile`` also the roofline of the compiled forward and an ``auto --compile`` surface.  The
+computing time of each surface comes from its run record (start-up, and so compilation, is
+excluded from it; tuning and compilation are printed apart).  Prints one table; every number is
+from this run.
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+from torch.func import functional_call, vmap
+
+from landscape.data import load_named
+from landscape.io.surface_file import read as read_surface
+from landscape.models import build_model
+from landscape.parallel.launch import cli_command
+from landscape.provenance import machine
+from landscape.surface.grid import Grid
+
+BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
+PASSES = (1, 2, 4, 8, 16, 32)
+
+
+def cifar_folder(folder: str, images: int) -> str:
+    """A CIFAR-10 folder in the standard format holding ``images`` random training images (and 100 test)."""
+    import pickle
+    root = os.path.join(folder, "cifar-10-batches-py")
+    os.makedirs(root, exist_ok=True)
+    rng = np.random.default_rng(0)
+    per = -(-images // 5)
+    for i in range(1, 6):
+        n = min(per, images - (i - 1) * per)
+        with open(os.path.join(root, f"data_batch_{i}"), "wb") as f:
+            pickle.dump({b"data": rng.integers(0, 256, (max(n, 0), 3072), dtype=np.uint8),
+                         b"labels": rng.integers(0, 10, max(n, 0)).tolist()}, f)
+    with open(os.path.join(root, "test_batch"), "wb") as f:
+        pickle.dump({b"data": rng.integers(0, 256, (100, 3072), dtype=np.uint8),
+                     b"labels": rng.integers(0, 10, 100).tolist()}, f)
+    with open(os.path.join(root, "batches.meta"), "wb") as f:
+        pickle.dump({b"label_names": [f"c{i}".encode() for i in range(10)]}, f)
+    return folder
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+_FORWARDS: dict = {}
+
+
+def forward_of(model, k: int, compiled: bool):
+    """The bare forward of ``k`` points (a plain one for one point: vmap over one costs more), eager or
+    compiled (symbolic shapes: one compilation serves every batch size)."""
+    if (k, compiled) not in _FORWARDS:
+        if k == 1:
+            forward = lambda w, x: functional_call(model, w, (x,))
+        else:
+            forward = vmap(lambda w, x: functional_call(model, w, (x,)), in_dims=(0, None))
+        _FORWARDS[(k, compiled)] = torch.compile(forward, dynamic=True) if compiled else forward
+    return _FORWARDS[(k, compiled)]
+
+
+def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3) -> float:
+    """Seconds per point of bare forward passes of ``k`` points over all ``inputs``."""
+    device = str(inputs.device)
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
+    forward = forward_of(model, k, compiled)
+    with torch.inference_mode():
+        for start in range(0, len(inputs), batch):  # warm up (and compile)
+            forward(stacked, inputs[start:start + batch])
+        sync(device)
+        best = float("inf")
+        for _ in range(3):
+            done, started = 0, time.perf_counter()
+            while time.perf_counter() - started < seconds:
+                for start in range(0, len(inputs), batch):
+                    forward(stacked, inputs[start:start + batch])
+                sync(device)
+                done += k
+            best = min(best, (time.perf_counter() - started) / done)
+    return best
+
+
+def roofline(model, inputs, compiled: bool) -> tuple[float, int, int]:
+    """The fastest (seconds per point, batch, k): every batch size at one point per pass, then more
+    points per pass at the best two batches."""
+    results = {}
+    for batch in [b for b in BATCHES if b < len(inputs)] + [len(inputs)]:
+        results[(batch, 1)] = per_point(model, inputs, batch, 1, compiled)
+    for batch in sorted({b for b, _ in results}, key=lambda b: results[(b, 1)])[:2]:
+        for k in PASSES[1:]:
+            try:
+                results[(batch, k)] = per_point(model, inputs, batch, k, compiled)
+            except RuntimeError:
+                break
+            if k * results[(batch, k)] > 2.0:
+                break
+    (batch, k), best = min(results.items(), key=lambda item: item[1])
+    return best, batch, k
+
+
+def concurrent(args, batch: int, k: int, compiled: bool) -> float:
+    """Mean seconds per point of the bare forward at (batch, k) in ``args.ranks`` processes at once."""
+    cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
+           "--measure", f"{batch},{k},{int(compiled)}", *(["--cifar_folder", args.folder] if args.cifar_images else [])]
+    jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
+    return float(np.mean([float(job.communicate()[0].split()[-1]) for job in jobs]))
+
+
+def run_surface(args, extra: list[str], surf: str, dir_file: str) -> float:
+    cmd = cli_command("surface", ["--model", args.model, *args.data, f"--x={args.grid}", f"--y={args.grid}",
+                                  "--dir_file", dir_file, "--surf_file", surf, "--threads", str(args.threads),
+                                  "--device", args.device, "--quiet", *extra], args.ranks if args.ranks > 1 else None)
+    subprocess.run(cmd, check=True)
+    return float(read_surface(surf).run["seconds"])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="digits_mlp")
+    p.add_argument("--grid", default="-1:1:21", help="MIN:MAX:NUM for both x and y")
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1, help="threads per rank (and in the roofline)")
+    p.add_argument("--cifar_images", type=int, default=0, help="a CIFAR-10 folder of this many random images")
+    p.add_argument("--device", default="cpu", help="cpu or cuda: the roofline and both surfaces (default cpu)")
+    p.add_argument("--check_cpu", type=int, default=0, metavar="N",
+                   help="with --device cuda: also evaluate N points of the surface on the CPU and compare")
+    p.add_argument("--compile", action="store_true", help="also the compiled roofline and an auto --compile surface")
+    p.add_argument("--cifar_folder", help=argparse.SUPPRESS)
+    p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED: one concurrent roofline process
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    out = tempfile.mkdtemp(prefix="bench_roofline_")
+    if args.cifar_images and not args.cifar_folder:
+        args.cifar_folder = cifar_folder(os.path.join(out, "cifar"), args.cifar_images)
+    args.folder = args.cifar_folder
+    data = load_named("cifar10", args.folder) if args.folder else load_named("digits")
+    args.data = ["--dataset", "cifar10", "--datapath", args.folder] if args.folder else []
+    inputs = torch.cat([data.train.inputs, data.test.inputs])
+    torch.manual_seed(0)
+    model = build_model(args.model).eval().to(args.device)
+    inputs = inputs.to(args.device)
+    if args.measure:
+        batch, k, compiled = map(int, args.measure.split(","))
+        print(per_point(model, inputs, batch, k, bool(compiled), seconds=1.0))
+        return 0
+    points = Grid.parse(args.grid, args.grid).size
+    m = machine()
+    print(f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}; "
+          f"{args.model}, {len(inputs)} samples per point, {points} points, {args.ranks} ranks x "
+          f"{args.threads} thread(s)")
+    bounds = {}
+    for compiled in (False, True) if args.compile else (False,):
+        alone, batch, k = roofline(model, inputs, compiled)
+        best = concurrent(args, batch, k, compiled) if args.ranks > 1 else alone
+        bounds[compiled] = points / args.ranks * best
+        print(f"{'compiled' if compiled else 'eager'} roofline: {best * 1e3:.3f} ms per point in each of {args.ranks} "
+              f"processes at once ({alone * 1e3:.3f} alone; batch {batch}, {k} per pass) -> {bounds[compiled]:.2f} s "
+              "for the surface")
+    dir_file = os.path.join(out, "d.h5")
+    runs = [("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
+            ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5")]
+    if args.compile:
+        runs.append(("auto --compile", ["--batch_size", "auto", "--points_per_pass", "auto", "--compile"], "comp.h5"))
+    print(f"{'settings':<44}{'seconds':>9}{'x eager roofline':>18}" + ("{:>21}".format("x compiled roofline")
+                                                                       if args.compile else ""))
+    seconds = {}
+    for label, extra, name in runs:
+        seconds[label] = run_surface(args, extra, os.path.join(out, name), dir_file)
+        chosen = read_surface(os.path.join(out, name)).attrs
+        if label != runs[0][0]:
+            label = f"{label} (batch {chosen['batch_size']}, {chosen['points_per_pass']} per pass)"
+        line = f"{label:<44}{seconds[runs[len(seconds) - 1][0]]:>9.2f}"
+        line += "".join(f"{seconds[runs[len(seconds) - 1][0]] / bounds[c]:>{18 if not c else 21}.2f}" for c in bounds)
+        print(line)
+    reference = seconds[runs[0][0]]
+    print("speed-up over the reference settings: " + ", ".join(f"{label} {reference / t:.2f}x"
+                                                              for label, t in seconds.items() if t != reference))
+    if args.check_cpu:
+        agreement(args, dir_file, os.path.join(out, "auto.h5"))
+    return 0
+
+
+def agreement(args, dir_file: str, surf: str) -> None:
+    """The first N points of the device's surface evaluated again on the CPU, in float32."""
+    from landscape.io.direction_file import read as read_directions
+    from landscape.surface import directions as dirs
+    from landscape.surface.evaluation import Evaluator
+    s = read_surface(surf)
+    data = load_named("cifar10", args.folder) if args.folder else load_named("digits")
+    torch.manual_seed(0)
+    cpu_model = build_model(args.model).eval()
+    d = read_directions(dir_file)
+    ev = Evaluator(cpu_model, dirs.origin_tensors(cpu_model, d.dir_type), d.x, d.y,
+                   {"train": data.train, "test": data.test}, "crossentropy")
+    flat = np.arange(args.check_cpu)
+    points = Grid.parse(args.grid, args.grid).points(flat)
+    cpu = ev.evaluate(points)
+    gpu = np.stack([s.values[q].reshape(-1)[flat] for q in ev.names], axis=1)
+    losses = [i for i, q in enumerate(ev.names) if q.endswith("loss")]
+    worst = np.max(np.abs(gpu[:, losses] - cpu[:, losses]) / np.abs(cpu[:, losses]))
+    print(f"CPU against {args.device}: largest relative difference of the losses over {len(flat)} points: {worst:.2e}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""--compile: torch.compile of a batch's forward pass, loss and counts, agreeing with eager evaluation,
+recorded in the file, the same bits on any number of ranks, and reused across batch sizes in tuning."""
+import numpy as np
+import pytest
+import torch
+
+from conftest import landscape, run
+from landscape.data import load_named
+from landscape.io.surface_file import read as read_surface
+from landscape.models import build_model
+from landscape.surface.evaluation import EvaluationConfig, Evaluator
+
+MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--threads", "1", "--quiet"]
+POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
+
+
+def kernel(compile: bool, k: int = 1, batch: int = 500, dtype: str = "float32") -> Evaluator:
+    torch.manual_seed(0)
+    model = build_model("digits_mlp").eval()
+    origin = {n: p.detach().double() for n, p in model.named_parameters()}
+    g = torch.Generator().manual_seed(1)
+    dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
+    dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
+    data = load_named("digits")
+    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, "crossentropy",
+                     EvaluationConfig(batch_size=batch, points_per_pass=k, compile=compile, dtype=dtype))
+
+
+@pytest.mark.parametrize("k, dtype, rtol", [(1, "float32", 1e-6), (3, "float32", 1e-6), (1, "float64", 1e-12)])
+def test_compiled_values_agree_with_eager_ones(k, dtype, rtol):
+    eager, compiled = kernel(False, k, dtype=dtype).evaluate(POINTS), kernel(True, k, dtype=dtype).evaluate(POINTS)
+    assert np.isfinite(eager).all() and eager[4, 0] > 10 * eager[0, 0]  # the far point is a real loss rise
+    assert np.allclose(compiled, eager, rtol=rtol, atol=0)
+    assert np.array_equal(compiled[:, [1, 3]], eager[:, [1, 3]])  # accuracies: counts of equal argmaxes
+
+
+def test_a_compiled_kernel_rebatched_runs_the_same_compiled_code_and_gives_the_values_of_that_batch_size():
+    ev = kernel(True, batch=500)
+    ev.evaluate(POINTS[:1])
+    step = ev.sweep.step
+    other = ev.rebatched(200)
+    assert other.sweep.step is step and other.cfg.batch_size == 200 and ev.cfg.batch_size == 500
+    assert np.array_equal(other.evaluate(POINTS), kernel(True, batch=200).evaluate(POINTS))
+
+
+def test_compile_is_recorded_and_a_resume_must_match_it(tmp_path, capsys):
+    assert landscape(*MLP, "--compile", "--surf_file", tmp_path / "c.h5") == 0
+    written = read_surface(str(tmp_path / "c.h5"))
+    assert written.attrs["compile"] is True or written.attrs["compile"] == 1
+    assert written.run["compile_seconds"] > 0
+    assert landscape(*MLP, "--surf_file", tmp_path / "c.h5") != 0
+    assert "compile: file has True, this run has False" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compiled_surfaces_are_the_same_bits_on_one_and_two_ranks(tmp_path):
+    args = [*MLP[1:], "--compile", "--points_per_pass", "2", "--dir_file", str(tmp_path / "d.h5"),
+            "--round_seconds", "0.01"]
+    assert landscape("surface", *args, "--surf_file", tmp_path / "one.h5") == 0
+    proc = run("surface", [*args, "--surf_file", str(tmp_path / "two.h5")], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    one, two = read_surface(str(tmp_path / "one.h5")), read_surface(str(tmp_path / "two.h5"))
+    assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
