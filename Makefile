@@ -59,7 +59,7 @@ $(PSTAMP): setup.cfg pyproject.toml
 test-phdf5: $(PSTAMP)
 	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
 	  $(PPY) -m pytest -q -p no:cacheprovider tests/parallel/test_mpi.py tests/surface/test_resume.py \
-	  tests/surface/test_stop.py tests/io/test_lock.py
+	  tests/surface/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 
 clean:
 	rm -rf demo_out .pytest_cache

@@ -79,8 +79,10 @@ def forward_of(model, k: int, compiled: bool):
     return _FORWARDS[(k, compiled)]
 
 
-def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3) -> float:
-    """Seconds per point of bare forward passes of ``k`` points over all ``inputs``."""
+def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3,
+              start_at: float = 0.0) -> float:
+    """Seconds per point of bare forward passes of ``k`` points over all ``inputs`` (measured from the
+    wall-clock time ``start_at`` on, so that processes started together measure together)."""
     device = str(inputs.device)
     params = {n: p.detach() for n, p in model.named_parameters()}
     stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
@@ -89,6 +91,9 @@ def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds
         for start in range(0, len(inputs), batch):  # warm up (and compile)
             forward(stacked, inputs[start:start + batch])
         sync(device)
+        if time.time() > start_at > 0:
+            print("warning: the warm-up outlasted the common start; processes may not overlap", file=sys.stderr)
+        time.sleep(max(0.0, start_at - time.time()))
         best = float("inf")
         for _ in range(3):
             done, started = 0, time.perf_counter()
@@ -121,8 +126,9 @@ def roofline(model, inputs, compiled: bool) -> tuple[float, int, int]:
 
 def concurrent(args, batch: int, k: int, compiled: bool) -> float:
     """Mean seconds per point of the bare forward at (batch, k) in ``args.ranks`` processes at once."""
+    start_at = time.time() + (40 if compiled else 10)  # after every process has loaded (and compiled)
     cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
-           "--measure", f"{batch},{k},{int(compiled)}", *(["--cifar_folder", args.folder] if args.cifar_images else [])]
+           "--measure", f"{batch},{k},{int(compiled)},{start_at}", *(["--cifar_folder", args.folder] if args.cifar_images else [])]
     jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
     return float(np.mean([float(job.communicate()[0].split()[-1]) for job in jobs]))
 
@@ -147,7 +153,7 @@ def main() -> int:
                    help="with --device cuda: also evaluate N points of the surface on the CPU and compare")
     p.add_argument("--compile", action="store_true", help="also the compiled roofline and an auto --compile surface")
     p.add_argument("--cifar_folder", help=argparse.SUPPRESS)
-    p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED: one concurrent roofline process
+    p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     out = tempfile.mkdtemp(prefix="bench_roofline_")
@@ -161,8 +167,8 @@ def main() -> int:
     model = build_model(args.model).eval().to(args.device)
     inputs = inputs.to(args.device)
     if args.measure:
-        batch, k, compiled = map(int, args.measure.split(","))
-        print(per_point(model, inputs, batch, k, bool(compiled), seconds=1.0))
+        batch, k, compiled, start_at = args.measure.split(",")
+        print(per_point(model, inputs, int(batch), int(k), compiled == "1", seconds=1.0, start_at=float(start_at)))
         return 0
     points = Grid.parse(args.grid, args.grid).size
     m = machine()

@@ -128,30 +128,35 @@ class LocalCounter:
 
 class SharedCounter:
     """A 64-bit counter in an MPI window on rank 0, advanced with one-sided ``Fetch_and_op``: a rank
-    claims work in one call, without a collective and without waiting for the others."""
+    claims work in one call, without a collective and without waiting for the others.
+
+    One passive-target epoch (``Lock_all``) stays open from creation to ``free``, and each claim
+    is the atomic plus a ``Flush``.  A lock per claim would not do: MPICH grants a window lock by a
+    message the target must answer, so every claim would wait until rank 0, busy computing its
+    own chunk, next entered MPI (measured: 50 claims took the 2 s rank 0 spent computing; with the
+    open epoch, 0.1 ms, in MPICH and Open MPI alike)."""
 
     def __init__(self, MPI, comm):
         import numpy as np
 
         self._MPI, self._np = MPI, np
-        # Memory the MPI library allocates (not ours): on one node it can then serve the atomics from
-        # shared memory, without waiting for rank 0 to enter MPI.
         self.window = MPI.Win.Allocate(8 if comm.Get_rank() == 0 else 0, disp_unit=8, comm=comm)
         if comm.Get_rank() == 0:
             self.window.Lock(0, MPI.LOCK_EXCLUSIVE)
             np.frombuffer(self.window.tomemory(), dtype=np.int64)[:] = 0
             self.window.Unlock(0)
         comm.Barrier()
+        self.window.Lock_all()
 
     def claim(self, n: int) -> int:
         add, before = self._np.array([n], dtype=self._np.int64), self._np.zeros(1, dtype=self._np.int64)
-        self.window.Lock(0, self._MPI.LOCK_SHARED)
         self.window.Fetch_and_op(add, before, 0, 0, self._MPI.SUM)
-        self.window.Unlock(0)
+        self.window.Flush(0)
         return int(before[0])
 
     def free(self) -> None:
         """Collective."""
+        self.window.Unlock_all()
         self.window.Free()
 
 

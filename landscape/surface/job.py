@@ -314,6 +314,8 @@ def _compile(ev: Evaluator) -> float:
     started = time.perf_counter()
     try:
         ev.evaluate(np.zeros((ev.points_per_pass, 2)))
+        if ev.points_per_pass > 1:  # a chunk of one point (the grid's last, say) takes the one-point kernel
+            ev.evaluate(np.zeros((1, 2)))
     except EvaluationError as exc:
         raise EvaluationError(f"--compile: {exc}; run without --compile") from None
     return time.perf_counter() - started

@@ -1,8 +1,14 @@
-"""The communicator's pieces that need no MPI: agreeing on failures, choosing threads per rank."""
+"""The communicator: agreeing on failures, choosing threads per rank (no MPI needed), and the shared
+counter under a real MPI launcher."""
+import subprocess
+import sys
+
 import pytest
 
+from conftest import require_mpi
 from landscape.errors import CollectiveFailure, ConfigError, InputError
 from landscape.parallel.comm import SerialComm, agree, threads_per_rank
+from landscape.parallel.launch import mpiexec_command
 
 
 class Ranks:
@@ -67,3 +73,34 @@ def test_threads_asked_beyond_the_usable_cores_are_capped_with_a_note(monkeypatc
     for bad in (0, -3, True, 2.5):
         with pytest.raises(ConfigError, match="threads="):
             threads_per_rank(SerialComm(), bad, environ={})
+
+
+BUSY_RANK_ZERO = """
+import time
+from landscape.parallel import comm as comm_module
+world = comm_module.world()
+counter = world.counter()
+world.barrier()
+if world.rank == 0:
+    started = time.perf_counter()
+    while time.perf_counter() - started < 2.0:  # computing: no MPI call for 2 s
+        pass
+else:
+    started = time.perf_counter()
+    firsts = [counter.claim(3) for _ in range(50)]
+    assert firsts == list(range(0, 150, 3)), firsts
+    print(f"claims took {time.perf_counter() - started:.3f} s")
+world.barrier()
+counter.free()
+"""
+
+
+def test_a_rank_claims_work_while_rank_zero_computes_without_waiting_for_it():
+    """The counter lives on rank 0, but a claim must not wait until rank 0 next enters MPI (with a
+    window lock per claim, MPICH made every claim wait for rank 0's chunk to finish)."""
+    require_mpi()
+    proc = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, "-c", BUSY_RANK_ZERO],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    took = float(proc.stdout.split("claims took ")[1].split()[0])
+    assert took < 0.5, proc.stdout  # 2 s or more when claims wait for rank 0
