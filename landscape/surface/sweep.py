@@ -44,15 +44,22 @@ def correct_many(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | 
     return None
 
 
+RECOMPILE_LIMIT = 256  # shapes compiled per step: each batch size (and a set's shorter last batch) is one
+
+
 def compiled(step):
-    """``step`` through ``torch.compile`` with symbolic shapes, so the last, shorter batch of a set and
-    another batch size reuse the compiled code; should torch ever give up compiling (too many
-    recompilations), it must raise rather than quietly run some points eagerly, since compiled and
-    eager values differ in their last bits."""
+    """``step`` through ``torch.compile`` with static shapes: each batch shape is compiled once, when
+    first seen (symbolic shapes were tried: they recompiled all the same for convolutions and broke
+    inductor on ResNet-20).  Should torch ever give up compiling (too many recompilations), it must
+    raise rather than quietly run some points eagerly, since compiled and eager values differ in
+    their last bits."""
     import torch._dynamo as dynamo
+    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        if hasattr(dynamo.config, name):
+            setattr(dynamo.config, name, max(getattr(dynamo.config, name), RECOMPILE_LIMIT))
     if hasattr(dynamo.config, "fail_on_recompile_limit_hit"):
         dynamo.config.fail_on_recompile_limit_hit = True
-    return torch.compile(step, dynamic=True)
+    return torch.compile(step, dynamic=False)
 
 
 class _Passes:

@@ -22,7 +22,7 @@ PASSES = (1, 2, 4, 8, 16, 32, 64)
 SECONDS_PER_TRIAL = 0.1   # each setting: the best of three trials this long (a shared machine is noisy)
 LONGEST_PASS = 0.5        # seconds: no setting whose single pass would take longer
 BUDGET = 6.0              # seconds for the whole measurement
-COMPILED_BUDGET = 30.0    # with --compile: each points per pass tried is compiled first (seconds each)
+COMPILED_BUDGET = 30.0    # with --compile: each setting tried is compiled first (seconds each)
 
 
 @dataclass(frozen=True)
