@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -206,30 +207,30 @@ class Evaluator:
         """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
         if self.batched is not None and len(points) > 1:
-            try:
+            where = f"(x={points[0, 0]:g}, y={points[0, 1]:g}) and {len(points) - 1} more points"
+            with _naming_failures(where):
                 return self._values_many(points)
-            except LandscapeError:
-                raise
-            except SystemExit as exc:
-                raise EvaluationError(f"evaluating the model at (x={points[0, 0]:g}, y={points[0, 1]:g}) and "
-                                      f"{len(points) - 1} more points failed: the model or loss called "
-                                      f"sys.exit({exc.code!r})") from None
-            except Exception as exc:  # noqa: BLE001 - user code: name the points it failed at
-                raise EvaluationError(f"evaluating the model at (x={points[0, 0]:g}, y={points[0, 1]:g}) and "
-                                      f"{len(points) - 1} more points failed: {describe(exc)}") from exc
         out = np.empty((len(points), len(self.quantities)))
         for row, (a, b) in enumerate(points):
-            try:
+            with _naming_failures(f"(x={a:g}, y={b:g})"):
                 out[row] = self._values(float(a), float(b))
-            except LandscapeError:
-                raise
-            except SystemExit as exc:  # a plug-in's sys.exit must neither end the job nor look like success
-                raise EvaluationError(f"evaluating the model at (x={a:g}, y={b:g}) failed: the model or loss "
-                                      f"called sys.exit({exc.code!r})") from None
-            except Exception as exc:  # noqa: BLE001 - user code: name the point it failed at
-                raise EvaluationError(f"evaluating the model at (x={a:g}, y={b:g}) failed: {describe(exc)}") from exc
         return out
 
     def __call__(self, a: float, b: float = 0.0) -> np.ndarray:
         """The values at one point ``(a, b)``."""
         return self.evaluate(np.array([[a, b]]))[0]
+
+
+@contextmanager
+def _naming_failures(where: str):
+    """User code (model, loss) that fails at ``where`` becomes an ``EvaluationError`` naming the
+    point(s); a plug-in's ``sys.exit`` must neither end the job nor look like success."""
+    try:
+        yield
+    except LandscapeError:
+        raise
+    except SystemExit as exc:
+        raise EvaluationError(f"evaluating the model at {where} failed: the model or loss called "
+                              f"sys.exit({exc.code!r})") from None
+    except Exception as exc:  # noqa: BLE001 - user code
+        raise EvaluationError(f"evaluating the model at {where} failed: {describe(exc)}") from exc

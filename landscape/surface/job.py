@@ -296,7 +296,7 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     if rank != 0:
         return None
     samples = min(tuning.SAMPLES, len(loaded.data.train))
-    kernels = {}  # one per points per pass, rebatched for each batch size: compiled once
+    kernels = {}  # one per points per pass, rebatched for each batch size (sharing its model and compiled step)
 
     def make(batch: int, k: int) -> Evaluator:
         if k not in kernels:
