@@ -52,7 +52,7 @@ class LandscapeError(Exception):
 
 
 # Parameters without an underscore that messages may name bare (not only as ``name=value``).
-BARE = frozenset({"xnorm", "ynorm", "xignore", "yignore", "force", "seed"})
+BARE = frozenset({"xnorm", "ynorm", "xignore", "yignore", "force", "seed", "out"})
 
 
 class UsageError(LandscapeError):

@@ -3,6 +3,9 @@
     landscape surface ...   (alias plot_surface)   compute a loss surface
     landscape plot1d ...    (alias plot_1d)        draw 1-D surface files
     landscape plot2d ...    (alias plot_2d)        draw 2-D surface files
+    landscape train ...                            train a network (data-parallel over MPI ranks)
+    landscape sweep ...                            train recipes x batch sizes x seeds, with a manifest
+    landscape plot-training ...                    test error against batch size, from manifests
     landscape demo ...                             the small- vs large-batch demo
 
 Every subcommand runs inside the one error boundary (``cli.boundary``), with
@@ -37,6 +40,12 @@ COMMANDS = {
                       alias="plot_1d"),
     "plot2d": Command("landscape.cli.plot_2d", "draw 2-D surface files: contours, filled contours, 3-D surfaces",
                       alias="plot_2d"),
+    "train": Command("landscape.cli.train", "train a network on one process or data-parallel over MPI ranks "
+                     "(recipes sgd, naive, linear, lars, adaptive, local), resumable checkpoints per epoch"),
+    "sweep": Command("landscape.cli.sweep", "train every recipe x batch size x seed of a study, resumable, with "
+                     "a manifest (CSV, JSON); one configuration per job-array task"),
+    "plot-training": Command("landscape.cli.plot_training", "draw test error against batch size per recipe and "
+                             "the training curves, from sweep manifests"),
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
@@ -82,7 +91,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         module = COMMANDS[name].load()
         return module.spelling() if hasattr(module, "spelling") else {}
 
-    if name == "surface":  # before torch loads: a stop signal must find the job ready to stop cleanly
+    if name in ("surface", "train", "sweep"):  # before torch loads: a stop signal must find the job ready to stop cleanly
         from ..parallel import stop
         stop.install()
 

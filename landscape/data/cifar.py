@@ -194,6 +194,15 @@ def _to_samples(batches: list[tuple[np.ndarray, np.ndarray]], name: str, raw: bo
     return Samples(inputs, torch.from_numpy(np.concatenate([b[1] for b in batches])))
 
 
+def black(name: str, raw: bool = False) -> torch.Tensor:
+    """The per-channel value of a black pixel (0 of 255) in the images ``load_cifar`` returns: what
+    the standard augmentation pads with (torchvision pads before it normalizes)."""
+    if raw:
+        return torch.zeros(3)
+    mean, std = (torch.tensor([v / 255.0 for v in c], dtype=torch.float32) for c in NORMALIZATION[name])
+    return (0 - mean) / std
+
+
 def load_cifar(name: str, datapath: str, raw: bool = False) -> tuple[Samples, Samples]:
     """Train and test split of ``name`` ("cifar10" or "cifar100") read from ``datapath``.
 

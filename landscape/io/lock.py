@@ -29,8 +29,10 @@ NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
 class SurfaceLock:
     """Exclusive use of ``path`` by this process, as a context manager."""
 
-    def __init__(self, path: str, command: str = ""):
+    def __init__(self, path: str, command: str = "", what: str = "surface file", field: str = "surf_file",
+                 doing: str = "being computed"):
         self.path = path + SUFFIX
+        self.what, self.field, self.doing = what, field, doing
         self.surface = path
         self.owner = {"host": HOST, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                       "command": command[:500]}
@@ -42,7 +44,7 @@ class SurfaceLock:
             found = kind(self.path)
             if found not in ("missing", "file"):
                 raise InputError(f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
-                                 "landscape made it) or give another surf_file", fields=("surf_file",))
+                                 f"landscape made it) or give another {self.field}", fields=(self.field,))
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
@@ -115,5 +117,5 @@ class SurfaceLock:
         owner = self._read_owner()
         who = (f"process {owner.get('pid')} on {owner.get('host')} since {owner.get('started')}"
                if owner else "another process")
-        return InputError(f"surface file {self.surface} is being computed by {who} (lock {self.path}); "
-                          "wait for that job to end, or give another surf_file", fields=("surf_file",))
+        return InputError(f"{self.what} {self.surface} is {self.doing} by {who} (lock {self.path}); "
+                          f"wait for that job to end, or give another {self.field}", fields=(self.field,))

@@ -8,6 +8,8 @@ would make them share one silently: that is an error unless sharing is asked for
 """
 from __future__ import annotations
 
+import os
+
 from ..errors import ConfigError, InputError, UsageError
 
 CHOICES = ("auto", "cpu", "cuda", "cuda:N")
@@ -49,3 +51,29 @@ def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_sha
                          f"{'s' * (spec == 'cuda' and count > 1)} ({spec}): expected at most one rank per GPU; start "
                          "fewer ranks per node, or give allow_shared_gpus", fields=("device", "allow_shared_gpus"))
     return f"cuda:{index}"
+
+
+def for_rank(spec: str, comm, allow_shared: bool = False) -> str:
+    """This rank's device (``choose`` with what the ranks of its node see, from ``comm``); on a GPU,
+    deterministic algorithms, so that a rerun gives the same bits."""
+    import torch
+
+    visible = comm.node_allgather(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    count = torch.cuda.device_count() if spec != "cpu" else 0
+    device = choose(spec, comm.local_rank, visible, count, allow_shared)
+    if device.startswith("cuda"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False
+        torch.cuda.set_device(torch.device(device))
+    return device
+
+
+def record(device: str) -> dict:
+    """The device for a run record: its name, and on a GPU its model and the CUDA version."""
+    if not device.startswith("cuda"):
+        return {"device": device}
+    import torch
+
+    return {"device": device, "device_name": torch.cuda.get_device_name(torch.device(device)),
+            "cuda_version": str(torch.version.cuda)}

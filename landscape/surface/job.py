@@ -146,26 +146,6 @@ def _check_outputs(job: SurfaceJob) -> None:
                          fields=("surf_file",))
 
 
-def _device(job: SurfaceJob, comm) -> str:
-    """This rank's device; on a GPU, deterministic algorithms, so that a rerun gives the same bits."""
-    visible = comm.node_allgather(os.environ.get("CUDA_VISIBLE_DEVICES"))
-    count = torch.cuda.device_count() if job.run.device != "cpu" else 0
-    device = devices.choose(job.run.device, comm.local_rank, visible, count, job.run.allow_shared_gpus)
-    if device.startswith("cuda"):
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
-        torch.use_deterministic_algorithms(True)
-        torch.backends.cudnn.benchmark = False
-        torch.cuda.set_device(torch.device(device))
-    return device
-
-
-def _device_record(device: str) -> dict:
-    if not device.startswith("cuda"):
-        return {"device": device}
-    return {"device": device, "device_name": torch.cuda.get_device_name(torch.device(device)),
-            "cuda_version": str(torch.version.cuda)}
-
-
 def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
     data = load_data(job.data, given_data)
     if given_model is not None:
@@ -366,7 +346,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     torch.set_num_threads(threads.count)
     agree(comm, _check_outputs, job)
     io = agree(comm, choose, job.run.io, comm.size)
-    device = agree(comm, _device, job, comm)
+    device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
 
     loaded = agree(comm, _load, job, model, data, show)
     loaded.prints = _fingerprints(loaded)
@@ -389,7 +369,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
-        record = {**_start_record(job, comm.size, threads.count, io), **_device_record(device),
+        record = {**_start_record(job, comm.size, threads.count, io), **devices.record(device),
                   **({"auto": chosen} if chosen else {})}
         float32_centre = None
         if ev.cfg.dtype in LOW_PRECISION:

@@ -14,15 +14,15 @@ def test_help_lists_every_command_and_its_alias(capsys):
         assert f"\n  {command} " in out and (not alias or f"(alias: {alias})" in out)
     assert landscape() == 2
     assert capsys.readouterr().err.strip() == ("landscape: error: a command is needed: one of surface, plot1d, "
-                                               "plot2d, demo (see landscape --help)")
+                                               "plot2d, train, sweep, plot-training, demo (see landscape --help)")
 
 
 def test_version_and_unknown_commands(capsys):
     assert landscape("--version") == 0 and capsys.readouterr().out.strip() == f"landscape {__version__}"
     assert landscape("surfcae", "--x=-1:1:3") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["landscape: error: unknown command 'surfcae': expected one of surface, plot1d, plot2d, demo "
-                   "(see landscape --help)"]
+    assert err == ["landscape: error: unknown command 'surfcae': expected one of surface, plot1d, plot2d, train, "
+                   "sweep, plot-training, demo (see landscape --help)"]
 
 
 def test_subcommand_help_shows_the_configurations_defaults(capsys):

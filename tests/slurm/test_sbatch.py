@@ -115,7 +115,7 @@ def test_a_job_stopped_before_its_time_limit_requeues_and_finishes_identical(clu
     env = dict(env, LANDSCAPE_TEST_SLEEP="0.3", STOP_BEFORE_LIMIT="30", LANDSCAPE_ARGS=" ".join([*args, "--surf_file",
                                                                        str(tmp_path / "long.h5")]))
     job = submit(env, "--ntasks=2", "--cpus-per-task=1", "--time=1",
-                 f"--output={tmp_path}/out.txt", SCRIPTS / "surface_requeue.sbatch", cwd=tmp_path)
+                 f"--output={tmp_path}/out.txt", SCRIPTS / "requeue.sbatch", cwd=tmp_path)
     assert final_state(folder, job, 600) == "COMPLETED", (tmp_path / "out.txt").read_text()
     out = (tmp_path / "out.txt").read_text()
     assert "stopped by SIGUSR1 after saving" in out and "requeueing job" in out, out
@@ -127,3 +127,42 @@ def test_a_job_stopped_before_its_time_limit_requeues_and_finishes_identical(clu
         assert same(s, serial(args, tmp_path / "serial.h5"))
     finally:
         del os.environ["LANDSCAPE_TEST_SLEEP"]
+
+
+def test_a_training_sweep_array_trains_one_configuration_per_task_into_one_manifest(cluster, tmp_path):
+    folder, env = cluster
+    config = tmp_path / "sweep.toml"
+    config.write_text(f'out = "{tmp_path / "sweep"}"\nrecipes = ["linear"]\nbatch_sizes = [32, 64]\n'
+                      '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 2\n')
+    job = submit(dict(env, SWEEP_CONFIG=str(config)), "--array=0-1", "--ntasks=2", "--cpus-per-task=1",
+                 f"--output={tmp_path}/%x-%A_%a.out", SCRIPTS / "train_array.sbatch", cwd=tmp_path)
+    assert final_state(folder, job, 300) == "COMPLETED", [p.read_text() for p in tmp_path.glob("*.out")]
+    import csv
+    import json
+    with open(tmp_path / "sweep" / "manifest.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["run"], r["done"], r["ranks"]) for r in rows] == [("linear_b32_s0", "True", "2"),
+                                                                ("linear_b64_s0", "True", "2")]
+    assert len(json.loads((tmp_path / "sweep" / "manifest.json").read_text())["runs"]) == 2
+
+
+def test_training_stopped_before_its_time_limit_requeues_and_ends_identical(cluster, tmp_path):
+    """About 90 s of training (a model that sleeps at every forward pass) under --time=1, stopped 30 s
+    before the limit: the requeued job resumes mid-epoch and ends with the weights of a run never stopped."""
+    import torch
+    folder, env = cluster
+    args = ["--model", f"{PLUGINS}:slow_model", "--dataset", "digits", "--batch_size", "64", "--epochs", "12",
+            "--recipe", "linear"]
+    env = dict(env, LANDSCAPE_TEST_SLEEP="0.3", STOP_BEFORE_LIMIT="30", LANDSCAPE_COMMAND="train",
+               LANDSCAPE_ARGS=" ".join([*args, "--out", str(tmp_path / "long")]))
+    job = submit(env, "--ntasks=2", "--cpus-per-task=1", "--time=1", f"--output={tmp_path}/out.txt",
+                 SCRIPTS / "requeue.sbatch", cwd=tmp_path)
+    assert final_state(folder, job, 600) == "COMPLETED", (tmp_path / "out.txt").read_text()
+    out = (tmp_path / "out.txt").read_text()
+    assert "stopped by SIGUSR1" in out and "requeueing job" in out and "resuming" in out, out
+    from conftest import run
+    whole = run("train", [*args, "--out", str(tmp_path / "whole"), "--threads", "1"], ranks=2, timeout=300,
+                env={"LANDSCAPE_TEST_SLEEP": "0"})
+    assert whole.returncode == 0, whole.stderr
+    a, b = (torch.load(tmp_path / f / "final.pt", weights_only=True)["state_dict"] for f in ("long", "whole"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

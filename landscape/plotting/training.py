@@ -1,0 +1,104 @@
+"""Figures of training sweeps, drawn from manifests and the runs' ``log.csv`` alone (no model is loaded).
+
+Left: the final test error against the batch size (log scale), one line per recipe, the mean over
+seeds with error bars of one standard deviation and each seed as a faint dot: the picture of
+Goyal et al. (2017, Fig. 1) and Keskar et al. (2017), where the naive recipe's error climbs at large
+batch and the others stay flat.  Right: the test error per epoch of each run (the mean over seeds),
+one colour per batch size and one line style per recipe.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ..errors import InputError
+from . import save
+
+STYLES = ("-", "--", ":", "-.")
+
+
+def _curve(folder: str) -> list[tuple[int, float]]:
+    """(epoch, test error %) of one run's log; the training error where the run has no test set."""
+    path = os.path.join(folder, "log.csv")
+    try:
+        with open(path) as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        return []
+    out = []
+    for r in rows:
+        acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r["train_acc"])
+        out.append((int(r["epoch"]), 100.0 - acc))
+    return out
+
+
+def draw(rows: list[dict], title: str | None = None) -> Figure:
+    done = [r for r in rows if r["done"] and not math.isnan(r["test_error"])]
+    if not done:
+        raise InputError("the manifests list no finished run with a test error: nothing to draw")
+    recipes = list(dict.fromkeys(r["recipe"] for r in done))
+    batches = sorted({r["batch_size"] for r in done})
+    fig = Figure(figsize=(11, 4.2))
+    left, right = fig.subplots(1, 2)
+    for i, recipe in enumerate(recipes):
+        colour = f"C{i}"
+        xs, means, stds = [], [], []
+        for b in batches:
+            errors = [r["test_error"] for r in done if r["recipe"] == recipe and r["batch_size"] == b]
+            if not errors:
+                continue
+            left.scatter([b] * len(errors), errors, s=12, color=colour, alpha=0.35, linewidths=0)
+            xs.append(b)
+            means.append(float(np.mean(errors)))
+            stds.append(float(np.std(errors, ddof=1)) if len(errors) > 1 else 0.0)
+        seeds = len({r["seed"] for r in done if r["recipe"] == recipe})
+        left.errorbar(xs, means, yerr=stds, color=colour, marker="o", capsize=3, linewidth=1.8,
+                      label=f"{recipe} ({seeds} seed{'s' * (seeds > 1)})")
+    left.set_xscale("log", base=2)
+    left.set_xticks(batches, [str(b) for b in batches])
+    left.set_xlabel("batch size")
+    left.set_ylabel("final test error (%)")
+    left.set_title("test error against batch size (mean ± 1 s.d. over seeds)", fontsize=10)
+    left.grid(alpha=0.3)
+    left.legend(frameon=False)
+
+    cmap = __import__("matplotlib").colormaps["viridis"]
+    colour_of = {b: cmap(k / max(1, len(batches) - 1) * 0.9) for k, b in enumerate(batches)}
+    for i, recipe in enumerate(recipes):
+        for b in batches:
+            curves = [_curve(r["folder"]) for r in done if r["recipe"] == recipe and r["batch_size"] == b]
+            curves = [c for c in curves if c]
+            if not curves:
+                continue
+            length = min(len(c) for c in curves)
+            epochs = [e for e, _ in curves[0][:length]]
+            mean = np.mean([[v for _, v in c[:length]] for c in curves], axis=0)
+            right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
+    right.set_yscale("log")
+    right.set_xlabel("epoch")
+    right.set_ylabel("test error (%)")
+    right.set_title("test error during training (mean over seeds)", fontsize=10)
+    right.grid(alpha=0.3, which="both")
+    handles = [Line2D([], [], color=colour_of[b], label=f"batch {b}") for b in batches]
+    handles += [Line2D([], [], color="0.3", linestyle=STYLES[i % len(STYLES)], label=r) for i, r in enumerate(recipes)]
+    right.legend(handles=handles, frameon=False, fontsize=8, ncol=2)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def write_training(rows: list[dict], stem: str, formats=("png", "pdf"), dpi: int = 150,
+                   title: str | None = None) -> list[str]:
+    folder = os.path.dirname(stem)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    return save(draw(rows, title), stem, formats, dpi)
+
+
+__all__ = ["draw", "write_training"]

@@ -1,0 +1,288 @@
+"""A training run from start to end: configuration, then named steps (device, data, model, ranks,
+resume, epochs, checkpoints).
+
+The only module of ``train/`` that composes the pieces.  It talks to other ranks through the MPI
+communicator of ``parallel.comm`` (agreement, stop signals, gathering states for a checkpoint) and
+hands the trainer a ``parallel.distributed`` collective for gradients; rank 0 writes every file.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..data import DataConfig, Samples, load_named
+from ..errors import ConfigError, InputError, Stopped
+from ..io import paths
+from ..io.lock import SurfaceLock
+from ..models import ModelConfig, build_model
+from ..parallel import devices, distributed
+from ..parallel import stop as stop_signals
+from ..parallel.comm import agree, threads_per_rank
+from ..provenance import command_line, machine, versions
+from . import checkpoints as files
+from .loop import Trainer, evaluate
+from .recipes import Recipe
+
+AUGMENTS = ("auto", "none", "standard")
+AUGMENTABLE = ("cifar10", "cifar100")
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """Where a run writes and how it runs (nothing here changes the trained weights but ``micro_batch``,
+    ``seed`` and ``augment``)."""
+
+    out: str = "run"
+    micro_batch: int | None = None  # samples per forward pass and BatchNorm batch; default batch / ranks
+    seed: int = 0                   # initial weights, data order, augmentation
+    augment: str = "auto"           # auto: standard for CIFAR, none for the rest
+    save_every: int = 1             # epochs between weight files (the last epoch is always saved)
+    threads: int | None = None
+    device: str = "auto"
+    allow_shared_gpus: bool = False
+    quiet: bool = False
+    progress_seconds: float | None = None  # between epoch lines; default every epoch in a terminal, 60 s in a file
+    argv: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "out", paths.config_path(self.out, "out"))
+        if self.progress_seconds is not None and (isinstance(self.progress_seconds, bool) or not isinstance(
+                self.progress_seconds, (int, float)) or not math.isfinite(self.progress_seconds)
+                or self.progress_seconds < 0):
+            raise ConfigError("progress_seconds", self.progress_seconds, "a finite number of seconds >= 0",
+                              literal=True)
+        if not self.out:
+            raise ConfigError("out", self.out, "a folder for the checkpoints")
+        if self.micro_batch is not None and (not _whole(self.micro_batch) or self.micro_batch < 1):
+            raise ConfigError("micro_batch", self.micro_batch, "a positive whole number of samples", literal=True)
+        if not _whole(self.seed) or self.seed < 0:
+            raise ConfigError("seed", self.seed, "a whole number >= 0", literal=True)
+        if self.augment not in AUGMENTS:
+            raise ConfigError("augment", self.augment, f"one of {', '.join(AUGMENTS)}")
+        if not _whole(self.save_every) or self.save_every < 1:
+            raise ConfigError("save_every", self.save_every, "a positive whole number of epochs", literal=True)
+        devices.check_spec(self.device)
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """Everything a training run depends on, one validated part per concern."""
+
+    model: ModelConfig
+    data: DataConfig
+    recipe: Recipe
+    run: TrainRun = field(default_factory=TrainRun)
+
+    def __post_init__(self):
+        if self.model.model_file is not None:
+            raise ConfigError("model_file", self.model.model_file, "nothing: training starts from weights drawn "
+                              "with seed (resume by rerunning the same command)")
+        wants = self.run.augment
+        if wants == "standard" and self.data.dataset not in AUGMENTABLE:
+            raise ConfigError("augment", wants, f"none or auto for dataset={self.data.dataset} (the standard "
+                              "augmentation crops and flips CIFAR's 32x32 images)")
+
+    @property
+    def augmented(self) -> bool:
+        return self.run.augment == "standard" or (self.run.augment == "auto" and self.data.dataset in AUGMENTABLE)
+
+    def micro_batch(self, ranks: int) -> int:
+        """Samples per forward pass: as given, else one micro-batch per rank per step."""
+        return self.run.micro_batch or max(1, math.ceil(self.recipe.batch_size / ranks))
+
+    def identity(self, ranks: int, train_size: int) -> dict:
+        """What the weights depend on: a resume must find the same (the number of ranks only matters
+        to ``local``, whose ranks hold their own optimizer and control variates)."""
+        out = {"model": self.model.model, "num_classes": self.model.classes(self.data.dataset),
+               "dataset": self.data.dataset, "raw_data": self.data.raw_data, "train_samples": train_size,
+               "micro_batch": self.micro_batch(ranks), "seed": self.run.seed,
+               "augment": "standard" if self.augmented else "none", **self.recipe.record()}
+        if self.recipe.recipe == "local":
+            out["ranks"] = ranks
+        return out
+
+
+@dataclass
+class Result:
+    """What a finished (or already finished) run reports."""
+
+    out: str
+    final: str
+    history: list[dict]
+    seconds: float
+    resumed_from: int | None = None
+
+
+def _data(job: TrainJob, device: str):
+    data = load_named(job.data.dataset, job.data.datapath, job.data.raw_data)
+    train = data.train
+    if len(train) == 0:
+        raise InputError(f"dataset {job.data.dataset}: the training set is empty")
+    fill = None
+    if job.augmented:
+        from ..data.cifar import black
+        fill = black(job.data.dataset, job.data.raw_data)
+    if device != "cpu":  # the whole set on the GPU once: batches and augmentation are indexed there
+        train = Samples(train.inputs.to(device), train.targets.to(device))
+    test = data.test if job.data.test else None
+    return train, test, fill
+
+
+def _model(job: TrainJob, device: str) -> torch.nn.Module:
+    torch.manual_seed(job.run.seed)  # the same initial weights on every rank, for every batch size
+    return build_model(job.model.model, job.model.classes(job.data.dataset)).to(device)
+
+
+def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, device: str) -> dict:
+    return {"kind": "landscape training checkpoint", "identity": identity, "epoch": row["epoch"],
+            "step": row["step"], "ranks": ranks, "threads": threads, **devices.record(device),
+            "metrics": {k: row[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
+            "command": command_line(list(job.run.argv)) if job.run.argv else "", "versions": versions()}
+
+
+def _line(row: dict, epochs: int) -> str:
+    test = f"  test {row['test_loss']:.4f} / {row['test_acc']:.2f} %" if not math.isnan(row["test_loss"]) else ""
+    return (f"epoch {row['epoch']}/{epochs}  loss {row['running_loss']:.4f}  train {row['train_loss']:.4f} / "
+            f"{row['train_acc']:.2f} %{test}  lr {row['lr']:.4g}  batch {row['batch']}  "
+            f"{row['images_per_second']:,.0f} img/s  comm {100 * row['comm_share']:.0f} %  ({row['seconds']:.1f} s)")
+
+
+def run_training(job: TrainJob, comm, say=print) -> Result:
+    """Train as ``job`` says on the ranks of ``comm``, resuming what ``job.run.out`` holds."""
+    say = say if (comm.rank == 0 and not job.run.quiet) else (lambda *_: None)
+    threads = agree(comm, threads_per_rank, comm, job.run.threads)
+    torch.set_num_threads(threads.count)
+    device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
+    out = job.run.out
+    agree(comm, lambda: os.makedirs(out, exist_ok=True) if comm.rank == 0 else None)
+    train, test, fill = agree(comm, _data, job, device)
+    loss_name = "crossentropy" if train.is_classification else "mse"
+    identity = job.identity(comm.size, len(train))
+    with SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained") \
+            if comm.rank == 0 else _Nothing():
+        stored = agree(comm, files.load_latest, out)
+        if stored is not None:
+            agree(comm, files.check_same_run, stored, identity, out)
+        model = agree(comm, _model, job, device)
+        collective = agree(comm, distributed.collective, comm, device)
+        try:
+            return _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored,
+                           threads.count, device)
+        finally:
+            collective.close()
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored, threads, device):
+    recipe, out = job.recipe, job.run.out
+    micro = job.micro_batch(comm.size)
+    trainer = Trainer(model, recipe, train, micro, job.run.seed, collective, device, fill, loss_name)
+    history: list[dict] = []
+    resumed_from = None
+    if stored is not None:
+        model.load_state_dict({k: v.to(device) for k, v in stored["state_dict"].items()})
+        ranks = stored["ranks"]
+        trainer.restore(ranks[comm.rank] if len(ranks) == comm.size else ranks[0])
+        history = list(stored["meta"].get("history", []))
+        resumed_from = trainer.position.epoch
+        if stored["meta"].get("ranks") != comm.size:
+            say(f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
+                "values may differ from an uninterrupted run in the last bits")
+    if trainer.position.epoch >= recipe.epochs:
+        say(f"{out}: already trained ({recipe.epochs} epochs); nothing to do")
+        return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
+    if resumed_from is not None:
+        where = f" (step {trainer.position.step}, sample {trainer.position.offset})" if trainer.position.offset else ""
+        say(f"resuming {out} at epoch {trainer.position.epoch + 1}{where}")
+    else:
+        say(f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
+            f"batch {recipe.batch_size} ({micro} per pass), {recipe.epochs} epochs, {comm.size} rank(s) x "
+            f"{threads} thread(s) on {device}")
+    every = job.run.progress_seconds
+    if every is None:
+        every = 0.0 if sys.stdout.isatty() else 60.0
+    last_line = -math.inf
+    signals = stop_signals.installed()
+    trainer.stop_requested = lambda: comm.max(1.0 if signals is not None and signals.received else 0.0) > 0
+    started = time.perf_counter()
+    trainer_first = trainer.position.epoch
+    for epoch in range(trainer.position.epoch, recipe.epochs):
+        stats = trainer.run_epoch(epoch)
+        if stats is None:  # a stop signal: save where we are, then leave together
+            _save(job, comm, trainer, identity, history, threads, device, weights=False)
+            raise Stopped(f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
+                          f"step {trainer.position.step}; rerun the same command to resume")
+        train_loss, train_acc = evaluate(model, train, device, collective, loss_name)
+        test_loss, test_acc = evaluate(model, test, device, collective, loss_name) if test is not None \
+            else (math.nan, math.nan)
+        row = {"epoch": epoch + 1, "step": trainer.position.step, "lr": stats.lr, "batch": stats.batch,
+               "running_loss": stats.running_loss, "train_loss": train_loss, "train_acc": train_acc,
+               "test_loss": test_loss, "test_acc": test_acc, "seconds": stats.seconds,
+               "images_per_second": stats.samples / stats.seconds if stats.seconds > 0 else 0.0,
+               "comm_share": min(1.0, stats.comm_seconds / stats.seconds) if stats.seconds > 0 else 0.0,
+               "comm_bytes": stats.comm_bytes, "steps": stats.steps}
+        if stats.batches:
+            row["batches"] = " ".join(map(str, stats.batches))
+        history.append(row)
+        last = epoch + 1 == recipe.epochs
+        if last or epoch == trainer_first or time.perf_counter() - last_line >= every:  # batch logs stay short
+            say(_line(row, recipe.epochs))
+            last_line = time.perf_counter()
+        _save(job, comm, trainer, identity, history, threads, device,
+              weights=last or (epoch + 1) % job.run.save_every == 0, final=last)
+    seconds = time.perf_counter() - started
+    if comm.rank == 0:
+        say(f"wrote {os.path.join(out, files.FINAL)} ({recipe.epochs} epochs, {seconds:.1f} s this run)")
+    return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
+
+
+def _save(job, comm, trainer, identity, history, threads, device, weights: bool, final: bool = False) -> None:
+    """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ)."""
+    states = comm.gather(trainer.state()) if job.recipe.recipe == "local" else [trainer.state()]
+
+    def write():
+        if comm.rank != 0:
+            return
+        out, state = job.run.out, trainer.module.state_dict()
+        row = history[-1] if history else {"epoch": trainer.position.epoch, "step": trainer.position.step,
+                                           **{k: math.nan for k in ("train_loss", "train_acc", "test_loss",
+                                                                    "test_acc")}}
+        meta = _meta(job, identity, row, comm.size, threads, device)
+        if weights:
+            files.save_weights(out, files.epoch_name(row["epoch"]), state, meta)
+        if final:
+            files.save_weights(out, files.FINAL, state, meta)
+        files.save_latest(out, state, {**meta, "history": history}, states)
+        files.write_log(out, history)
+        files.write_run(out, {"out": out, "done": final or trainer.position.epoch >= job.recipe.epochs,
+                              "identity": identity, "epoch": row["epoch"], "metrics": meta["metrics"],
+                              "seconds": sum(r["seconds"] for r in history), "ranks": comm.size,
+                              "images_per_second": _mean_rate(history), "machine": machine(),
+                              "command": meta["command"]})
+
+    agree(comm, write)
+
+
+def _mean_rate(history: list[dict]) -> float:
+    seconds = sum(r["seconds"] for r in history)
+    images = sum(r["images_per_second"] * r["seconds"] for r in history)
+    return images / seconds if seconds > 0 else 0.0
+
+
+__all__ = ["TrainJob", "TrainRun", "Result", "run_training", "AUGMENTS"]

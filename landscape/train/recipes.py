@@ -1,0 +1,151 @@
+"""Training recipes: the rules that turn a global batch size into an optimizer and a learning rate.
+
+A recipe is a name and a set of defaults; every hyper-parameter can be overridden, and the resolved
+values (``Recipe``) are what a checkpoint records, so a run can always be repeated.
+
+- ``sgd``: the CIFAR recipe of Li et al. (2018), after He et al. (2016): SGD, momentum 0.9 (Nesterov),
+  weight decay 5e-4, learning rate 0.1, x0.1 at 50 % and 75 % of the epochs, 300 epochs.
+- ``naive``: the same rules at any batch size: the learning rate does not follow the batch.  This is
+  the large-batch baseline that fails (Keskar et al. 2017; Goyal et al. 2017, Fig. 2).
+- ``linear``: the learning rate is ``lr * batch / base_batch`` (base 256), reached by a linear warm-up
+  over the first ``warmup_epochs`` epochs (5) that starts at ``lr`` (Goyal et al. 2017, Sec. 2).
+- ``lars``: layer-wise adaptive rate scaling (You, Gitman, Ginsburg 2017): each weight tensor's step
+  is scaled by its trust ratio ``trust * |w| / (|g| + wd |w|)``; the learning rate follows the batch
+  as in ``linear``, with the warm-up (``lars.py``).
+- ``adaptive``: big-batch SGD (De, Yadav, Jacobs, Goldstein 2017): the batch grows whenever the
+  norm test fails (``adaptive.py``); the learning rate stays at ``lr``.
+- ``local``: periodic model averaging every ``sync_every`` local steps (Lin et al. 2020, "local
+  SGD"), optionally with SCAFFOLD's control variates (Karimireddy et al. 2020) (``local.py``); the
+  learning rate follows the batch as in ``linear``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from ..errors import ConfigError
+
+NAMES = ("sgd", "naive", "linear", "lars", "adaptive", "local")
+SCALED = ("linear", "lars", "local")  # the learning rate follows the batch: lr * batch / base_batch
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The resolved hyper-parameters of a run: everything the optimizer and the schedule depend on.
+
+    ``batch_size`` is the global batch: the samples of one optimizer step, over all ranks.  Step
+    decay multiplies the learning rate by ``gamma`` at the start of each epoch in ``milestones``
+    (fractions of ``epochs``).  Unused fields keep their defaults and are recorded all the same.
+    """
+
+    recipe: str = "sgd"
+    epochs: int = 300
+    batch_size: int = 128
+    lr: float = 0.1
+    momentum: float = 0.9
+    nesterov: bool = True
+    weight_decay: float = 5e-4
+    milestones: tuple[float, ...] = (0.5, 0.75)
+    gamma: float = 0.1
+    base_batch: int = 256            # linear, lars, local: the batch at which the learning rate is lr
+    warmup_epochs: float = 5.0       # linear, lars: epochs of linear warm-up to the scaled rate
+    trust: float = 0.001             # lars: trust coefficient (You et al. 2017's eta)
+    theta: float = 0.8               # adaptive: the norm test's bound on the gradient's relative error
+    max_batch: int | None = None     # adaptive: the largest batch (default: the training set)
+    sync_every: int = 4              # local: local steps between model averages
+    control_variates: bool = False   # local: SCAFFOLD's correction of the local steps
+
+    def __post_init__(self):
+        object.__setattr__(self, "milestones", tuple(self.milestones))
+        checks = (
+            ("recipe", self.recipe in NAMES, f"one of {', '.join(NAMES)}"),
+            ("epochs", _whole(self.epochs) and self.epochs >= 1, "a positive whole number"),
+            ("batch_size", _whole(self.batch_size) and self.batch_size >= 1, "a positive whole number"),
+            ("lr", _number(self.lr) and self.lr > 0, "a positive number"),
+            ("momentum", _number(self.momentum) and 0 <= self.momentum < 1, "a number with 0 <= momentum < 1"),
+            ("nesterov", isinstance(self.nesterov, bool) and not (self.nesterov and self.momentum == 0),
+             "True only with momentum > 0"),
+            ("weight_decay", _number(self.weight_decay) and self.weight_decay >= 0, "a number >= 0"),
+            ("milestones", all(_number(m) and 0 < m < 1 for m in self.milestones)
+             and list(self.milestones) == sorted(self.milestones),
+             "increasing fractions of the epochs, each strictly between 0 and 1"),
+            ("gamma", _number(self.gamma) and 0 < self.gamma <= 1, "a number with 0 < gamma <= 1"),
+            ("base_batch", _whole(self.base_batch) and self.base_batch >= 1, "a positive whole number"),
+            ("warmup_epochs", _number(self.warmup_epochs) and self.warmup_epochs >= 0, "a number of epochs >= 0"),
+            ("trust", _number(self.trust) and self.trust > 0, "a positive number"),
+            ("theta", _number(self.theta) and self.theta > 0, "a positive number"),
+            ("max_batch", self.max_batch is None or (_whole(self.max_batch) and self.max_batch >= self.batch_size),
+             f"a whole number >= batch_size ({self.batch_size})"),
+            ("sync_every", _whole(self.sync_every) and self.sync_every >= 1, "a positive whole number of steps"),
+            ("control_variates", isinstance(self.control_variates, bool), "True or False"),
+        )
+        for name, ok, expected in checks:
+            if not ok:
+                raise ConfigError(name, getattr(self, name), expected, literal=name != "recipe")
+
+    # -- the learning-rate schedule -------------------------------------------------------------------
+
+    def milestone_epochs(self) -> list[int]:
+        """0-based epochs at which the rate drops: 150 and 225 of 300 with the defaults."""
+        return [max(1, int(m * self.epochs)) for m in self.milestones]
+
+    @property
+    def peak_lr(self) -> float:
+        """The rate after warm-up: ``lr``, or ``lr * batch / base_batch`` for the scaled recipes."""
+        return self.lr * self.batch_size / self.base_batch if self.recipe in SCALED else self.lr
+
+    def lr_at(self, epoch: int, fraction: float = 0.0) -> float:
+        """The rate at ``fraction`` (0 <= f < 1) of epoch ``epoch`` (0-based): warm-up, then step decay.
+
+        The warm-up of the scaled recipes goes linearly, step by step, from ``min(lr, peak)`` at the
+        start of training to the peak at ``warmup_epochs``; a batch at or below ``base_batch`` needs
+        none (its peak is at most ``lr``).  A drop that falls inside the warm-up scales it too.
+        """
+        decayed = self.peak_lr * self.gamma ** sum(epoch >= e for e in self.milestone_epochs())
+        if self.recipe not in ("linear", "lars") or self.warmup_epochs == 0:
+            return decayed
+        progress = (epoch + fraction) / self.warmup_epochs
+        if progress >= 1:
+            return decayed
+        start = min(self.lr, self.peak_lr) / self.peak_lr  # the warm-up's factor at the start
+        return decayed * (start + (1 - start) * progress)
+
+    def record(self) -> dict:
+        """Every hyper-parameter, as plain values (a checkpoint's metadata, a manifest row)."""
+        out = asdict(self)
+        out["milestones"] = list(self.milestones)
+        return out
+
+
+# The defaults each recipe changes from the ``sgd`` ones.
+DEFAULTS: dict[str, dict] = {
+    "sgd": {},
+    "naive": {},
+    "linear": {},
+    "lars": {"nesterov": False},  # You et al.'s update: heavy-ball momentum on the scaled step
+    "adaptive": {},
+    "local": {},
+}
+
+
+def resolve(recipe: str = "sgd", **given) -> Recipe:
+    """The recipe ``recipe`` with its defaults, overridden by every ``given`` value that is not None."""
+    if recipe not in NAMES:
+        raise ConfigError("recipe", recipe, f"one of {', '.join(NAMES)}")
+    known = {f.name for f in fields(Recipe)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ConfigError(unknown[0], given[unknown[0]], f"one of the hyper-parameters {', '.join(sorted(known))}")
+    values = {**DEFAULTS[recipe], **{k: v for k, v in given.items() if v is not None}}
+    return replace(Recipe(recipe=recipe), **values) if values else Recipe(recipe=recipe)
+
+
+__all__ = ["Recipe", "resolve", "NAMES", "SCALED"]

@@ -1,0 +1,127 @@
+"""Sweeps: every (recipe, batch size, seed) of a study, each a training run in its own folder, and the
+manifest that lists them.
+
+    OUT/<recipe>_b<batch>_s<seed>/   one run (``job.py``): checkpoints, log.csv, run.json
+    OUT/manifest.csv, manifest.json  one row per configuration of the sweep, finished or not
+
+The manifest is never edited row by row: whoever finishes a run rebuilds it from the ``run.json`` of
+every folder of the sweep, under a lock, and renames it into place.  So job-array tasks finishing
+together (``--task``), a rerun, or a ``kill -9`` leave a manifest that is complete and consistent with
+the folders, and rebuilding it twice gives the same file.
+"""
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass
+
+from ..errors import ConfigError, InputError
+from . import checkpoints as files
+
+MANIFEST_CSV, MANIFEST_JSON, SWEEP = "manifest.csv", "manifest.json", "sweep.json"
+COLUMNS = ("run", "recipe", "batch_size", "seed", "epochs", "done", "epoch", "checkpoint", "train_loss",
+           "train_error", "test_loss", "test_error", "seconds", "images_per_second", "ranks")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    recipe: str
+    batch_size: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.recipe}_b{self.batch_size}_s{self.seed}"
+
+
+def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
+    """Every combination, in a fixed order (recipe, then batch, then seed): ``--task i`` is the i-th."""
+    for name, values in (("recipes", recipes), ("batch_sizes", batch_sizes), ("seeds", seeds)):
+        if not values:
+            raise ConfigError(name, list(values), "at least one value")
+        if len(set(values)) != len(values):
+            raise ConfigError(name, list(values), "values without repeats")
+    for b in batch_sizes:
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise ConfigError("batch_sizes", list(batch_sizes), "positive whole numbers")
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ConfigError("seeds", list(seeds), "whole numbers >= 0")
+    return [Configuration(r, b, s) for r, b, s in itertools.product(recipes, batch_sizes, seeds)]
+
+
+def _row(folder: str, config: Configuration, epochs: int) -> dict:
+    record = files.read_run(folder) or {}
+    metrics = record.get("metrics", {})
+
+    def error(acc):
+        return 100.0 - acc if isinstance(acc, (int, float)) and not math.isnan(acc) else math.nan
+
+    return {"run": config.name, "recipe": config.recipe, "batch_size": config.batch_size, "seed": config.seed,
+            "epochs": epochs, "done": bool(record.get("done", False)), "epoch": record.get("epoch", 0),
+            "checkpoint": os.path.join(folder, files.FINAL) if record.get("done") else "",
+            "train_loss": metrics.get("train_loss", math.nan), "train_error": error(metrics.get("train_acc")),
+            "test_loss": metrics.get("test_loss", math.nan), "test_error": error(metrics.get("test_acc")),
+            "seconds": record.get("seconds", math.nan), "images_per_second": record.get("images_per_second", math.nan),
+            "ranks": record.get("ranks", 0)}
+
+
+def _write(path: str, text: str) -> None:
+    tmp = f"{path}.partial-{os.getpid()}"
+    with open(tmp, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_manifest(out: str, configs: list[Configuration], epochs: int, settings: dict) -> list[dict]:
+    """Rebuild ``manifest.csv`` and ``manifest.json`` from the run folders, under ``OUT/manifest.lock``."""
+    with open(os.path.join(out, "manifest.lock"), "a+") as lock:
+        fcntl.lockf(lock, fcntl.LOCK_EX)  # waits for a task writing at the same moment
+        rows = [_row(os.path.join(out, c.name), c, epochs) for c in configs]
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        _write(os.path.join(out, MANIFEST_CSV), text.getvalue())
+        _write(os.path.join(out, MANIFEST_JSON), json.dumps({"settings": settings, "runs": rows}, indent=2,
+                                                             default=str) + "\n")
+    return rows
+
+
+def read_manifest(path: str) -> list[dict]:
+    """The rows of a manifest (``manifest.json``, ``manifest.csv``, or the sweep folder holding them);
+    paths in it are made relative to where the manifest is."""
+    if os.path.isdir(path):
+        path = os.path.join(path, MANIFEST_JSON)
+    try:
+        with open(path) as handle:
+            if path.endswith(".csv"):
+                rows = list(csv.DictReader(handle))
+            else:
+                rows = json.load(handle)["runs"]
+    except FileNotFoundError:
+        raise InputError(f"manifest {path} does not exist: expected manifest.json or manifest.csv of a "
+                         "landscape sweep, or its folder") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"manifest {path} cannot be read ({exc}): expected the manifest of a landscape sweep") from None
+    out = []
+    for row in rows:
+        try:
+            out.append({**row, "batch_size": int(row["batch_size"]), "seed": int(row["seed"]),
+                        "done": row["done"] in (True, "True"), "test_error": float(row["test_error"]),
+                        "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"])})
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"manifest {path}: a row lacks {exc}: expected the columns {', '.join(COLUMNS)}") from None
+    return out
+
+
+__all__ = ["Configuration", "configurations", "write_manifest", "read_manifest", "COLUMNS", "MANIFEST_CSV",
+           "MANIFEST_JSON"]

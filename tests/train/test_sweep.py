@@ -1,0 +1,74 @@
+"""``landscape sweep`` and ``landscape plot-training``: every configuration trained once, a manifest that
+stays whole under concurrent array tasks, reruns that skip what is done, and the figure."""
+import csv
+import json
+import subprocess
+
+from conftest import command, run, ROOT
+
+COMMON = ["--model", "digits_mlp", "--dataset", "digits", "--epochs", "2", "--threads", "1"]
+GRID = ["--recipes", "naive", "linear", "--batch_sizes", "32", "256", "--seeds", "0"]
+
+
+def manifest(out):
+    with open(out / "manifest.csv") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_on_rerun(tmp_path):
+    out = tmp_path / "sweep"
+    done = run("sweep", ["--out", str(out), *GRID, *COMMON], timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = manifest(out)
+    assert [r["run"] for r in rows] == ["naive_b32_s0", "naive_b256_s0", "linear_b32_s0", "linear_b256_s0"]
+    assert all(r["done"] == "True" and (out / r["run"] / "final.pt").exists() for r in rows)
+    assert all(0 <= float(r["test_error"]) <= 100 and float(r["images_per_second"]) > 0 for r in rows)
+    assert rows[0]["checkpoint"] == str(out / "naive_b32_s0" / "final.pt")
+    data = json.loads((out / "manifest.json").read_text())
+    assert len(data["runs"]) == 4 and data["settings"]["batch_sizes"] == [32, 256]
+    assert "4 of 4 runs done" in done.stdout
+
+    again = run("sweep", ["--out", str(out), *GRID, *COMMON], timeout=300)
+    assert again.returncode == 0 and again.stdout.count("already trained") == 4 and "epoch 1/" not in again.stdout
+    assert manifest(out) == rows
+
+    figure = run("plot-training", [str(out)])
+    assert figure.returncode == 0, figure.stderr
+    assert (out / "training.png").read_bytes()[:4] == b"\x89PNG" and (out / "training.pdf").exists()
+
+
+def test_array_tasks_running_together_each_train_one_and_share_one_whole_manifest(tmp_path):
+    out = tmp_path / "array"
+    listed = run("sweep", ["--out", str(out), *GRID, *COMMON, "--list"])
+    assert listed.stdout.split("\n")[:4] == ["0\tnaive_b32_s0", "1\tnaive_b256_s0", "2\tlinear_b32_s0",
+                                             "3\tlinear_b256_s0"]
+    jobs = [subprocess.Popen(command("sweep", ["--out", str(out), *GRID, *COMMON, "--task", str(i)]), cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    for job in jobs:
+        _, err = job.communicate(timeout=300)
+        assert job.returncode == 0, err
+    rows = {r["run"]: r["done"] for r in manifest(out)}
+    assert rows == {"naive_b32_s0": "False", "naive_b256_s0": "True", "linear_b32_s0": "True",
+                    "linear_b256_s0": "False"}
+
+
+def test_a_config_file_says_it_all_and_flags_win(tmp_path):
+    config = tmp_path / "sweep.toml"
+    config.write_text(f'out = "{tmp_path / "from_file"}"\nrecipes = ["naive"]\nbatch_sizes = [64]\nseeds = [0, 1]\n'
+                      '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 3\nthreads = 1\n')
+    done = run("sweep", ["--config", str(config), "--epochs", "1"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = manifest(tmp_path / "from_file")
+    assert [r["run"] for r in rows] == ["naive_b64_s0", "naive_b64_s1"] and {r["epoch"] for r in rows} == {"1"}
+
+
+def test_per_run_flags_and_bad_tasks_are_refused(tmp_path):
+    bad = run("sweep", ["--out", str(tmp_path / "s"), *GRID, *COMMON, "--batch_size", "64"])
+    assert bad.returncode == 2 and "--batch_size is set per run by the sweep" in bad.stderr
+    bad = run("sweep", ["--out", str(tmp_path / "s"), *GRID, *COMMON, "--task", "4"])
+    assert bad.returncode == 2 and "--task=4: expected an index in 0..3" in bad.stderr
+    bad = run("sweep", ["--out", str(tmp_path / "s"), *COMMON])
+    assert bad.returncode == 2 and "--batch_sizes" in bad.stderr
+    assert not (tmp_path / "s").exists()
+    missing = run("plot-training", [str(tmp_path / "nothing")])
+    assert missing.returncode == 3 and "does not exist" in missing.stderr
