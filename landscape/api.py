@@ -109,3 +109,38 @@ def _abort_alone(world, exc: BaseException) -> None:
         code = exc.exit_code if isinstance(exc, LandscapeError) else 1
         print(f"landscape.api (rank {world.rank} of {world.size}): {describe(exc)}", file=sys.stderr, flush=True)
         world.abort(code)
+
+
+def train(model: str, out: str, *, dataset: str = "digits", recipe: str = "sgd", datapath: str | None = None,
+          num_classes: int | None = None, micro_batch: int | None = None, seed: int = 0, augment: str = "auto",
+          save_every: int = 1, threads: int | None = None, device: str = "auto", quiet: bool = False,
+          **hyper) -> "Result":
+    """``landscape train`` from a script: train registry or plug-in ``model`` on ``dataset`` into ``out``.
+
+    ``hyper`` are the recipe's hyper-parameters by name (``epochs``, ``batch_size``, ``lr``, ``momentum``,
+    ``weight_decay``, ``milestones``, ``warmup_epochs``, ``trust``, ``theta``, ``sync_every``, ...);
+    unset ones take the recipe's defaults.  Under ``mpiexec`` the ranks train data-parallel.  A finished
+    run is left as it is and an interrupted one resumed.  Returns the run's ``Result`` (``final``: the
+    checkpoint ``loss_surface``/``landscape surface`` read; ``history``: one dict per epoch).
+    """
+    from .train import Result, TrainJob, TrainRun, resolve, run_training  # noqa: F401 - Result for the annotation
+
+    world = comm_module.world()
+
+    def setup() -> TrainJob:
+        return TrainJob(model=ModelConfig(model, num_classes=num_classes),
+                        data=DataConfig(dataset, datapath=datapath), recipe=resolve(recipe, **hyper),
+                        run=TrainRun(out=out, micro_batch=micro_batch, seed=seed, augment=augment,
+                                     save_every=save_every, threads=threads, device=device, quiet=quiet,
+                                     argv=("landscape.api.train",)))
+
+    try:
+        job = setup() if world.size == 1 else agree(world, setup)
+        return run_training(job, world)
+    except LandscapeError as exc:
+        if not getattr(exc, "collective", False):
+            _abort_alone(world, exc)
+        raise
+    except BaseException as exc:
+        _abort_alone(world, exc)
+        raise

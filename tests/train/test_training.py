@@ -141,3 +141,15 @@ def test_a_stop_signal_mid_epoch_saves_the_position_and_the_rerun_ends_bit_ident
     assert f"(step {position['step']}, sample {position['offset']})" in resumed.stdout
     assert same_weights(whole / "final.pt", out / "final.pt")
     assert [r for r in rows(whole) if r["epoch"] != "2"] == [r for r in rows(out) if r["epoch"] != "2"]
+
+
+def test_the_python_api_trains_resumes_and_names_bad_keywords(tmp_path):
+    from landscape.api import train
+    from landscape.errors import ConfigError
+    result = train("digits_mlp", str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True)
+    assert result.final.endswith("final.pt") and len(result.history) == 2 and result.resumed_from is None
+    assert torch.load(result.final, weights_only=True)["meta"]["identity"]["lr"] == 0.05
+    again = train("digits_mlp", str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True)
+    assert again.resumed_from == 2 and again.seconds == 0.0
+    with pytest.raises(ConfigError, match="^lr=-1: expected a positive number"):
+        train("digits_mlp", str(tmp_path / "bad"), lr=-1)
