@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Points/s of one surface on 1 and on N ranks, and whether the results are identical bit for bit.
 
-    python scripts/bench_ranks.py --model_file demo_out/cnn_bs16.pt --grid=-1:1:31 --ranks 1 2
+    python scripts/bench_ranks.py --model_file demo_out/cnn_bs16/final.pt --grid=-1:1:31 --ranks 1 2
 
 Every run uses the same direction file; each writes its own surface file under
 --out.  Prints one line per run (ranks, threads per rank, points, seconds,

@@ -59,7 +59,7 @@ def overview() -> str:
     for name, c in COMMANDS.items():
         lines.append(f"  {name:<{width}}  {c.summary}" + (f" (alias: {c.alias})" if c.alias else ""))
     lines += ["", "examples:", "  landscape demo",
-              "  mpiexec -n 4 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16.pt "
+              "  mpiexec -n 4 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16/final.pt "
               "--x=-1:1:51 --y=-1:1:51",
               "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
               "", "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 130 interrupted,",

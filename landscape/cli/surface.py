@@ -27,7 +27,7 @@ from . import boundary
 EXAMPLES = """\
 examples:
   # 2-D filter-normalized surface of the demo CNN, 2 ranks, figures at the end
-  mpiexec -n 2 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16.pt \\
+  mpiexec -n 2 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16/final.pt \\
       --x=-1:1:51 --y=-1:1:51 --xnorm filter --xignore biasbn --plot
 
   # 1-D linear interpolation between two checkpoints, BatchNorm statistics too
