@@ -144,3 +144,45 @@ def train(model: str, out: str, *, dataset: str = "digits", recipe: str = "sgd",
     except BaseException as exc:
         _abort_alone(world, exc)
         raise
+
+
+def _curvature_setup(model, data, loss, batch_size: int, dtype: str, device: str):
+    """This rank's shard of ``data`` (contiguous, as the evaluation splits a set), the number of samples
+    over all ranks, and the sum over ranks: the ranks share the data of one network."""
+    from .curvature import Hessian
+    from .surface.losses import Loss
+
+    world = comm_module.world()
+    samples = to_samples(data, "data")
+    n = len(samples)
+    share = -(-n // world.size)
+    lo, hi = min(n, world.rank * share), min(n, (world.rank + 1) * share)
+    shard = Samples(samples.inputs[lo:hi], samples.targets[lo:hi])
+    return Hessian(model, shard, Loss(loss), batch_size=batch_size, dtype=dtype, device=device, count=n,
+                   reduce=world.sum_ if world.size > 1 else None)
+
+
+def hessian_eigs(model: torch.nn.Module, data, loss="crossentropy", *, k: int = 1, which: str = "both",
+                 tol: float = 1e-6, maxiter: int | None = None, dtype: str = "float64", batch_size: int = 1024,
+                 device: str = "cpu", seed: int = 0) -> dict:
+    """The ``k`` largest (``'top'``) and/or smallest (``'bottom'``) eigenvalues of the Hessian of the mean
+    ``loss`` of ``model`` over all of ``data`` (a pair of tensors, a ``Dataset``, or batches), by Lanczos.
+
+    Returns ``{'top': Eigenvalues, 'bottom': Eigenvalues}`` (as ``which`` asks): ``values`` (most
+    extreme first), ``residuals``, ``converged``, ``products``, ``tol``, ``method``, ``note``.  BatchNorm
+    uses its running statistics.  Under ``mpiexec`` the ranks share the data (one all-reduce per
+    product) and all return the same.  The model is not modified.
+    """
+    from .curvature import extremes
+
+    return extremes(_curvature_setup(model, data, loss, batch_size, dtype, device), k=k, which=which, tol=tol,
+                    maxiter=maxiter, seed=seed)
+
+
+def hessian_trace(model: torch.nn.Module, data, loss="crossentropy", *, samples: int = 100, dtype: str = "float64",
+                  batch_size: int = 1024, device: str = "cpu", seed: int = 0):
+    """Hutchinson's estimate of the Hessian's trace (Rademacher vectors): ``Trace(value, stderr, samples,
+    products)``; arguments and ranks as ``hessian_eigs``."""
+    from .curvature import hutchinson
+
+    return hutchinson(_curvature_setup(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)

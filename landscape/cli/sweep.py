@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 
 from ..errors import InputError, UsageError
 from ..parallel import comm as comm_module
@@ -66,8 +65,21 @@ def spelling() -> dict[str, str]:
     return {**train_cli.spelling(), **boundary.flags(build_parser())}
 
 
+def _toml():
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:
+        try:
+            import tomli as tomllib  # the same parser, for Python 3.10
+        except ModuleNotFoundError:
+            raise InputError("config: reading TOML needs Python >= 3.11, or the tomli package "
+                             "(pip install tomli)", fields=("config",)) from None
+    return tomllib
+
+
 def _config_file(path: str) -> tuple[dict, list[str]]:
     """The sweep settings and the train flags of a TOML file."""
+    tomllib = _toml()
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)

@@ -42,6 +42,9 @@ class SerialComm:
     def max(self, value: float) -> float:
         return value
 
+    def sum_(self, array) -> None:
+        """Sum a float64 numpy array over ranks, in place."""
+
     def barrier(self) -> None:
         pass
 
@@ -97,6 +100,10 @@ class MpiComm:
 
     def max(self, value: float) -> float:
         return float(self.mpi.allreduce(float(value), op=self._MPI.MAX))
+
+    def sum_(self, array) -> None:
+        """Sum a float64 numpy array over ranks, in place (one Allreduce: the ranks' curvature shards)."""
+        self.mpi.Allreduce(self._MPI.IN_PLACE, array, op=self._MPI.SUM)
 
     def barrier(self) -> None:
         self.mpi.Barrier()

@@ -1,0 +1,68 @@
+"""``landscape.hessian_eigs`` and ``landscape.hessian_trace``: any model and data, the model untouched, and
+under ``mpiexec -n 2`` (each rank half of the data, one all-reduce per product) the serial values."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import landscape
+from conftest import ROOT, require_mpi
+from landscape.parallel.launch import mpiexec_command
+
+SCRIPT = """
+import json, sys, torch
+from torch import nn
+import landscape
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+g = torch.Generator().manual_seed(1)
+x, y = torch.randn(51, 4, generator=g), torch.randint(0, 3, (51,), generator=g)
+eigs = landscape.hessian_eigs(model, (x, y), k=2, tol=1e-12)
+trace = landscape.hessian_trace(model, (x, y), samples=20, seed=5)
+from landscape.parallel.comm import launcher_rank
+rank = launcher_rank()
+with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
+    json.dump({"top": eigs["top"].values, "bottom": eigs["bottom"].values, "trace": trace.value}, f)
+"""
+
+
+def test_the_api_returns_both_ends_and_leaves_the_model_alone():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    x, y = torch.randn(30, 4), torch.randint(0, 3, (30,))
+    eigs = landscape.hessian_eigs(model, (x, y), k=2, which="both")
+    assert eigs["top"].values[0] >= eigs["top"].values[1] > eigs["bottom"].values[1] >= eigs["bottom"].values[0]
+    assert eigs["top"].converged and eigs["top"].products > 0
+    assert all(torch.equal(before[k], v) and v.dtype == torch.float32 for k, v in model.state_dict().items())
+    only_top = landscape.hessian_eigs(model, (x, y), k=1, which="top")
+    assert list(only_top) == ["top"] and only_top["top"].values[0] == pytest.approx(eigs["top"].values[0], rel=1e-6)
+    trace = landscape.hessian_trace(model, (x, y), samples=10)
+    assert trace.samples == 10 and np.isfinite(trace.value)
+    with pytest.raises(ValueError, match="which=middle"):
+        landscape.hessian_eigs(model, (x, y), which="middle")
+
+
+def test_two_ranks_sharing_the_data_give_the_serial_eigenvalues(tmp_path):
+    require_mpi()
+    script = tmp_path / "eigs.py"
+    script.write_text(SCRIPT)
+    (tmp_path / "serial").mkdir()
+    (tmp_path / "mpi").mkdir()
+    serial = subprocess.run([sys.executable, str(script), str(tmp_path / "serial")], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120)
+    assert serial.returncode == 0, serial.stderr
+    parallel = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, str(script), str(tmp_path / "mpi")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert parallel.returncode == 0, parallel.stderr
+    one = json.loads((tmp_path / "serial" / "rank0.json").read_text())
+    lines = [json.loads((tmp_path / "mpi" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert lines[0] == lines[1]  # every rank returns the same
+    for key in ("top", "bottom"):
+        assert np.allclose(lines[0][key], one[key], rtol=1e-10, atol=1e-14)
+    assert lines[0]["trace"] == pytest.approx(one["trace"], rel=1e-10)

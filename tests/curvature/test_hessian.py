@@ -1,0 +1,134 @@
+"""Hessian-vector products, extreme eigenvalues and the trace against the explicit Hessian of small
+networks (``torch.autograd.functional.hessian``) in float64, a saddle point included."""
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from landscape.curvature import Hessian, extreme, extremes, hutchinson
+from landscape.data import Samples
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: threads only add overhead
+
+
+def tiny(seed=0, hidden=6):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, hidden), nn.Tanh(), nn.Linear(hidden, 3))
+
+
+def data(n=50, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return Samples(torch.randn(n, 4, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g))
+
+
+def explicit(model, samples):
+    """The dense Hessian of the mean cross-entropy over all samples, by autograd, in float64."""
+    model = model.double()
+    names = [n for n, _ in model.named_parameters()]
+    shapes = [p.shape for _, p in model.named_parameters()]
+    flat0 = torch.cat([p.detach().reshape(-1) for _, p in model.named_parameters()])
+
+    def f(flat):
+        params, start = {}, 0
+        for n, s in zip(names, shapes):
+            params[n] = flat[start:start + s.numel()].view(s)
+            start += s.numel()
+        out = torch.func.functional_call(model, params, (samples.inputs,))
+        return nn.functional.cross_entropy(out, samples.targets)
+
+    return torch.autograd.functional.hessian(f, flat0).numpy()
+
+
+@pytest.fixture(scope="module")
+def case():
+    model, samples = tiny(), data()
+    dense = explicit(tiny(), samples)
+    return model, samples, dense, np.linalg.eigvalsh(dense)
+
+
+def test_products_equal_the_explicit_hessian_whatever_the_batch_size(case):
+    model, samples, dense, _ = case
+    v = np.random.default_rng(0).standard_normal(dense.shape[0])
+    for batch in (7, 50, 1000):
+        h = Hessian(tiny(), samples, batch_size=batch)
+        assert np.allclose(h.matvec(v), dense @ v, rtol=1e-10, atol=1e-13)
+    assert h.products == 1
+
+
+def test_top_and_bottom_eigenvalues_match_the_explicit_ones_to_1e_8(case):
+    model, samples, _, exact = case
+    result = extremes(Hessian(tiny(), samples, batch_size=16), k=3, which="both", tol=1e-12)
+    top, bottom = result["top"], result["bottom"]
+    assert top.converged and bottom.converged
+    assert np.allclose(top.values, exact[::-1][:3], rtol=1e-8, atol=0)
+    assert np.allclose(bottom.values, exact[:3], rtol=1e-8, atol=1e-12)
+    assert max(top.residuals) < 1e-6 and top.products > 3
+
+
+def test_a_saddle_point_has_a_negative_bottom_eigenvalue_found_directly(case):
+    """Random weights of a tanh network: an indefinite Hessian.  λmin is computed as such, no shift."""
+    _, samples, _, exact = case
+    assert exact[0] < 0 < exact[-1], "the fixture is meant to be a saddle"
+    bottom = extreme(Hessian(tiny(), samples), k=1, end="bottom", tol=1e-12)
+    assert bottom.values[0] < 0 and bottom.values[0] == pytest.approx(exact[0], rel=1e-8)
+
+
+def test_float32_products_agree_with_float64(case):
+    _, samples, dense, _ = case
+    v = np.random.default_rng(1).standard_normal(dense.shape[0])
+    h32 = Hessian(tiny(), Samples(samples.inputs.float(), samples.targets), dtype="float32")
+    assert np.allclose(h32.matvec(v), dense @ v, rtol=1e-4, atol=1e-5)
+
+
+def test_non_convergence_is_reported_with_estimates_and_residuals(case):
+    _, samples, _, exact = case
+    result = extreme(Hessian(tiny(), samples), k=4, end="bottom", tol=1e-14, maxiter=2)
+    assert not result.converged and "did not reach" in result.note
+    assert len(result.values) == 4 and len(result.residuals) == 4
+    assert all(np.isfinite(result.values)) and all(r >= 0 for r in result.residuals)
+
+
+def test_the_mean_loss_and_gradient_cover_every_sample(case):
+    _, samples, _, _ = case
+    loss, gradient = Hessian(tiny(), samples, batch_size=9).loss_and_gradient()
+    model = tiny().double()
+    reference = nn.functional.cross_entropy(model(samples.inputs), samples.targets)
+    reference.backward()
+    assert loss == pytest.approx(float(reference), rel=1e-12)
+    assert np.allclose(gradient, torch.cat([p.grad.reshape(-1) for p in model.parameters()]).numpy(), rtol=1e-10)
+
+
+def test_a_shard_per_rank_summed_by_reduce_gives_the_whole_product(case):
+    """Two 'ranks' played in one process: each holds half the samples; reduce adds the other's part."""
+    _, samples, dense, _ = case
+    v = np.random.default_rng(2).standard_normal(dense.shape[0])
+    halves = [Samples(samples.inputs[:25], samples.targets[:25]), Samples(samples.inputs[25:], samples.targets[25:])]
+    parts = [Hessian(tiny(), half, count=50).matvec(v) for half in halves]  # reduce left out: each its own sum
+    assert np.allclose(parts[0] + parts[1], dense @ v, rtol=1e-10, atol=1e-13)
+    other = parts[1]
+    joined = Hessian(tiny(), halves[0], count=50, reduce=lambda a: a.__iadd__(other)).matvec(v)
+    assert np.allclose(joined, dense @ v, rtol=1e-10, atol=1e-13)
+
+
+def test_hutchinsons_trace_is_within_its_error_bar_of_the_exact_trace(case):
+    _, samples, dense, _ = case
+    estimate = hutchinson(Hessian(tiny(), samples), samples=400, seed=3)
+    assert abs(estimate.value - np.trace(dense)) < 4 * estimate.stderr
+    assert estimate.products == 400 and estimate.stderr > 0
+    again = hutchinson(Hessian(tiny(), samples), samples=400, seed=3)
+    assert again.value == estimate.value
+
+
+def test_batchnorm_networks_use_their_running_statistics():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5), nn.ReLU(), nn.Linear(5, 3))
+    model.train()
+    for _ in range(3):
+        model(torch.randn(32, 4))  # move the running statistics away from (0, 1)
+    samples = data()
+    h = Hessian(model, Samples(samples.inputs.float(), samples.targets))
+    assert not h.model.training
+    v = np.zeros(h.dim)
+    v[0] = 1.0
+    first = h.matvec(v)
+    assert np.array_equal(first, h.matvec(v))  # eval mode: the same function every time
