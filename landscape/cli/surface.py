@@ -104,6 +104,12 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--compile", action="store_true", help="torch.compile the forward pass, loss and "
                    "counts of a batch: several times faster for convolutional models on CPUs (see BENCHMARKS.md), "
                    "after a warm-up of seconds per rank; values differ from eager ones in the last bits")
+    g.add_argument("--curvature", action="store_true", help="also the Hessian's extreme eigenvalues of the "
+                   "mean training loss at every point (train_eig_max, train_eig_min, train_eig_ratio = "
+                   "|min/max|), by Lanczos: a curvature map (one point per pass; slow: tens of Hessian-vector "
+                   "products per point)")
+    g.add_argument("--curvature_tol", type=float, help="relative tolerance of those eigenvalues "
+                   f"(default: {_default(EvaluationConfig, 'curvature_tol'):g})")
     g.add_argument("--dtype", choices=list(DTYPES), help="evaluation precision "
                    f"(default: {_default(EvaluationConfig, 'dtype')})")
     g = p.add_argument_group("grid")

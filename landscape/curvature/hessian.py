@@ -38,16 +38,22 @@ class Hessian:
 
     def __init__(self, model: nn.Module, samples: Samples, loss: Loss | str = "crossentropy", batch_size: int = 1024,
                  dtype: str = "float64", device: str = "cpu", count: int | None = None,
-                 reduce: Callable[[np.ndarray], None] | None = None):
+                 reduce: Callable[[np.ndarray], None] | None = None, state: dict | None = None, copy_model: bool = True):
+        """``state``: tensors by name that replace the model's parameters or buffers (a grid point's
+        weights); ``copy_model=False`` uses ``model`` as it is (already on ``device`` in ``dtype``, in eval
+        mode, and not changed here: the surface kernel's private copy)."""
         if dtype not in DTYPES:
             raise ValueError(f"dtype={dtype}: expected float32 or float64")
         self.dtype, self.device = DTYPES[dtype], torch.device(device)
-        self.model = copy.deepcopy(model).to(self.device, self.dtype).eval()  # the caller's model is left as it is
+        self.model = (copy.deepcopy(model).to(self.device, self.dtype) if copy_model else model).eval()
         self.loss = loss if isinstance(loss, Loss) else Loss(loss)
         self.names = [n for n, p in self.model.named_parameters() if p.requires_grad]
         self.params = {n: p.detach() for n, p in self.model.named_parameters() if p.requires_grad}
         self.fixed = {n: b for n, b in self.model.named_buffers()}
         self.fixed.update({n: p.detach() for n, p in self.model.named_parameters() if not p.requires_grad})
+        for name, value in (state or {}).items():
+            target = self.params if name in self.params else self.fixed
+            target[name] = value.detach().to(self.device, self.dtype if value.is_floating_point() else None).clone()
         self.shapes = [self.params[n].shape for n in self.names]
         self.sizes = [self.params[n].numel() for n in self.names]
         self.dim = int(sum(self.sizes))

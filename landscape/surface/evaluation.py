@@ -27,13 +27,16 @@ from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
 from .sweep import BatchedSweep, Sweep
-from .quantities import Quantity, forward_quantities
+from .quantities import Quantity, curvature_quantities, forward_quantities
 
 # bfloat16 and float16: the model and the data in that type (not autocast, which keeps float32 weights
 # and would not show what the low precision does to the surface); losses are taken in float32 or
 # better from the outputs.  float16 is for GPUs: CPUs have few float16 kernels and run it slowly.
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 LOW_PRECISION = ("bfloat16", "float16")
+# Hessian-vector products of a curvature map take batches of at least this many samples: a product is a
+# double backward, whose per-batch overhead dominates small batches (its value does not depend on it).
+HESSIAN_BATCH = 2048
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class EvaluationConfig:
     bn_batches: int = 10
     points_per_pass: int | str = 1  # grid points evaluated together in one vmapped forward pass, or "auto"
     compile: bool = False           # torch.compile the work of one batch (see surface.sweep)
+    curvature: bool = False         # also the Hessian's extreme eigenvalues at every point (curvature maps)
+    curvature_tol: float = 1e-3     # Lanczos tolerance of those eigenvalues (relative)
 
     def __post_init__(self):
         if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
@@ -61,6 +66,11 @@ class EvaluationConfig:
                                                                               else ""), literal=True)
         if not isinstance(self.compile, bool):
             raise ConfigError("compile", self.compile, "true or false")
+        if not isinstance(self.curvature, bool):
+            raise ConfigError("curvature", self.curvature, "true or false")
+        if (isinstance(self.curvature_tol, bool) or not isinstance(self.curvature_tol, (int, float))
+                or not 0 < self.curvature_tol < 1):
+            raise ConfigError("curvature_tol", self.curvature_tol, "a number between 0 and 1", literal=True)
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
         batchnorm.resolve(self.bn, None)
@@ -100,6 +110,9 @@ class Evaluator:
         with_accuracy = all(s.is_classification for s in data.values())
         self.stderr = stderr and self.loss.per_sample  # a callable's batch mean has no per-sample spread
         self.quantities: list[Quantity] = forward_quantities(list(data), with_accuracy, self.stderr)
+        if cfg.curvature:
+            self.quantities += curvature_quantities()
+        self.unconverged = 0  # points whose eigenvalues missed the Lanczos tolerance (their estimates are kept)
         self.counts = {name: samples.targets.numel() for name, samples in data.items()}
         self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
                             if s.is_classification and s.targets.numel()}
@@ -109,9 +122,11 @@ class Evaluator:
                              if bn == "recalibrate" else None)
         # Several points per pass need vmap, which cannot update BatchNorm statistics in place.
         self.batched = (BatchedSweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
-                        if cfg.points_per_pass > 1 and self.recalibrator is None else None)
+                        if cfg.points_per_pass > 1 and self.recalibrator is None and not cfg.curvature else None)
         self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
                      "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
+        if cfg.points_per_pass > 1 and cfg.curvature:
+            self.note = "points_per_pass: curvature maps take one point at a time (a Lanczos run per point)"
 
     def rebatched(self, batch_size: int) -> "Evaluator":
         """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,
@@ -154,7 +169,28 @@ class Evaluator:
             forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
             tensors = {**tensors, **self.recalibrator.statistics(forward)}
         sums = self.sweep(tensors).cpu().tolist()
-        return self._quantities(sums)
+        values = self._quantities(sums)
+        if self.cfg.curvature:
+            values = np.concatenate([values, self._curvature(tensors)])
+        return values
+
+    def _curvature(self, tensors: dict[str, torch.Tensor]) -> np.ndarray:
+        """λmax, λmin and |λmin/λmax| of the Hessian of the mean training loss at the point (its weights,
+        and BatchNorm statistics where the point moves them), each end by its own Lanczos run."""
+        from ..curvature import Hessian, extremes
+
+        inputs, targets = self.sweep.data["train"]
+        exact = self.dtype in (torch.float32, torch.float64)  # low precision: the Hessian in float32
+        with torch.inference_mode(False):  # the point's tensors are cloned out of inference mode for autograd
+            hessian = Hessian(self.model, Samples(inputs, targets), self.loss,
+                              batch_size=max(self.cfg.batch_size, HESSIAN_BATCH),
+                              dtype="float64" if self.dtype == torch.float64 else "float32", device=str(self.device),
+                              state=tensors, copy_model=not exact)
+            ends = extremes(hessian, k=1, which="both", tol=self.cfg.curvature_tol, seed=0)
+        top, bottom = ends["top"].values[0], ends["bottom"].values[0]
+        self.unconverged += not (ends["top"].converged and ends["bottom"].converged)
+        ratio = abs(bottom / top) if top != 0 else math.nan
+        return np.array([top, bottom, ratio])
 
     @torch.inference_mode()
     def _values_many(self, points: np.ndarray) -> np.ndarray:

@@ -46,6 +46,13 @@ LOSS = register(Metric("loss", "loss", "mean loss", "loss", "forward"))
 LOSS_SE = register(Metric("loss_se", "loss s.e.", "standard error of the mean loss", "loss", "forward"))
 ACC = register(Metric("acc", "accuracy", "accuracy (argmax of the output equals the label)", "%", "forward"))
 ERR = register(Metric("err", "error", "error (100 - accuracy)", "%", "forward", derived_from="acc"))
+# Curvature maps (Li et al. 2018, Sec. 7): the Hessian's extreme eigenvalues at each point, by Lanczos.
+EIG_MAX = register(Metric("eig_max", "λmax", "largest eigenvalue of the Hessian of the mean loss", "",
+                          "curvature"))
+EIG_MIN = register(Metric("eig_min", "λmin", "smallest eigenvalue of the Hessian of the mean loss", "",
+                          "curvature"))
+EIG_RATIO = register(Metric("eig_ratio", "|λmin/λmax|", "|smallest / largest eigenvalue| of the Hessian "
+                            "(0: locally convex; larger: more non-convex)", "", "curvature"))
 
 
 @dataclass(frozen=True)
@@ -95,3 +102,8 @@ def forward_quantities(data_sets: list[str], classification: bool, stderr: bool 
     """What the evaluation kernel stores for each data set: loss, its standard error, accuracy."""
     metrics = [LOSS, *([LOSS_SE] if stderr else []), *([ACC] if classification else [])]
     return [Quantity(data, metric) for data in data_sets for metric in metrics]
+
+
+def curvature_quantities() -> list[Quantity]:
+    """The curvature maps, on the training data: λmax, λmin and |λmin/λmax|."""
+    return [Quantity("train", metric) for metric in (EIG_MAX, EIG_MIN, EIG_RATIO)]

@@ -13,8 +13,9 @@ def test_names_parse_into_a_data_set_and_a_metric():
     assert q.long_name == "standard error of the mean loss on the test data"
     assert q.units("crossentropy") == "nats" and q.units("mse") == "squared target units"
     assert quantities.parse("train_acc").units() == "%"
-    with pytest.raises(InputError, match="train_eig_max"):
-        quantities.parse("train_eig_max")
+    assert quantities.parse("train_eig_ratio") == Quantity("train", quantities.EIG_RATIO)  # curvature maps
+    with pytest.raises(InputError, match="train_eig_mean"):
+        quantities.parse("train_eig_mean")
 
 
 def test_what_the_kernel_stores_for_classification_and_regression():
@@ -25,13 +26,13 @@ def test_what_the_kernel_stores_for_classification_and_regression():
 
 
 def test_a_new_metric_is_one_registration_and_plots_know_its_words():
-    metric = quantities.register(Metric("eig_max", "largest eigenvalue", "largest Hessian eigenvalue", "",
-                                        "hessian"))
+    metric = quantities.register(Metric("grad_norm", "gradient norm", "norm of the gradient of the mean loss", "",
+                                        "gradient"))
     try:
-        assert quantities.parse("train_eig_max").long_name == "largest Hessian eigenvalue on the training data"
-        assert quantity_label("train_eig_max") == "training largest eigenvalue"
+        assert quantities.parse("train_grad_norm").long_name == "norm of the gradient of the mean loss on the training data"
+        assert quantity_label("train_grad_norm") == "training gradient norm"
         with pytest.raises(ValueError, match="already registered differently"):
-            quantities.register(Metric("eig_max", "other", "other", "", "hessian"))
+            quantities.register(Metric("grad_norm", "other", "other", "", "gradient"))
     finally:
         quantities.METRICS.pop(metric.key)
 
