@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -26,6 +27,9 @@ from .surface.direction_set import DirectionConfig
 from .surface.evaluation import EvaluationConfig
 from .surface.grid import Grid
 from .surface.job import RunConfig, SurfaceJob, run_surface
+
+if TYPE_CHECKING:
+    from .train import Result
 
 ARRAYS = (torch.Tensor, np.ndarray)
 SPELLING = {"xnorm": "norm", "xignore": "ignore"}  # the API keyword of a configuration field, where they differ
@@ -123,7 +127,7 @@ def train(model: str, out: str, *, dataset: str = "digits", recipe: str = "sgd",
     run is left as it is and an interrupted one resumed.  Returns the run's ``Result`` (``final``: the
     checkpoint ``loss_surface``/``landscape surface`` read; ``history``: one dict per epoch).
     """
-    from .train import Result, TrainJob, TrainRun, resolve, run_training  # noqa: F401 - Result for the annotation
+    from .train import TrainJob, TrainRun, resolve, run_training
 
     world = comm_module.world()
 

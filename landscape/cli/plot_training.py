@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..parallel.comm import launcher_rank
+from ..errors import UsageError
 from . import boundary
 
 EPILOG = """\
@@ -36,6 +37,8 @@ def main(argv: list[str], prog: str = "landscape plot-training") -> int:
     if launcher_rank() != 0:
         return 0
     args = build_parser(prog).parse_args(argv)
+    if args.dpi < 1:
+        raise UsageError(f"--dpi={args.dpi}: expected a positive number of dots per inch")
     rows = [row for path in args.manifests for row in read_manifest(path)]
     first = args.manifests[0]
     out = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "training")

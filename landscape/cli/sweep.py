@@ -13,6 +13,7 @@ from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..train import sweep as sweeps
 from ..train.job import run_training
+from ..train.recipes import ONLY_FOR
 from . import boundary
 from . import train as train_cli
 
@@ -126,12 +127,15 @@ def plan(argv: list[str], prog: str):
                              f"({len(configs)} configurations; see --list)")
         chosen = [configs[given["task"]]]
     out = settings["out"]
+    shared = vars(train_cli.build_parser("landscape train").parse_args([*file_flags, *rest, "--out", out]))
     jobs = []
     for c in (configs if given.get("list") else chosen):
+        # a recipe's own hyper-parameters (--trust, --sync_every...) go to the runs of that recipe only
+        own = {k: v for k, v in shared.items() if k not in ONLY_FOR or c.recipe in ONLY_FOR[k]}
+        own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(out, c.name))
         flags = [*file_flags, *rest, "--recipe", c.recipe, "--batch_size", str(c.batch_size), "--seed", str(c.seed),
-                 "--out", os.path.join(out, c.name)]
-        jobs.append((c, train_cli.job_from_args(vars(train_cli.build_parser("landscape train").parse_args(flags)),
-                                                flags, "landscape train")))
+                 "--out", own["out"]]
+        jobs.append((c, train_cli.job_from_args(own, flags, "landscape train")))
     settings = {**settings, "train_flags": [*file_flags, *rest]}
     return out, configs, jobs, settings, given
 

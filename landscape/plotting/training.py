@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from ..errors import InputError
 from . import save
 
-STYLES = ("-", "--", ":", "-.")
+STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
 
 
 def _curve(folder: str) -> list[tuple[int, float]]:
@@ -37,13 +37,29 @@ def _curve(folder: str) -> list[tuple[int, float]]:
     return out
 
 
+def _what(done: list[dict]) -> str:
+    """Model, data set and epochs of the runs, from their records: one line for the figure."""
+    from ..train.checkpoints import read_run
+
+    seen = {}
+    for r in done:
+        identity = (read_run(r["folder"]) or {}).get("identity", {})
+        for key in ("model", "dataset", "epochs"):
+            seen.setdefault(key, set()).add(identity.get(key, "?"))
+    words = [f"{key} " + (" / ".join(map(str, sorted(values, key=str))) if len(values) < 4 else "(mixed)")
+             for key, values in seen.items()]
+    mixed = [key for key, values in seen.items() if len(values) > 1]
+    return ", ".join(words) + (f"  — note: the runs differ in {' and '.join(mixed)}" if mixed else "")
+
+
 def draw(rows: list[dict], title: str | None = None) -> Figure:
+    rows = list({os.path.realpath(r["folder"]): r for r in rows}.values())  # a sweep given twice counts once
     done = [r for r in rows if r["done"] and not math.isnan(r["test_error"])]
     if not done:
         raise InputError("the manifests list no finished run with a test error: nothing to draw")
     recipes = list(dict.fromkeys(r["recipe"] for r in done))
     batches = sorted({r["batch_size"] for r in done})
-    fig = Figure(figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.8))
     left, right = fig.subplots(1, 2)
     for i, recipe in enumerate(recipes):
         colour = f"C{i}"
@@ -52,7 +68,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             errors = [r["test_error"] for r in done if r["recipe"] == recipe and r["batch_size"] == b]
             if not errors:
                 continue
-            left.scatter([b] * len(errors), errors, s=12, color=colour, alpha=0.35, linewidths=0)
+            left.scatter([b] * len(errors), errors, s=22, color=colour, alpha=0.45, linewidths=0)
             xs.append(b)
             means.append(float(np.mean(errors)))
             stds.append(float(np.std(errors, ddof=1)) if len(errors) > 1 else 0.0)
@@ -67,8 +83,8 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     left.grid(alpha=0.3)
     left.legend(frameon=False)
 
-    cmap = __import__("matplotlib").colormaps["viridis"]
-    colour_of = {b: cmap(k / max(1, len(batches) - 1) * 0.9) for k, b in enumerate(batches)}
+    cmap = __import__("matplotlib").colormaps["tab10"]  # batch sizes told apart at a glance
+    colour_of = {b: cmap(k % 10) for k, b in enumerate(batches)}
     for i, recipe in enumerate(recipes):
         for b in batches:
             curves = [_curve(r["folder"]) for r in done if r["recipe"] == recipe and r["batch_size"] == b]
@@ -80,16 +96,21 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             mean = np.mean([[v for _, v in c[:length]] for c in curves], axis=0)
             right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
     right.set_yscale("log")
+    from matplotlib.ticker import MaxNLocator
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))
     right.set_xlabel("epoch")
     right.set_ylabel("test error (%)")
     right.set_title("test error during training (mean over seeds)", fontsize=10)
     right.grid(alpha=0.3, which="both")
     handles = [Line2D([], [], color=colour_of[b], label=f"batch {b}") for b in batches]
     handles += [Line2D([], [], color="0.3", linestyle=STYLES[i % len(STYLES)], label=r) for i, r in enumerate(recipes)]
-    right.legend(handles=handles, frameon=False, fontsize=8, ncol=2)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    right.legend(handles=handles, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if "adaptive" in recipes:
+        left.text(0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7,
+                  color="0.4")
+    fig.suptitle(title or _what(done), fontsize=11)
+    fig.text(0.5, 0.005, _what(done) if title else "", ha="center", fontsize=8, color="0.35")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
 
 

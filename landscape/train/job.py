@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..data import DataConfig, Samples, load_named
-from ..errors import ConfigError, InputError, Stopped
+from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe
 from ..io import paths
 from ..io.lock import SurfaceLock
 from ..models import ModelConfig, build_model
@@ -24,11 +24,13 @@ from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, threads_per_rank
 from ..provenance import command_line, machine, versions
+from ..surface.losses import check_labels, per_sample
 from . import checkpoints as files
 from .loop import Trainer, evaluate
 from .recipes import Recipe
 
 AUGMENTS = ("auto", "none", "standard")
+ADAPTIVE_MICRO_BATCHES = 4  # adaptive's default micro-batches per step (its variance estimate needs >= 2)
 AUGMENTABLE = ("cifar10", "cifar100")
 
 
@@ -96,8 +98,24 @@ class TrainJob:
         return self.run.augment == "standard" or (self.run.augment == "auto" and self.data.dataset in AUGMENTABLE)
 
     def micro_batch(self, ranks: int) -> int:
-        """Samples per forward pass: as given, else one micro-batch per rank per step."""
-        return self.run.micro_batch or max(1, math.ceil(self.recipe.batch_size / ranks))
+        """Samples per forward pass: as given, else one micro-batch per rank per step (``adaptive``: at
+        least ``ADAPTIVE_MICRO_BATCHES``, its variance estimate needs several)."""
+        parts = max(ranks, ADAPTIVE_MICRO_BATCHES) if self.recipe.recipe == "adaptive" else ranks
+        return self.run.micro_batch or max(1, math.ceil(self.recipe.batch_size / parts))
+
+    def check_sizes(self, train_size: int, ranks: int) -> None:
+        """Batch sizes against the training set and each other (raised before anything is written)."""
+        r, micro = self.recipe, self.micro_batch(ranks)
+        if r.batch_size > train_size:
+            raise ConfigError("batch_size", r.batch_size, f"at most the {train_size} training samples", literal=True)
+        if r.max_batch is not None and r.max_batch > train_size:
+            raise ConfigError("max_batch", r.max_batch, f"at most the {train_size} training samples", literal=True)
+        if micro > r.batch_size:
+            raise ConfigError("micro_batch", micro, f"at most batch_size ({r.batch_size})", literal=True)
+        if r.recipe == "adaptive" and 2 * micro > r.batch_size:
+            raise ConfigError("micro_batch", micro, f"at most batch_size / 2 ({r.batch_size // 2}) with recipe "
+                              "adaptive: its norm test estimates the gradient's variance from at least two "
+                              "micro-batches per step", literal=True)
 
     def identity(self, ranks: int, train_size: int) -> dict:
         """What the weights depend on: a resume must find the same (the number of ranks only matters
@@ -122,11 +140,12 @@ class Result:
     resumed_from: int | None = None
 
 
-def _data(job: TrainJob, device: str):
+def _data(job: TrainJob, device: str, ranks: int):
     data = load_named(job.data.dataset, job.data.datapath, job.data.raw_data)
     train = data.train
     if len(train) == 0:
         raise InputError(f"dataset {job.data.dataset}: the training set is empty")
+    job.check_sizes(len(train), ranks)
     fill = None
     if job.augmented:
         from ..data.cifar import black
@@ -137,9 +156,25 @@ def _data(job: TrainJob, device: str):
     return train, test, fill
 
 
-def _model(job: TrainJob, device: str) -> torch.nn.Module:
+def _model(job: TrainJob, device: str, train: Samples, loss_name: str) -> torch.nn.Module:
+    """The initial network, checked against two samples of the data (its input shape, its classes)
+    before any folder is made: a model that does not fit its data is one line, not a traceback."""
     torch.manual_seed(job.run.seed)  # the same initial weights on every rank, for every batch size
-    return build_model(job.model.model, job.model.classes(job.data.dataset)).to(device)
+    model = build_model(job.model.model, job.model.classes(job.data.dataset)).to(device)
+    try:
+        with torch.no_grad():
+            model.eval()
+            output = model(train.inputs[:2])
+            model.train()
+        if train.is_classification:
+            check_labels(loss_name, output, int(train.targets.min()), int(train.targets.max()))
+        per_sample(loss_name, output, train.targets[:2])
+    except LandscapeError:
+        raise
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
+        raise InputError(f"model {job.model.model} cannot be trained on dataset {job.data.dataset} "
+                         f"({describe(exc)[:200]})", fields=("model",)) from None
+    return model
 
 
 def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, device: str) -> dict:
@@ -163,22 +198,45 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
     torch.set_num_threads(threads.count)
     device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
     out = job.run.out
-    agree(comm, lambda: os.makedirs(out, exist_ok=True) if comm.rank == 0 else None)
-    train, test, fill = agree(comm, _data, job, device)
+    train, test, fill = agree(comm, _data, job, device, comm.size)
     loss_name = "crossentropy" if train.is_classification else "mse"
+    model = agree(comm, _model, job, device, train, loss_name)
     identity = job.identity(comm.size, len(train))
+    agree(comm, _make_folder, out, comm.rank)
     with SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained") \
             if comm.rank == 0 else _Nothing():
         stored = agree(comm, files.load_latest, out)
         if stored is not None:
-            agree(comm, files.check_same_run, stored, identity, out)
-        model = agree(comm, _model, job, device)
+            agree(comm, _same_run, job, stored, identity, comm.size)
         collective = agree(comm, distributed.collective, comm, device)
         try:
             return _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored,
                            threads.count, device)
         finally:
             collective.close()
+
+
+def _make_folder(out: str, rank: int) -> None:
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InputError(f"out={out} is a file: expected a folder for the run's checkpoints", fields=("out",))
+    if rank == 0:
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"out={out} cannot be made ({exc.strerror}): expected a folder this job may write",
+                             fields=("out",)) from None
+
+
+def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
+    """A resume must continue the same run; a default micro-batch that moved with the number of ranks
+    is named as such."""
+    before = stored.get("meta", {}).get("identity", {})
+    if job.run.micro_batch is None and before.get("micro_batch") not in (None, identity["micro_batch"]):
+        raise MismatchError(f"{job.run.out} holds a run started on {stored['meta'].get('ranks')} rank(s) with "
+                            f"micro-batches of {before['micro_batch']} (the default, batch_size / ranks); on "
+                            f"{ranks} rank(s) the default is {identity['micro_batch']}: give micro_batch "
+                            f"{before['micro_batch']} to resume it here", fields=("out", "micro_batch"))
+    files.check_same_run(stored, identity, job.run.out)
 
 
 class _Nothing:
@@ -205,7 +263,7 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
             say(f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
                 "values may differ from an uninterrupted run in the last bits")
     if trainer.position.epoch >= recipe.epochs:
-        say(f"{out}: already trained ({recipe.epochs} epochs); nothing to do")
+        say(f"{out}: already trained ({_epochs_words(recipe.epochs)}); nothing to do")
         return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
     if resumed_from is not None:
         where = f" (step {trainer.position.step}, sample {trainer.position.offset})" if trainer.position.offset else ""
@@ -248,7 +306,8 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
               weights=last or (epoch + 1) % job.run.save_every == 0, final=last)
     seconds = time.perf_counter() - started
     if comm.rank == 0:
-        say(f"wrote {os.path.join(out, files.FINAL)} ({recipe.epochs} epochs, {seconds:.1f} s this run)")
+        say(f"wrote {os.path.join(out, files.FINAL)} ({_epochs_words(recipe.epochs)}; this run {seconds:.1f} s "
+            "with evaluation and checkpoints)")
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
 
 
@@ -277,6 +336,10 @@ def _save(job, comm, trainer, identity, history, threads, device, weights: bool,
                               "command": meta["command"]})
 
     agree(comm, write)
+
+
+def _epochs_words(n: int) -> str:
+    return f"{n} epoch{'s' * (n != 1)}"
 
 
 def _mean_rate(history: list[dict]) -> float:

@@ -70,6 +70,7 @@ class Position:
     offset: int = 0
     step: int = 0
     batch: int = 0
+    partial: dict = field(default_factory=dict)  # a stopped epoch's totals so far, so its log row is whole
 
 
 @dataclass
@@ -213,8 +214,20 @@ class Trainer:
         c = self.collective
         comm0, bytes0 = c.seconds, c.bytes
         started = time.perf_counter()
-        loss_sum, samples, steps, batches, lr = 0.0, 0, 0, [], self.recipe.lr
-        offset = self.position.offset
+        lr, offset = self.recipe.lr, self.position.offset
+        before = self.position.partial if offset else {}  # a resumed epoch: the part before the stop
+        # the loss and sample totals before the stop are over all ranks: rank 0 carries them, once
+        loss_sum = before.get("loss_sum", 0.0) if c.rank == 0 else 0.0
+        samples = before.get("samples", 0) if c.rank == 0 else 0
+        steps = before.get("steps", 0)
+        batches = list(before.get("batches", []))
+
+        def so_far() -> dict:
+            return {"loss_sum": loss_sum, "samples": samples, "steps": steps, "batches": batches,
+                    "seconds": before.get("seconds", 0.0) + time.perf_counter() - started,
+                    "comm_seconds": before.get("comm_seconds", 0.0) + c.seconds - comm0,
+                    "comm_bytes": before.get("comm_bytes", 0) + c.bytes - bytes0}
+
         while offset < n:
             batch = self.position.batch
             lr = self.recipe.lr_at(epoch, offset / n)
@@ -229,18 +242,22 @@ class Trainer:
             # local: only right after an average, where all ranks hold one model (a resume needs no more)
             settled = self.averaging is None or self.averaging.local_steps == 0
             if offset < n and settled and self.stop_requested():
+                partial = so_far()
+                totals = torch.tensor([loss_sum, float(samples)], dtype=torch.float64)
+                c.sum_([totals])
+                partial.update(loss_sum=float(totals[0]), samples=int(totals[1]))
+                self.position.partial = partial
                 return None
         if self.averaging is not None:
             self.averaging.average()
-        self.position.epoch, self.position.offset = epoch + 1, 0
+        done = so_far()
+        self.position.epoch, self.position.offset, self.position.partial = epoch + 1, 0, {}
         totals = torch.tensor([loss_sum, float(samples)], dtype=torch.float64)
         c.sum_([totals])
         return EpochStats(epoch=epoch, steps=steps, samples=int(totals[1]),
                           running_loss=float(totals[0] / max(totals[1], 1)), lr=lr,
-                          batch=self.position.batch,
-                          seconds=time.perf_counter() - started, comm_seconds=c.seconds - comm0,
-                          comm_bytes=c.bytes - bytes0,
-                          batches=batches if self.recipe.recipe == "adaptive" else [])
+                          batch=self.position.batch, seconds=done["seconds"], comm_seconds=done["comm_seconds"],
+                          comm_bytes=done["comm_bytes"], batches=batches if self.recipe.recipe == "adaptive" else [])
 
     # -- state ----------------------------------------------------------------------------------------
 

@@ -41,6 +41,10 @@ class Configuration:
 
 def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
     """Every combination, in a fixed order (recipe, then batch, then seed): ``--task i`` is the i-th."""
+    from .recipes import NAMES
+    unknown = [r for r in recipes if r not in NAMES]
+    if unknown:
+        raise ConfigError("recipes", unknown[0], f"recipes among {', '.join(NAMES)}")
     for name, values in (("recipes", recipes), ("batch_sizes", batch_sizes), ("seeds", seeds)):
         if not values:
             raise ConfigError(name, list(values), "at least one value")
@@ -55,16 +59,18 @@ def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
     return [Configuration(r, b, s) for r, b, s in itertools.product(recipes, batch_sizes, seeds)]
 
 
-def _row(folder: str, config: Configuration, epochs: int) -> dict:
+def _row(out: str, config: Configuration, epochs: int) -> dict:
+    folder = os.path.join(out, config.name)
     record = files.read_run(folder) or {}
     metrics = record.get("metrics", {})
+    epochs = record.get("identity", {}).get("epochs", epochs)
 
     def error(acc):
         return 100.0 - acc if isinstance(acc, (int, float)) and not math.isnan(acc) else math.nan
 
     return {"run": config.name, "recipe": config.recipe, "batch_size": config.batch_size, "seed": config.seed,
             "epochs": epochs, "done": bool(record.get("done", False)), "epoch": record.get("epoch", 0),
-            "checkpoint": os.path.join(folder, files.FINAL) if record.get("done") else "",
+            "checkpoint": os.path.join(config.name, files.FINAL) if record.get("done") else "",  # from the manifest
             "train_loss": metrics.get("train_loss", math.nan), "train_error": error(metrics.get("train_acc")),
             "test_loss": metrics.get("test_loss", math.nan), "test_error": error(metrics.get("test_acc")),
             "seconds": record.get("seconds", math.nan), "images_per_second": record.get("images_per_second", math.nan),
@@ -80,11 +86,29 @@ def _write(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _found(out: str) -> list[Configuration]:
+    """The runs already in ``out`` (folders holding a ``run.json``), whichever command made them."""
+    found = []
+    for name in sorted(os.listdir(out)):
+        record = files.read_run(os.path.join(out, name)) if os.path.isdir(os.path.join(out, name)) else None
+        identity = (record or {}).get("identity", {})
+        if {"recipe", "batch_size", "seed"} <= set(identity):
+            config = Configuration(identity["recipe"], int(identity["batch_size"]), int(identity["seed"]))
+            if config.name == name:
+                found.append(config)
+    return found
+
+
 def write_manifest(out: str, configs: list[Configuration], epochs: int, settings: dict) -> list[dict]:
-    """Rebuild ``manifest.csv`` and ``manifest.json`` from the run folders, under ``OUT/manifest.lock``."""
+    """Rebuild ``manifest.csv`` and ``manifest.json`` from the run folders, under ``OUT/manifest.lock``:
+    this sweep's configurations, and every other run in ``out`` (a rerun with fewer recipes keeps the
+    rows of the others), sorted by recipe, batch size and seed."""
     with open(os.path.join(out, "manifest.lock"), "a+") as lock:
         fcntl.lockf(lock, fcntl.LOCK_EX)  # waits for a task writing at the same moment
-        rows = [_row(os.path.join(out, c.name), c, epochs) for c in configs]
+        listed = list(dict.fromkeys([*configs, *_found(out)]))
+        order = {r: i for i, r in enumerate(dict.fromkeys(c.recipe for c in listed))}
+        listed.sort(key=lambda c: (order[c.recipe], c.batch_size, c.seed))
+        rows = [_row(out, c, epochs) for c in listed]
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()

@@ -132,3 +132,25 @@ def test_batchnorm_networks_use_their_running_statistics():
     v[0] = 1.0
     first = h.matvec(v)
     assert np.array_equal(first, h.matvec(v))  # eval mode: the same function every time
+
+
+def test_slq_with_a_full_krylov_space_recovers_the_exact_spectrum(case):
+    """With as many Lanczos steps as parameters, the quadrature's nodes are the eigenvalues and the
+    smoothed density is that of the exact eigenvalues; with fewer steps it still integrates to 1 and
+    matches the exact smoothed density closely."""
+    from landscape.curvature import slq
+    _, samples, dense, exact = case
+    h = Hessian(tiny(), samples)
+    full = slq(h, steps=h.dim, runs=1, seed=4)
+    found = full.nodes[0][full.weights[0] > 1e-14]
+    scale = np.abs(exact).max()
+    assert all(np.abs(found - lam).min() < 1e-6 * scale for lam in exact)   # every eigenvalue is a node
+    assert all(np.abs(exact - node).min() < 1e-6 * scale for node in found)  # and no node is spurious
+    assert full.weights.sum() == pytest.approx(1.0, abs=1e-10)
+    grid = np.linspace(exact[0] - 1, exact[-1] + 1, 2001)
+    sigma = 0.05 * (exact[-1] - exact[0])
+    truth = np.exp(-0.5 * ((grid[:, None] - exact) / sigma) ** 2).sum(axis=1) / (len(exact) * sigma * np.sqrt(2 * np.pi))
+    estimate = slq(h, steps=20, runs=30, seed=5).smoothed(grid, sigma)
+    step = grid[1] - grid[0]
+    assert estimate.sum() * step == pytest.approx(1.0, abs=1e-3)
+    assert np.abs(estimate - truth).sum() * step < 0.15  # L1 distance of two densities (at most 2)

@@ -1,6 +1,5 @@
 """The loop itself, in one process: a stop mid-epoch and a restore continue exactly (augmentation on),
 accumulation over micro-batches is the full batch's gradient, and CIFAR folders train end to end."""
-import os
 import pickle
 
 import numpy as np

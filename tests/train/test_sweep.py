@@ -23,7 +23,7 @@ def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_o
     assert [r["run"] for r in rows] == ["naive_b32_s0", "naive_b256_s0", "linear_b32_s0", "linear_b256_s0"]
     assert all(r["done"] == "True" and (out / r["run"] / "final.pt").exists() for r in rows)
     assert all(0 <= float(r["test_error"]) <= 100 and float(r["images_per_second"]) > 0 for r in rows)
-    assert rows[0]["checkpoint"] == str(out / "naive_b32_s0" / "final.pt")
+    assert rows[0]["checkpoint"] == "naive_b32_s0/final.pt"  # relative to the manifest: the folder can move
     data = json.loads((out / "manifest.json").read_text())
     assert len(data["runs"]) == 4 and data["settings"]["batch_sizes"] == [32, 256]
     assert "4 of 4 runs done" in done.stdout
@@ -32,7 +32,10 @@ def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_o
     assert again.returncode == 0 and again.stdout.count("already trained") == 4 and "epoch 1/" not in again.stdout
     assert manifest(out) == rows
 
-    figure = run("plot-training", [str(out)])
+    fewer = run("sweep", ["--out", str(out), *GRID[:2], *GRID[3:], *COMMON], timeout=300)  # naive only
+    assert fewer.returncode == 0 and manifest(out) == rows  # the linear runs keep their rows
+
+    figure = run("plot-training", [str(out), str(out / "manifest.csv")])  # the same sweep twice counts once
     assert figure.returncode == 0, figure.stderr
     assert (out / "training.png").read_bytes()[:4] == b"\x89PNG" and (out / "training.pdf").exists()
 
@@ -72,3 +75,16 @@ def test_per_run_flags_and_bad_tasks_are_refused(tmp_path):
     assert not (tmp_path / "s").exists()
     missing = run("plot-training", [str(tmp_path / "nothing")])
     assert missing.returncode == 3 and "does not exist" in missing.stderr
+    unknown = run("sweep", ["--out", str(tmp_path / "s"), "--recipes", "adam", "--batch_sizes", "8", *COMMON])
+    assert unknown.returncode == 2 and "--recipes=adam: expected recipes among sgd, naive" in unknown.stderr
+
+
+def test_a_recipes_own_flags_go_to_its_runs_only(tmp_path):
+    out = tmp_path / "mixed"
+    done = run("sweep", ["--out", str(out), "--recipes", "naive", "linear", "--batch_sizes", "512", *COMMON,
+                         "--epochs", "1", "--warmup_epochs", "3"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    import torch
+    naive, linear = (torch.load(out / name / "final.pt", weights_only=True)["meta"]["identity"]
+                     for name in ("naive_b512_s0", "linear_b512_s0"))
+    assert linear["warmup_epochs"] == 3 and naive["warmup_epochs"] == 5  # naive keeps the (unused) default
