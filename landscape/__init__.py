@@ -1,12 +1,12 @@
 """landscape: filter-normalized loss surfaces of trained networks, computed by MPI ranks into one HDF5 file.
 
-The Python API (``landscape.api``): ``loss_surface``, ``train``, ``hessian_eigs``, ``hessian_trace``,
+The Python API (``landscape.api``): ``loss_surface``, ``train``, ``hessian_eigs``, ``hessian_trace``, ``sharpness``,
 also reachable as ``landscape.<name>`` (imported on first use: ``import landscape`` stays light).
 """
 
 __version__ = "0.2.0"
 
-_API = ("loss_surface", "train", "hessian_eigs", "hessian_trace")
+_API = ("loss_surface", "train", "hessian_eigs", "hessian_trace", "sharpness")
 
 
 def __getattr__(name: str):

@@ -190,3 +190,23 @@ def hessian_trace(model: torch.nn.Module, data, loss="crossentropy", *, samples:
     from .curvature import hutchinson
 
     return hutchinson(_curvature_setup(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)
+
+
+def sharpness(model: torch.nn.Module, data, loss="crossentropy", *, measure: str = "adaptive", rho: float = 0.01,
+              epsilon: float = 1e-3, subspace: int | None = None, radius: float = 0.5, directions: int = 20,
+              maxiter: int = 10, dtype: str = "float64", batch_size: int = 1024, device: str = "cpu", seed: int = 0):
+    """Sharpness of ``model`` at its weights on all of ``data``: ``measure`` is ``adaptive`` (worst-case
+    rise in |δ| <= rho |w|), ``epsilon`` (Keskar et al.'s percentage in |δ| <= epsilon (|w| + 1), in a
+    random ``subspace`` if given) or ``average`` (rise at ``radius`` over ``directions`` random
+    filter-normalized directions, with its standard error and the 0-1 error rise).  Returns a
+    ``Sharpness`` whose ``settings`` hold every hyper-parameter used; ranks as ``hessian_eigs``."""
+    from .curvature import sharpness as measures
+
+    h = _curvature_setup(model, data, loss, batch_size, dtype, device)
+    if measure == "adaptive":
+        return measures.adaptive_sharpness(h, rho=rho, maxiter=maxiter)
+    if measure == "epsilon":
+        return measures.epsilon_sharpness(h, epsilon=epsilon, subspace=subspace, maxiter=maxiter, seed=seed)
+    if measure == "average":
+        return measures.average_rise(h, radius=radius, directions=directions, seed=seed)
+    raise UsageError(f"measure={measure!r}: expected one of {', '.join(measures.MEASURES)}", fields=("measure",))

@@ -16,6 +16,7 @@ samples; nothing here knows about ranks.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Callable
 
 import numpy as np
@@ -77,11 +78,16 @@ class Hessian:
     def _flat(self, tensors: dict[str, torch.Tensor]) -> np.ndarray:
         return torch.cat([tensors[n].reshape(-1) for n in self.names]).to("cpu", torch.float64).numpy()
 
-    def loss_and_gradient(self) -> tuple[float, np.ndarray]:
-        """The mean loss and its gradient (flat) over all samples."""
+    def flat_params(self) -> np.ndarray:
+        """The parameters as one float64 vector (the order of every flat vector here)."""
+        return self._flat(self.params)
+
+    def loss_and_gradient(self, flat: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+        """The mean loss and its gradient (flat) over all samples, at the parameters or at ``flat``."""
+        params = self.params if flat is None else self._unflat(flat)
         total, gradient = 0.0, None
         for x, y in self.batches:
-            g, value = torch.func.grad_and_value(self._batch_loss)(self.params, x, y)
+            g, value = torch.func.grad_and_value(self._batch_loss)(params, x, y)
             total += float(value)
             flat = self._flat(g)
             gradient = flat if gradient is None else gradient + flat
@@ -89,6 +95,19 @@ class Hessian:
         packed = np.concatenate([[total], gradient])
         self.reduce(packed)
         return float(packed[0]), packed[1:]
+
+    @torch.no_grad()
+    def error(self, flat: np.ndarray | None = None) -> float:
+        """The 0-1 error in percent over all samples (NaN without class labels), at ``flat``."""
+        params = self.params if flat is None else self._unflat(flat)
+        wrong = np.zeros(2)
+        for x, y in self.batches:
+            if y.is_floating_point():
+                return math.nan
+            output = functional_call(self.model, {**params, **self.fixed}, (x,))
+            wrong += [float((output.argmax(dim=-1) != y).sum()), len(y)]
+        self.reduce(wrong)
+        return 100.0 * wrong[0] / wrong[1] if wrong[1] else math.nan
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``H v`` over all samples (all ranks), as a flat float64 array."""

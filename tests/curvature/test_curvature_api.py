@@ -66,3 +66,18 @@ def test_two_ranks_sharing_the_data_give_the_serial_eigenvalues(tmp_path):
     for key in ("top", "bottom"):
         assert np.allclose(lines[0][key], one[key], rtol=1e-10, atol=1e-14)
     assert lines[0]["trace"] == pytest.approx(one["trace"], rel=1e-10)
+
+
+def test_sharpness_through_the_api_reports_its_settings():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+    x, y = torch.randn(30, 4), torch.randint(0, 3, (30,))
+    adaptive = landscape.sharpness(model, (x, y), measure="adaptive", rho=0.05)
+    assert adaptive.value >= 0 and adaptive.settings["rho"] == 0.05
+    average = landscape.sharpness(model, (x, y), measure="average", radius=0.2, directions=4)
+    assert average.settings["directions"] == 4 and np.isfinite(average.stderr) and np.isfinite(average.error_rise)
+    eps = landscape.sharpness(model, (x, y), measure="epsilon", epsilon=1e-3, subspace=5)
+    assert eps.settings["subspace"] == 5 and eps.value >= 0
+    from landscape.errors import UsageError
+    with pytest.raises(UsageError, match="measure='flat'"):
+        landscape.sharpness(model, (x, y), measure="flat")
