@@ -7,7 +7,8 @@ Sequences of 12 tokens over a vocabulary of 16 follow a hidden rule (each token 
 the one before it plus a per-sequence step, modulo 16); a 2-layer causal
 transformer learns to predict the next token.  The loss is the model's own:
 token-level cross-entropy over (batch, time, vocabulary) logits, and accuracy is
-the fraction of tokens predicted right.
+the fraction of tokens predicted right.  Then the top three eigenvalues of the Hessian of that
+loss at the trained model (``landscape.hessian_eigs``), the ranks sharing the sequences.
 """
 import argparse
 import os
@@ -15,7 +16,7 @@ import os
 import torch
 from torch import nn
 
-from landscape.api import loss_surface
+from landscape.api import hessian_eigs, loss_surface
 
 VOCAB, LENGTH = 16, 12
 
@@ -74,6 +75,10 @@ def main() -> None:
     print(f"next-token loss at the trained model {surface.values['train_loss'][mid]:.3f} "
           f"(accuracy {surface.values['train_acc'][mid]:.1f} %), highest on the grid "
           f"{surface.values['train_loss'].max():.3f}")
+    # The curvature at the same point: the Hessian of the same loss over the same 256 sequences.
+    top = hessian_eigs(trained_model(), token_data(256, seed=2), next_token_loss, k=3, which="top", tol=1e-4)["top"]
+    print(f"top Hessian eigenvalues {', '.join(f'{v:.4g}' for v in top.values)} "
+          f"({'converged' if top.converged else 'not converged: ' + top.note}, {top.products} products)")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,17 @@ from ..surface.losses import Loss
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
+def _twice_differentiable_attention():
+    """Attention through its plain-math kernel: the fused (flash, memory-efficient) kernels have no
+    second derivative, and a product differentiates twice.  The values are the same function."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:  # torch < 2.3: no fused kernels to avoid through this switch
+        from contextlib import nullcontext
+        return nullcontext()
+    return sdpa_kernel(SDPBackend.MATH)
+
+
 class Hessian:
     """``H v`` of the mean loss of ``model`` over ``samples``; ``products`` counts the calls.
 
@@ -115,7 +126,7 @@ class Hessian:
         leaves = {n: p.clone().requires_grad_(True) for n, p in self.params.items()}
         order = [leaves[n] for n in self.names]
         out = np.zeros(self.dim)
-        with torch.enable_grad():
+        with torch.enable_grad(), _twice_differentiable_attention():
             for x, y in self.batches:
                 gradient = torch.autograd.grad(self._batch_loss(leaves, x, y), order, create_graph=True)
                 directional = sum((g * tangent[n]).sum() for g, n in zip(gradient, self.names))
