@@ -6,6 +6,7 @@
     landscape train ...                            train a network (data-parallel over MPI ranks)
     landscape sweep ...                            train recipes x batch sizes x seeds, with a manifest
     landscape plot-training ...                    test error against batch size, from manifests
+    landscape curvature ...                        Hessian eigenvalues, trace, density, sharpness
     landscape demo ...                             the small- vs large-batch demo
 
 Every subcommand runs inside the one error boundary (``cli.boundary``), with
@@ -46,6 +47,8 @@ COMMANDS = {
                      "a manifest (CSV, JSON); one configuration per job-array task"),
     "plot-training": Command("landscape.cli.plot_training", "draw test error against batch size per recipe and "
                              "the training curves, from sweep manifests"),
+    "curvature": Command("landscape.cli.curvature", "Hessian eigenvalues (Lanczos), trace, spectral density and "
+                         "sharpness of one trained network, the ranks sharing the data"),
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}

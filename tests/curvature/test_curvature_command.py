@@ -1,0 +1,49 @@
+"""``landscape curvature`` on a trained checkpoint: every measure into one JSON file and a density figure,
+the ranks sharing the data, bad values refused before any product."""
+import json
+
+import torch
+
+from conftest import run
+from landscape.io.checkpoint import save
+from landscape.models import build_model
+
+
+def checkpoint(tmp_path):
+    torch.manual_seed(3)
+    path = tmp_path / "mlp.pt"
+    save(build_model("digits_mlp"), str(path))
+    return str(path)
+
+
+ARGS = ["--model", "digits_mlp", "--train_subset", "120", "--k", "2", "--tol", "1e-6", "--threads", "1"]
+
+
+def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
+    model_file = checkpoint(tmp_path)
+    one = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "10", "--density", "--density_steps", "10",
+                            "--density_runs", "2", "--sharpness", "adaptive", "epsilon", "average", "--directions",
+                            "3", "--out", str(tmp_path / "one.json")])
+    assert one.returncode == 0, one.stderr
+    report = json.loads((tmp_path / "one.json").read_text())
+    assert report["parameters"] == 64 * 128 + 128 + 128 * 64 + 64 + 64 * 10 + 10 and report["samples"] == 120
+    top, bottom = report["eigenvalues"]["top"], report["eigenvalues"]["bottom"]
+    assert top["values"][0] >= top["values"][1] > bottom["values"][1] >= bottom["values"][0]
+    assert report["trace"]["samples"] == 10 and report["density"]["runs"] == 2
+    assert set(report["sharpness"]) == {"adaptive", "epsilon", "average"}
+    assert (tmp_path / "one_density.png").read_bytes()[:4] == b"\x89PNG"
+    assert "top 2 eigenvalue(s)" in one.stdout and "converged" in one.stdout
+    two = run("curvature", [*ARGS, "--model_file", model_file, "--which", "top", "--out", str(tmp_path / "two.json")],
+              ranks=2)
+    assert two.returncode == 0, two.stderr
+    parallel = json.loads((tmp_path / "two.json").read_text())
+    assert parallel["ranks"] == 2
+    assert all(abs(a - b) <= 1e-9 * abs(a) for a, b in zip(top["values"], parallel["eigenvalues"]["top"]["values"]))
+
+
+def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
+    model_file = checkpoint(tmp_path)
+    bad = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "1", "--out", str(tmp_path / "x.json")])
+    assert bad.returncode == 2 and "--trace=1: expected 0 (none) or at least 2 vectors" in bad.stderr
+    missing = run("curvature", [*ARGS, "--model_file", model_file, "--out", str(tmp_path / "no" / "x.json")])
+    assert missing.returncode == 3 and "does not exist" in missing.stderr
