@@ -118,6 +118,11 @@ class ArgumentParser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
 
+def fields_of(given: dict, cls) -> dict:
+    """The parsed flags that are fields of the configuration dataclass ``cls``."""
+    return {k: v for k, v in given.items() if k in cls.__dataclass_fields__}
+
+
 def flags(parser: argparse.ArgumentParser) -> dict[str, str]:
     """How each parameter (an argument's ``dest``) is spelled on this command line: ``--name``."""
     out = {}

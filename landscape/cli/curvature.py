@@ -12,6 +12,7 @@ import os
 
 from ..data import DataConfig, load_data
 from ..errors import UsageError
+from ..io.atomic import write_file
 from ..io.paths import output_path
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
@@ -100,9 +101,8 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
 
     args, model, data = agree(world, setup)
     say = print if world.rank == 0 else (lambda *_: None)
-    make = lambda: _curvature_setup(model, (data.train.inputs, data.train.targets), args.loss_name,
-                                    args.batch_size, args.dtype, "cpu")
-    hessian = make()
+    hessian = _curvature_setup(model, (data.train.inputs, data.train.targets), args.loss_name, args.batch_size,
+                               args.dtype, "cpu")  # every measure below uses it; each counts its own products
     loss, gradient = hessian.loss_and_gradient()
     report = {"model": args.model, "model_file": args.model_file, "dataset": args.dataset,
               "samples": len(data.train), "parameters": hessian.dim, "dtype": args.dtype, "ranks": world.size,
@@ -116,11 +116,11 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
         say(f"{end} {args.k} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
             f"{max(e.residuals):.1e}; {e.products} products]")
     if args.trace:
-        t = hutchinson(make(), samples=args.trace, seed=args.seed)
+        t = hutchinson(hessian, samples=args.trace, seed=args.seed)
         report["trace"] = t.record()
         say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors)")
     if args.density:
-        d = slq(make(), steps=args.density_steps, runs=args.density_runs, seed=args.seed)
+        d = slq(hessian, steps=args.density_steps, runs=args.density_runs, seed=args.seed)
         report["density"] = d.record()
         if world.rank == 0:
             from ..plotting.spectrum import write_density
@@ -130,7 +130,7 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
             for path in write_density({name: d}, os.path.splitext(args.out)[0] + "_density"):
                 say(f"wrote {path}")
     for measure in args.sharpness:
-        h = make()
+        h = hessian
         if measure == "adaptive":
             s = measures.adaptive_sharpness(h, rho=args.rho)
         elif measure == "epsilon":
@@ -141,9 +141,6 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
         extra = f" ± {s.stderr:.2g}" if measure == "average" else ""
         say(f"sharpness {measure}: {s.value:.6g}{extra}  {s.settings}")
     if world.rank == 0:
-        tmp = f"{args.out}.partial-{os.getpid()}"
-        with open(tmp, "w") as handle:
-            json.dump(report, handle, indent=2, default=float)
-        os.replace(tmp, args.out)
+        write_file(args.out, json.dumps(report, indent=2, default=float).encode())
         say(f"wrote {args.out}")
     return 0

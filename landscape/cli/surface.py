@@ -158,19 +158,16 @@ def spelling() -> dict[str, str]:
     return boundary.flags(build_parser())
 
 
-def _pick(given: dict, cls) -> dict:
-    return {k: v for k, v in given.items() if k in cls.__dataclass_fields__}
-
 
 def job_from_args(given: dict, argv: list[str], prog: str) -> SurfaceJob:
     """The job the flags describe: each flag given becomes a field of its configuration."""
     return SurfaceJob(
-        model=ModelConfig(**_pick(given, ModelConfig)),
+        model=ModelConfig(**boundary.fields_of(given, ModelConfig)),
         grid=Grid.parse(given.get("x", DEFAULT_X), given.get("y"), given.get("force", False)),
-        data=DataConfig(**_pick(given, DataConfig)),
-        directions=DirectionConfig(**_pick(given, DirectionConfig)),
-        evaluation=EvaluationConfig(**_pick(given, EvaluationConfig)),
-        run=RunConfig(**_pick(given, RunConfig), argv=(*prog.split(), *argv)),
+        data=DataConfig(**boundary.fields_of(given, DataConfig)),
+        directions=DirectionConfig(**boundary.fields_of(given, DirectionConfig)),
+        evaluation=EvaluationConfig(**boundary.fields_of(given, EvaluationConfig)),
+        run=RunConfig(**boundary.fields_of(given, RunConfig), argv=(*prog.split(), *argv)),
     )
 
 

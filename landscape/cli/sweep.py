@@ -154,9 +154,8 @@ def main(argv: list[str], prog: str = "landscape sweep") -> int:
         if world.rank == 0:
             print(f"== {c.name} ({configs.index(c) + 1} of {len(configs)})", flush=True)
         run_training(job, world)
-        agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
+        rows = agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
     if world.rank == 0:
-        rows = sweeps.write_manifest(out, configs, epochs, settings)
         done = sum(r["done"] for r in rows)
         print(f"{'run':<24}{'test error %':>14}{'train loss':>12}{'seconds':>10}")
         for r in rows:

@@ -101,17 +101,14 @@ def spelling() -> dict[str, str]:
     return boundary.flags(build_parser())
 
 
-def _pick(given: dict, cls) -> dict:
-    return {k: v for k, v in given.items() if k in cls.__dataclass_fields__}
-
 
 def job_from_args(given: dict, argv: list[str], prog: str) -> TrainJob:
-    recipe_values = {k: v for k, v in _pick(given, Recipe).items() if k != "recipe"}
+    recipe_values = {k: v for k, v in boundary.fields_of(given, Recipe).items() if k != "recipe"}
     return TrainJob(
-        model=ModelConfig(**_pick(given, ModelConfig)),
-        data=DataConfig(**_pick(given, DataConfig)),
+        model=ModelConfig(**boundary.fields_of(given, ModelConfig)),
+        data=DataConfig(**boundary.fields_of(given, DataConfig)),
         recipe=resolve(given.get("recipe", "sgd"), **recipe_values),
-        run=TrainRun(**_pick(given, TrainRun), argv=(*prog.split(), *argv)),
+        run=TrainRun(**boundary.fields_of(given, TrainRun), argv=(*prog.split(), *argv)),
     )
 
 

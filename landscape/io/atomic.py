@@ -74,6 +74,17 @@ def publish(tmp: str, path: str, what: str) -> None:
     os.remove(tmp)
 
 
+def write_file(path: str, data: bytes) -> None:
+    """``data`` into ``path`` through a temporary name, synced, then renamed: a reader or a kill -9
+    sees the old file whole or the new one whole."""
+    tmp = partial_path(path)
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
 def fsync_directory(path: str) -> None:
     """Make a new directory entry durable (a node that goes down keeps the published file)."""
     try:

@@ -108,8 +108,9 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     if "adaptive" in recipes:
         left.text(0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7,
                   color="0.4")
-    fig.suptitle(title or _what(done), fontsize=11)
-    fig.text(0.5, 0.005, _what(done) if title else "", ha="center", fontsize=8, color="0.35")
+    what = _what(done)
+    fig.suptitle(title or what, fontsize=11)
+    fig.text(0.5, 0.005, what if title else "", ha="center", fontsize=8, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
 

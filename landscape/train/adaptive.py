@@ -32,11 +32,11 @@ class NormTest:
 
 
 def norm_test(sum_sq: float, count: int, gradient_sq: float, micro_batch: int, batch: int, theta: float,
-              max_batch: int, step_multiple: int | None = None) -> NormTest:
+              max_batch: int) -> NormTest:
     """The norm test of one step from its ``count`` micro-batch gradients of ``micro_batch`` samples.
 
     ``sum_sq`` is ``sum_j |g_j|^2``, ``gradient_sq`` is ``|G|^2`` of their mean.  The next batch is a
-    whole number of micro-batches (``step_multiple``, default ``micro_batch``), at least ``batch``,
+    whole number of micro-batches, at least ``batch``,
     at most ``max_batch``.  With fewer than two micro-batches there is no variance to estimate: the
     batch stays.
     """
@@ -48,8 +48,7 @@ def norm_test(sum_sq: float, count: int, gradient_sq: float, micro_batch: int, b
     if passed:
         return NormTest(sigma2, gradient_sq, True, batch)
     wanted = sigma2 / (theta * theta * gradient_sq) if gradient_sq > 0 else math.inf
-    unit = step_multiple or micro_batch
-    grown = max_batch if not math.isfinite(wanted) else unit * math.ceil(wanted / unit)
+    grown = max_batch if not math.isfinite(wanted) else micro_batch * math.ceil(wanted / micro_batch)
     return NormTest(sigma2, gradient_sq, False, max(batch, min(grown, max_batch)))
 
 

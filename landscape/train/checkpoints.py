@@ -22,7 +22,7 @@ import os
 import torch
 
 from ..errors import InputError, MismatchError
-from ..io.atomic import fsync_directory, partial_path
+from ..io.atomic import fsync_directory, write_file as _write
 
 LATEST, FINAL, LOG, RUN = "latest.pt", "final.pt", "log.csv", "run.json"
 
@@ -30,15 +30,6 @@ LATEST, FINAL, LOG, RUN = "latest.pt", "final.pt", "log.csv", "run.json"
 def epoch_name(epoch: int) -> str:
     """The file of the weights after ``epoch`` epochs (1-based)."""
     return f"epoch_{epoch:04d}.pt"
-
-
-def _write(path: str, data: bytes) -> None:
-    tmp = partial_path(path)
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 def _torch_bytes(obj) -> bytes:

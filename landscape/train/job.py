@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import nullcontext
 import sys
 import time
 from dataclasses import dataclass, field
@@ -204,7 +205,7 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
     identity = job.identity(comm.size, len(train))
     agree(comm, _make_folder, out, comm.rank)
     with SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained") \
-            if comm.rank == 0 else _Nothing():
+            if comm.rank == 0 else nullcontext():
         stored = agree(comm, files.load_latest, out)
         if stored is not None:
             agree(comm, _same_run, job, stored, identity, comm.size)
@@ -237,14 +238,6 @@ def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
                             f"{ranks} rank(s) the default is {identity['micro_batch']}: give micro_batch "
                             f"{before['micro_batch']} to resume it here", fields=("out", "micro_batch"))
     files.check_same_run(stored, identity, job.run.out)
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored, threads, device):

@@ -21,7 +21,7 @@ values (``Recipe``) are what a checkpoint records, so a run can always be repeat
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 
 from ..errors import ConfigError
 
@@ -159,8 +159,7 @@ def resolve(recipe: str = "sgd", **given) -> Recipe:
         if name in ONLY_FOR and recipe not in ONLY_FOR[name]:
             raise ConfigError(name, value, f"no value with recipe={recipe}: it applies to recipe "
                               f"{' and '.join(ONLY_FOR[name])} only", literal=True)
-    values = {**DEFAULTS[recipe], **given}
-    return replace(Recipe(recipe=recipe), **values) if values else Recipe(recipe=recipe)
+    return Recipe(recipe=recipe, **{**DEFAULTS[recipe], **given})
 
 
 __all__ = ["Recipe", "resolve", "NAMES", "SCALED"]

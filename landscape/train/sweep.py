@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError
+from ..io.atomic import write_file
 from . import checkpoints as files
 
 MANIFEST_CSV, MANIFEST_JSON, SWEEP = "manifest.csv", "manifest.json", "sweep.json"
@@ -77,15 +78,6 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
             "ranks": record.get("ranks", 0)}
 
 
-def _write(path: str, text: str) -> None:
-    tmp = f"{path}.partial-{os.getpid()}"
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 def _found(out: str) -> list[Configuration]:
     """The runs already in ``out`` (folders holding a ``run.json``), whichever command made them."""
     found = []
@@ -114,9 +106,9 @@ def write_manifest(out: str, configs: list[Configuration], epochs: int, settings
         writer.writeheader()
         for row in rows:
             writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
-        _write(os.path.join(out, MANIFEST_CSV), text.getvalue())
-        _write(os.path.join(out, MANIFEST_JSON), json.dumps({"settings": settings, "runs": rows}, indent=2,
-                                                             default=str) + "\n")
+        write_file(os.path.join(out, MANIFEST_CSV), text.getvalue().encode())
+        write_file(os.path.join(out, MANIFEST_JSON), (json.dumps({"settings": settings, "runs": rows}, indent=2,
+                                                                 default=str) + "\n").encode())
     return rows
 
 
