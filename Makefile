@@ -16,7 +16,7 @@ PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-.PHONY: demo test test-slow test-slurm test-phdf5 tools clean
+.PHONY: demo study test test-slow test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ $(STAMP): setup.cfg pyproject.toml
 
 demo: $(STAMP)
 	$(PY) -m landscape demo
+
+# The batch-size study: 4 batch sizes x 3 seeds of the demo CNN, surfaces, curvature, the scorecard.
+study: $(STAMP)
+	$(PY) -m landscape study
 
 # strace: the fault-injection test kills jobs before each of their writes.
 tools:
@@ -62,4 +66,4 @@ test-phdf5: $(PSTAMP)
 	  tests/surface/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 
 clean:
-	rm -rf demo_out .pytest_cache
+	rm -rf demo_out study_out .pytest_cache

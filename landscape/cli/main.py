@@ -7,6 +7,8 @@
     landscape sweep ...                            train recipes x batch sizes x seeds, with a manifest
     landscape plot-training ...                    test error against batch size, from manifests
     landscape curvature ...                        Hessian eigenvalues, trace, density, sharpness
+    landscape report ...                           the scorecard of a batch-size study, from a manifest
+    landscape study ...                            train, measure and compare a batch-size study
     landscape demo ...                             the small- vs large-batch demo
 
 Every subcommand runs inside the one error boundary (``cli.boundary``), with
@@ -49,6 +51,10 @@ COMMANDS = {
                              "the training curves, from sweep manifests"),
     "curvature": Command("landscape.cli.curvature", "Hessian eigenvalues (Lanczos), trace, spectral density and "
                          "sharpness of one trained network, the ranks sharing the data"),
+    "report": Command("landscape.cli.report", "scorecard of trained networks by batch size: losses, errors, gap, "
+                      "Hessian λmax and trace, sharpness, average rise; tables, figures and a verdict"),
+    "study": Command("landscape.study", "the batch-size study from one command: train (sweep), measure and "
+                     "compare (report) into figures/"),
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
@@ -94,7 +100,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         module = COMMANDS[name].load()
         return module.spelling() if hasattr(module, "spelling") else {}
 
-    if name in ("surface", "train", "sweep"):  # before torch loads: a stop signal must find the job ready to stop cleanly
+    if name in ("surface", "train", "sweep", "report"):  # before torch loads: a stop signal must find the job ready to stop cleanly
         from ..parallel import stop
         stop.install()
 

@@ -18,6 +18,7 @@ from . import boundary
 from . import train as train_cli
 
 VARIED = ("--recipe", "--batch_size", "--seed", "--out")
+STUDY_KEYS = ("figures", "name", "jobs", "report")
 
 EXAMPLES = """\
 examples:
@@ -89,6 +90,8 @@ def _config_file(path: str) -> tuple[dict, list[str]]:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"config {path} cannot be read as TOML ({exc})", fields=("config",)) from None
     train = data.pop("train", {})
+    for key in STUDY_KEYS:  # a landscape study file is a sweep file with these keys more
+        data.pop(key, None)
     unknown = sorted(set(data) - {"out", "recipes", "batch_sizes", "seeds"})
     if unknown or not isinstance(train, dict):
         raise InputError(f"config {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "

@@ -166,3 +166,26 @@ def test_training_stopped_before_its_time_limit_requeues_and_ends_identical(clus
     assert whole.returncode == 0, whole.stderr
     a, b = (torch.load(tmp_path / f / "final.pt", weights_only=True)["state_dict"] for f in ("long", "whole"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_study_trains_as_an_array_then_its_scorecard_after_all_networks(cluster, tmp_path):
+    """submit_study.sh: the training array, then report.sbatch on 2 ranks once the array succeeded."""
+    folder, env = cluster
+    config = tmp_path / "study.toml"
+    config.write_text(f'out = "{tmp_path / "study"}"\nfigures = "{tmp_path / "figures"}"\nname = "tiny"\n'
+                      'batch_sizes = [32, 256]\nseeds = [0]\n[train]\nmodel = "digits_mlp"\ndataset = "digits"\n'
+                      'epochs = 2\n[report]\ngrid_1d = "-1:1:5"\ngrid_2d = "-1:1:3"\ndirections = 2\n'
+                      'trace_samples = 2\nmaxiter = 1\ntrain_subset = 200\nthreads = 1\nformats = "png"\n')
+    done = subprocess.run([str(SCRIPTS / "submit_study.sh"), str(config), "--ntasks=2", "--cpus-per-task=1",
+                           f"--output={tmp_path}/%x-%j.out"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    report = words[words.index("scorecard:") + 2]
+    assert "(2 networks)" in done.stdout
+    assert final_state(folder, report, 400) == "COMPLETED", [p.read_text() for p in tmp_path.glob("*.out")]
+    table = (tmp_path / "figures" / "tiny.md").read_text()
+    assert "| sgd | 32 | 1 |" in table and "| sgd | 256 | 1 |" in table
+    assert (tmp_path / "figures" / "tiny_measures.png").read_bytes()[:4] == b"\x89PNG"
+    log = next(tmp_path.glob("landscape-report-*.out")).read_text()
+    assert "2 ranks" in log and "rank 1)" in log

@@ -1,0 +1,228 @@
+"""What a scorecard measures for each trained network, and how.
+
+For one checkpoint, in its own folder of the report (``<out>/runs/<run>/``):
+
+- a 1-D and a 2-D filter-normalized surface (``landscape surface``'s job, its file schema and resume),
+  whose centre gives the train and test loss and error of the network, BatchNorm in eval mode, and
+  whose 2-D grid gives the mean training-loss rise within ``radius`` of the minimum;
+- on the training set (all of it, or a seeded ``train_subset``): the Hessian's largest eigenvalue
+  (Lanczos), its trace (Hutchinson), Keskar's ε-sharpness, adaptive worst-case sharpness, and the
+  mean loss rise at ``radius`` along ``directions`` random filter-normalized directions
+  (``landscape.curvature``).
+
+Everything lands in ``measures.json`` with the settings and the checkpoint's SHA-256: a rerun with
+the same settings reads it back, one with other settings or a changed checkpoint is refused rather
+than mixing two computations in one table.  Nothing here knows about ranks.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import ConfigError, InputError, MismatchError
+from ..io.atomic import write_file
+from ..provenance import sha256_file
+from .runs import Run
+
+MEASURES_FILE = "measures.json"
+
+
+@dataclass(frozen=True)
+class Measure:
+    key: str
+    label: str       # plain text and Markdown
+    latex: str
+    sharpness: bool  # a measure of the minimum's shape, which the verdict weighs; else an outcome of training
+
+
+MEASURES = (
+    Measure("train_loss", "train loss", "train loss", False),
+    Measure("test_loss", "test loss", "test loss", False),
+    Measure("train_error", "train error %", r"train err.\ (\%)", False),
+    Measure("test_error", "test error %", r"test err.\ (\%)", False),
+    Measure("gap", "gap (points)", r"gap (pts)", False),
+    Measure("lambda_max", "λmax", r"$\lambda_{\max}$", True),
+    Measure("trace", "trace", r"$\operatorname{tr} H$", True),
+    Measure("epsilon_sharpness", "ε-sharpness", r"$\epsilon$-sharpness", True),
+    Measure("adaptive_sharpness", "adaptive sharpness", "adaptive", True),
+    Measure("average_rise", "average rise", "avg.\\ rise", True),
+    Measure("surface_rise", "2-D rise", "2-D rise", True),
+)
+BY_KEY = {m.key: m for m in MEASURES}
+
+
+def _positive(name, value, whole=False) -> None:
+    kind = int if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(name, value, "a positive whole number" if whole else "a positive number", literal=True)
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """The settings of every measure: recorded with the results, and equal for every run of a report."""
+
+    grid_1d: str = "-1:1:41"       # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
+    grid_2d: str = "-1:1:21"       # the 2-D surface, the same along x and y
+    radius: float = 0.5            # the average rise and the 2-D rise: distance from the minimum
+    directions: int = 20           # the average rise: random filter-normalized directions
+    trace_samples: int = 20        # Hutchinson: Rademacher vectors
+    tol: float = 1e-3              # Lanczos: relative tolerance of λmax
+    rho: float = 0.01              # adaptive sharpness: the box |δ| <= rho |w|
+    epsilon: float = 1e-3          # Keskar's box |δ| <= epsilon (|w| + 1)
+    subspace: int = 0              # Keskar's random subspace dimension; 0: the full space
+    maxiter: int = 10              # L-BFGS-B iterations of the worst-case searches
+    dtype: str = "float32"         # the Hessian products and sharpness searches
+    batch_size: int = 512          # samples per forward pass (surfaces and products)
+    train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
+    loss_name: str = "crossentropy"
+    seed: int = 0                  # directions, start and trace vectors, subspace
+
+    def __post_init__(self):
+        from ..surface.grid import Axis
+        for name in ("grid_1d", "grid_2d"):
+            axis = Axis.parse(getattr(self, name), name)
+            if not np.any(axis.coordinates() == 0):
+                raise ConfigError(name, getattr(self, name), "a grid holding 0, the trained network "
+                                  "(MIN = -MAX and an odd NUM, e.g. -1:1:21)")
+        for name in ("radius", "tol", "rho", "epsilon"):
+            _positive(name, getattr(self, name))
+        for name in ("directions", "maxiter", "batch_size"):
+            _positive(name, getattr(self, name), whole=True)
+        if isinstance(self.trace_samples, bool) or not isinstance(self.trace_samples, int) or self.trace_samples < 2:
+            raise ConfigError("trace_samples", self.trace_samples, "a whole number >= 2", literal=True)
+        if isinstance(self.subspace, bool) or not isinstance(self.subspace, int) or self.subspace < 0:
+            raise ConfigError("subspace", self.subspace, "0 (the full space) or a positive dimension", literal=True)
+        if self.train_subset is not None:
+            _positive("train_subset", self.train_subset, whole=True)
+        if self.dtype not in ("float32", "float64"):
+            raise ConfigError("dtype", self.dtype, "float32 or float64")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError("seed", self.seed, "a whole number >= 0", literal=True)
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one run's network and data come from (the report's flags fill what the run does not say)."""
+
+    model: str
+    dataset: str
+    datapath: str | None = None
+    num_classes: int | None = None
+    device: str = "cpu"            # this rank's device, already chosen
+    threads: int | None = None
+
+
+def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run) -> dict | None:
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as handle:
+            found = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path} cannot be read ({exc}); remove it to measure {run.name} again") from None
+    if found.get("settings") != config.record():
+        changed = sorted(k for k in config.record() if found.get("settings", {}).get(k) != config.record()[k])
+        raise MismatchError(f"{path} was measured with other settings ({', '.join(changed) or 'unknown'} differ); "
+                            "choose another out or remove that folder to measure again")
+    if found.get("checkpoint_sha256") != checkpoint_sha:
+        raise MismatchError(f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
+                            "differs: retrained?); choose another out or remove that folder to measure again")
+    return found
+
+
+def _surfaces(run: Run, target: Target, config: MeasureConfig, folder: str):
+    from ..data import DataConfig
+    from ..io.surface_file import read
+    from ..models import ModelConfig
+    from ..parallel.comm import SerialComm
+    from ..surface.direction_set import DirectionConfig
+    from ..surface.evaluation import EvaluationConfig
+    from ..surface.grid import Grid
+    from ..surface.job import RunConfig, SurfaceJob, run_surface
+
+    out = []
+    for name, grid in (("surface_1d.h5", Grid.parse(config.grid_1d)),
+                       ("surface_2d.h5", Grid.parse(config.grid_2d, config.grid_2d))):
+        job = SurfaceJob(
+            model=ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint),
+            grid=grid, data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
+            directions=DirectionConfig(xnorm="filter", xignore="biasbn", seed=config.seed),
+            evaluation=EvaluationConfig(loss_name=config.loss_name, batch_size=config.batch_size),
+            run=RunConfig(surf_file=os.path.join(folder, name), threads=target.threads, quiet=True,
+                          device=target.device, argv=("landscape", "report")))
+        run_surface(job, SerialComm())
+        out.append(read(os.path.join(folder, name)))
+    return out
+
+
+def _centre(surface, name: str) -> float:
+    if name not in surface.values:
+        return math.nan
+    return float(surface.values[name][np.flatnonzero(surface.x == 0)[0]])
+
+
+def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
+    from ..curvature import Hessian, extreme, hutchinson
+    from ..curvature import sharpness as measures
+    from ..data import DataConfig, load_data
+    from ..models import ModelConfig, load_model
+    from ..surface.losses import Loss
+
+    cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
+    model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
+    data = load_data(DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset,
+                                test=False))
+    h = Hessian(model, data.train, Loss(config.loss_name), batch_size=config.batch_size, dtype=config.dtype,
+                device=target.device)
+    top = extreme(h, k=1, end="top", tol=config.tol, seed=config.seed)
+    trace = hutchinson(h, samples=config.trace_samples, seed=config.seed)
+    eps = measures.epsilon_sharpness(h, epsilon=config.epsilon, subspace=config.subspace or None,
+                                     maxiter=config.maxiter, seed=config.seed)
+    adaptive = measures.adaptive_sharpness(h, rho=config.rho, maxiter=config.maxiter)
+    average = measures.average_rise(h, radius=config.radius, directions=config.directions, seed=config.seed)
+    return {"values": {"lambda_max": top.values[0], "trace": trace.value, "epsilon_sharpness": eps.value,
+                       "adaptive_sharpness": adaptive.value, "average_rise": average.value},
+            "errors": {"trace": trace.stderr, "average_rise": average.stderr},
+            "details": {"lambda_max": top.record(), "trace": trace.record(), "epsilon_sharpness": eps.record(),
+                        "adaptive_sharpness": adaptive.record(), "average_rise": average.record(),
+                        "parameters": h.dim, "samples": len(data.train)}}
+
+
+def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) -> dict:
+    """Every measure of ``run`` (read back when ``folder`` already holds them): a dict with ``values``
+    (by the keys of ``MEASURES``), ``errors`` (standard errors where a measure has one), ``details``."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, MEASURES_FILE)
+    checkpoint_sha = sha256_file(run.checkpoint)
+    found = _cached(path, config, checkpoint_sha, run)
+    if found is not None:
+        return found
+    started = time.perf_counter()
+    one, two = _surfaces(run, target, config, folder)
+    from ..surface.rise import mean_rise_2d
+
+    train_error, test_error = 100.0 - _centre(one, "train_acc"), 100.0 - _centre(one, "test_acc")
+    values = {"train_loss": _centre(one, "train_loss"), "test_loss": _centre(one, "test_loss"),
+              "train_error": train_error, "test_error": test_error, "gap": test_error - train_error,
+              "surface_rise": mean_rise_2d(two, "train_loss", config.radius)}
+    surfaces_s = time.perf_counter() - started
+    curvature = _curvature(run, target, config)
+    values.update(curvature["values"])
+    result = {"run": asdict(run), "target": {k: v for k, v in asdict(target).items() if k != "threads"},
+              "checkpoint_sha256": checkpoint_sha, "settings": config.record(),
+              "values": {m.key: float(values[m.key]) for m in MEASURES}, "errors": curvature["errors"],
+              "details": curvature["details"],
+              "seconds": {"surfaces": surfaces_s, "curvature": time.perf_counter() - started - surfaces_s}}
+    write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
+    return result
+
+
+__all__ = ["Measure", "MEASURES", "BY_KEY", "MeasureConfig", "Target", "measure_run", "MEASURES_FILE"]

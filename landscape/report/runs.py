@@ -1,0 +1,125 @@
+"""Which networks a scorecard compares: the finished runs of a training sweep's manifest, or a
+hand-written CSV that lists checkpoints.
+
+A trainer's manifest (``manifest.json``, ``manifest.csv`` or the sweep folder) names each run's
+folder; the run's ``run.json`` says which model and data set it was trained with.  A hand-written
+CSV needs the columns ``checkpoint``, ``batch_size`` and ``seed``; ``recipe`` (default ``sgd``),
+``run`` (a name; default ``<recipe>_b<batch>_s<seed>``), ``model`` and ``dataset`` are optional,
+the last two falling back to the report's flags.  Relative paths are relative to the CSV file.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..train import checkpoints as files
+from ..train import sweep as sweeps
+
+NEEDED = ("checkpoint", "batch_size", "seed")
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    recipe: str
+    batch_size: int
+    seed: int
+    checkpoint: str        # absolute path of the trained weights
+    model: str | None      # registry name or plug-in; None: the report's --model
+    dataset: str | None    # None: the report's --dataset
+
+
+def _is_trainer_manifest(path: str) -> bool:
+    if os.path.isdir(path) or path.endswith(".json"):
+        return True
+    try:
+        with open(path, newline="") as handle:
+            header = next(csv.reader(handle), [])
+    except OSError as exc:
+        raise InputError(f"manifest {path} cannot be read ({exc.strerror})", fields=("manifest",)) from None
+    return "run" in header and "checkpoint" in header and "done" in header
+
+
+def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
+    runs, skipped = [], []
+    for row in sweeps.read_manifest(path):
+        if not row["done"]:
+            skipped.append(row["run"])
+            continue
+        record = files.read_run(row["folder"]) or {}
+        identity = record.get("identity", {})
+        runs.append(Run(row["run"], row["recipe"], row["batch_size"], row["seed"],
+                        os.path.join(row["folder"], files.FINAL), identity.get("model"), identity.get("dataset")))
+    return runs, skipped
+
+
+def _whole(row: dict, key: str, path: str, line: int) -> int:
+    try:
+        value = int(row[key])
+    except (TypeError, ValueError):
+        raise InputError(f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number",
+                         fields=("manifest",)) from None
+    if value < (1 if key == "batch_size" else 0):
+        raise InputError(f"manifest {path}, line {line}: {key}={value}: expected a whole number "
+                         f"{'>= 1' if key == 'batch_size' else '>= 0'}", fields=("manifest",))
+    return value
+
+
+def _from_csv(path: str) -> list[Run]:
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    header = list(rows[0]) if rows else []
+    missing = [k for k in NEEDED if k not in header]
+    if missing:
+        raise InputError(f"manifest {path} has no {missing[0]} column: expected a landscape sweep manifest or a CSV "
+                         "with the columns checkpoint, batch_size, seed (and optionally recipe, run, model, dataset)",
+                         fields=("manifest",))
+    here = os.path.dirname(os.path.abspath(path))
+    runs = []
+    for line, row in enumerate(rows, start=2):
+        batch, seed = _whole(row, "batch_size", path, line), _whole(row, "seed", path, line)
+        recipe = (row.get("recipe") or "sgd").strip()
+        checkpoint = (row["checkpoint"] or "").strip()
+        if not checkpoint:
+            raise InputError(f"manifest {path}, line {line}: the checkpoint is empty", fields=("manifest",))
+        runs.append(Run((row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}", recipe, batch, seed,
+                        os.path.join(here, checkpoint), (row.get("model") or "").strip() or None,
+                        (row.get("dataset") or "").strip() or None))
+    return runs
+
+
+def read_runs(path: str) -> tuple[list[Run], list[str]]:
+    """The runs to report, sorted by recipe (first seen), batch size and seed, and the names of the
+    manifest's unfinished runs (left out)."""
+    if not os.path.exists(path):
+        raise InputError(f"manifest {path} does not exist: expected a landscape sweep's manifest (or its folder) "
+                         "or a CSV of checkpoints", fields=("manifest",))
+    runs, skipped = _from_trainer(path) if _is_trainer_manifest(path) else (_from_csv(path), [])
+    if not runs:
+        raise InputError(f"manifest {path} lists no finished run" + (f" ({len(skipped)} unfinished)" if skipped else ""),
+                         fields=("manifest",))
+    names = [r.name for r in runs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"manifest {path}: run {twice[0]!r} is listed twice; expected one row per run "
+                         "(give a run column to tell them apart)", fields=("manifest",))
+    for run in runs:
+        if not os.path.isfile(run.checkpoint):
+            raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist",
+                             fields=("manifest",))
+    order = {r: i for i, r in enumerate(dict.fromkeys(r.recipe for r in runs))}
+    return sorted(runs, key=lambda r: (order[r.recipe], r.batch_size, r.seed)), skipped
+
+
+def describe(runs: list[Run]) -> str:
+    """'12 runs: recipe sgd, batch sizes 16, 64, 256, 1024, seeds 0, 1, 2'."""
+    def listed(values):
+        return ", ".join(str(v) for v in sorted(set(values), key=lambda v: (isinstance(v, str), v)))
+    recipes = list(dict.fromkeys(r.recipe for r in runs))
+    return (f"{len(runs)} runs: recipe{'s' * (len(recipes) > 1)} {', '.join(recipes)}, batch sizes "
+            f"{listed(r.batch_size for r in runs)}, seeds {listed(r.seed for r in runs)}")
+
+
+__all__ = ["Run", "read_runs", "describe", "NEEDED"]

@@ -1,0 +1,140 @@
+"""A scorecard: every measure of every run, their mean ± standard deviation per recipe and batch size,
+their rank correlation with batch size and with the generalization gap, and the verdict in words.
+
+The verdict weighs the sharpness measures (``Measure.sharpness``): a measure *separates the batch
+sizes* when Kendall's τ between it and the batch size, over all runs, has a permutation p-value
+below ``alpha``; it *tracks the gap* when the same holds against the gap (test error minus train
+error).  A measure that does neither is named as such, with its numbers: "no" is an answer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .measures import MEASURES
+from .stats import Correlation, correlation, mean_sd
+
+AGAINST = ("batch_size", "gap")
+
+
+@dataclass(frozen=True)
+class Group:
+    recipe: str
+    batch_size: int
+    seeds: list[int]
+    stats: dict[str, tuple[float, float, int]]   # measure -> (mean, sd, n)
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    runs: list[dict]                                     # name, recipe, batch_size, seed, values, errors
+    groups: list[Group]
+    correlations: dict[str, dict[str, Correlation]]      # measure -> {"batch_size": ..., "gap": ...}
+    alpha: float
+    verdict: str
+    settings: dict = field(default_factory=dict)
+
+    def record(self) -> dict:
+        return {"runs": self.runs,
+                "groups": [{"recipe": g.recipe, "batch_size": g.batch_size, "seeds": g.seeds,
+                            **{f"{k}_{part}": v for k, s in g.stats.items() for part, v in zip(("mean", "sd", "n"), s)}}
+                           for g in self.groups],
+                "correlations": {k: {a: c.record() for a, c in v.items()} for k, v in self.correlations.items()},
+                "alpha": self.alpha, "verdict": self.verdict, "settings": self.settings}
+
+
+def build(results: list[dict], alpha: float = 0.05, permutations: int = 10000, seed: int = 0,
+          settings: dict | None = None) -> Scorecard:
+    """The scorecard of ``results`` (``measure_run``'s dicts, one per run)."""
+    runs = [{"name": r["run"]["name"], "recipe": r["run"]["recipe"], "batch_size": r["run"]["batch_size"],
+             "seed": r["run"]["seed"], "values": r["values"], "errors": r.get("errors", {})} for r in results]
+    groups = []
+    for key in dict.fromkeys((r["recipe"], r["batch_size"]) for r in runs):
+        members = [r for r in runs if (r["recipe"], r["batch_size"]) == key]
+        groups.append(Group(key[0], key[1], [r["seed"] for r in members],
+                            {m.key: mean_sd([r["values"][m.key] for r in members]) for m in MEASURES}))
+    correlations = {}
+    for m in MEASURES:
+        y = [r["values"][m.key] for r in runs]
+        correlations[m.key] = {
+            "batch_size": correlation([r["batch_size"] for r in runs], y, permutations, seed),
+            "gap": correlation([r["values"]["gap"] for r in runs], y, permutations, seed)}
+    card = Scorecard(runs, groups, correlations, alpha, "", settings or {})
+    return Scorecard(runs, groups, correlations, alpha, verdict(card, permutations, seed), settings or {})
+
+
+def _numbers(c: Correlation) -> str:
+    return f"τ = {c.tau:+.2f}, p = {c.p_value:.2g}"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def smallest_p(batch_sizes: list[int], permutations: int = 10000, seed: int = 0) -> float:
+    """The p-value of a measure in perfect order with the batch sizes: no measure can do better."""
+    x = np.asarray(batch_sizes)
+    return correlation(x, np.argsort(np.argsort(x, kind="stable")), permutations, seed).p_value
+
+
+def verdict(card: Scorecard, permutations: int = 10000, seed: int = 0) -> str:
+    """Which sharpness measures separate the batch sizes and which track the gap, with τ and p."""
+    batches = sorted({r["batch_size"] for r in card.runs})
+    if len(batches) < 2:
+        return (f"All {len(card.runs)} runs have batch size {batches[0]}: there is no batch size to compare "
+                "(the table gives each measure's spread over seeds).")
+    measures = [m for m in MEASURES if m.sharpness]
+    a = card.alpha
+    sentences = []
+    best = smallest_p([r["batch_size"] for r in card.runs], permutations, seed)
+    if best >= a:
+        sentences.append(f"The smallest p-value any order of {len(card.runs)} runs can reach is {best:.2g}, not below "
+                         f"{a:g}: more seeds or batch sizes are needed before a measure can be said to separate "
+                         "the batch sizes.")
+    err = card.correlations["test_error"]["batch_size"]
+    if not math.isnan(err.tau):
+        if err.p_value < a:
+            sentences.append(f"Test error {'rises' if err.tau > 0 else 'falls'} with batch size ({_numbers(err)}).")
+        else:
+            sentences.append(f"Test error does not change with batch size at p < {a:g} ({_numbers(err)}).")
+
+    def named(m, c):
+        return f"{m.label} ({_numbers(c)})"
+
+    for against, what, verb in (("batch_size", "the batch sizes", "separate"), ("gap", "the generalization gap",
+                                                                                   "track")):
+        scored = [(m, card.correlations[m.key][against]) for m in measures]
+        scored = [(m, c) for m, c in scored if not math.isnan(c.tau)]
+        if not scored:
+            sentences.append(f"No measure can be ranked against {what} (too few runs with values).")
+            continue
+        yes = [(m, c) for m, c in scored if c.p_value < a]
+        no = [(m, c) for m, c in scored if c.p_value >= a]
+        if against == "batch_size":
+            up = [named(m, c) for m, c in yes if c.tau > 0]
+            down = [named(m, c) for m, c in yes if c.tau < 0]
+            parts = []
+            if up:
+                parts.append(f"larger at large batch: {_listed(up)}")
+            if down:
+                parts.append(f"smaller at large batch: {_listed(down)}")
+            if yes:
+                sentences.append(f"Measures that separate the batch sizes (Kendall τ with batch size, permutation "
+                                 f"p < {a:g}) — {'; '.join(parts)}.")
+            else:
+                sentences.append(f"No sharpness measure separates the batch sizes at p < {a:g}.")
+            if no:
+                sentences.append(f"Not separating them: {_listed([named(m, c) for m, c in no])}.")
+        else:
+            if yes:
+                sentences.append(f"Tracking the generalization gap across runs: {_listed([named(m, c) for m, c in yes])}"
+                                 + (f"; not tracking it: {_listed([named(m, c) for m, c in no])}." if no else "."))
+            else:
+                sentences.append(f"No sharpness measure tracks the generalization gap at p < {a:g}: "
+                                 f"{_listed([named(m, c) for m, c in no])}.")
+    return " ".join(sentences)
+
+
+__all__ = ["Group", "Scorecard", "build", "verdict", "AGAINST"]

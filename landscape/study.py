@@ -1,0 +1,207 @@
+"""The batch-size study from one command: is the large-batch minimum sharper, and by which measure?
+
+1. Train the networks with ``landscape sweep``: recipes x batch sizes x seeds (by default the digits
+   CNN with the ``sgd`` recipe and weight decay 5e-4, at batch 16, 64, 256 and 1024, seeds 0, 1, 2),
+   ``--jobs`` configurations at a time, each a process of its own with one thread (small batches
+   first, so the longest runs start first).
+2. Measure and compare them with ``landscape report`` on ``--jobs`` MPI ranks, each rank a share of
+   the networks: surfaces, Hessian λmax and trace, ε- and adaptive sharpness, average rise.
+3. The scorecard (Markdown, CSV, LaTeX) and the figures land in ``--figures`` as ``<name>.*`` and
+   ``<name>_*``; everything else stays in ``--out``.
+
+``make study`` runs it with the defaults; ``--config`` takes a TOML file (keys below) for another
+model, data set or scale.  Rerunning reuses every finished run and measurement.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from .cli import boundary
+from .errors import InputError, UsageError
+from .parallel.launch import cli_command
+
+DEFAULTS = {
+    "out": "study_out", "figures": "figures", "name": "study", "jobs": 2,
+    "recipes": ["sgd"], "batch_sizes": [16, 64, 256, 1024], "seeds": [0, 1, 2],
+    # The demo's network and data; the recipe's lr 0.1 and step decay at every batch size, 300 epochs
+    # (both ends of the batch range reach 100 % training accuracy, measured in the demo).
+    "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 300, "weight_decay": 5e-4},
+    "report": {},
+}
+QUICK = {"batch_sizes": [16, 256], "seeds": [0, 1],
+         "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 4, "weight_decay": 5e-4},
+         "report": {"grid_1d": "-1:1:5", "grid_2d": "-1:1:5", "directions": 3, "trace_samples": 3, "maxiter": 2}}
+LISTS = ("recipes", "batch_sizes", "seeds")
+TABLES = ("train", "report")
+TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
+
+EXAMPLE = """\
+example:
+  make study                                   (= landscape study: the digits study, into figures/)
+  landscape study --config study.toml --jobs 8
+
+study.toml (every key optional; the defaults are the digits study).  It is also a landscape sweep
+file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.
+  out = "study_out"
+  figures = "figures"
+  name = "study"
+  jobs = 2
+  recipes = ["sgd"]
+  batch_sizes = [16, 64, 256, 1024]
+  seeds = [0, 1, 2]
+  [train]                      # landscape train flags, without the dashes
+  model = "digits_cnn"
+  dataset = "digits"
+  epochs = 300
+  weight_decay = 5e-4
+  [report]                     # landscape report flags, without the dashes
+  grid_2d = "-1:1:21"
+"""
+
+
+def parser(prog: str = "landscape study"):
+    p = boundary.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], epilog=EXAMPLE)
+    p.add_argument("--config", help="TOML file of the study (see below)")
+    p.add_argument("--out", help="training runs, measurements and logs (default: study_out)")
+    p.add_argument("--figures", help="where the scorecard and figures go (default: figures)")
+    p.add_argument("--name", help="stem of their names (default: study)")
+    p.add_argument("--jobs", type=int, help="trainings at a time, and report ranks (default: 2)")
+    p.add_argument("--quick", action="store_true", help="2 batch sizes x 2 seeds, 4 epochs, tiny grids (the test)")
+    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    return p
+
+
+def _flags(table: dict) -> list[str]:
+    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
+    out = []
+    for key, value in table.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif isinstance(value, list):
+            out += [f"--{key}", *map(str, value)]
+        elif value is not False:
+            out.append(f"--{key}={value}")
+    return out
+
+
+def read_config(path: str) -> dict:
+    """A study file's settings, checked: the keys of ``TOP_KEYS``, tables where tables belong."""
+    from .cli.sweep import _toml
+
+    tomllib = _toml()
+    try:
+        with open(path, "rb") as handle:
+            given = tomllib.load(handle)
+    except FileNotFoundError:
+        raise InputError(f"--config {path} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"--config {path} cannot be read as TOML ({exc})") from None
+    unknown = sorted(set(given) - set(TOP_KEYS))
+    if unknown:
+        raise UsageError(f"--config {path}: unknown key {unknown[0]!r}; expected {', '.join(TOP_KEYS)}")
+    for key in TABLES:
+        if key in given and not isinstance(given[key], dict):
+            raise UsageError(f"--config {path}: {key} must be a table ([{key}])")
+    return given
+
+
+def settings(args) -> dict:
+    """The study: the defaults (or --quick's), then the config file, then the flags."""
+    chosen = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
+    if args.quick:
+        chosen.update({k: (dict(v) if isinstance(v, dict) else v) for k, v in QUICK.items()})
+    if args.config:
+        for key, value in read_config(args.config).items():
+            if key == "train" and "model" in value:   # another network: none of the digits settings
+                chosen[key] = dict(value)
+            elif key in TABLES:
+                chosen[key] = {**chosen[key], **value}
+            else:
+                chosen[key] = value
+    for key in ("out", "figures", "name", "jobs"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    jobs = chosen["jobs"]
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"--jobs={jobs}: expected a positive whole number")
+    for key in LISTS:
+        if not isinstance(chosen[key], list) or not chosen[key]:
+            raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")
+    return chosen
+
+
+def study_file(path: str) -> dict:
+    """The study a file describes (the defaults, then the file)."""
+    from types import SimpleNamespace
+    return settings(SimpleNamespace(config=path, quick=False, out=None, figures=None, name=None, jobs=None))
+
+
+def report_flags(study: dict) -> list[str]:
+    """``landscape report``'s arguments for the study: its manifest, folders, name and [report] table."""
+    return [os.path.join(study["out"], "manifest.json"), "--out", os.path.join(study["out"], "report"),
+            "--figures", study["figures"], "--name", study["name"], *_flags(study["report"])]
+
+
+def _train(study: dict) -> float:
+    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took."""
+    out = study["out"]
+    common = ["--out", out, "--recipes", *map(str, study["recipes"]), "--batch_sizes", *map(str, study["batch_sizes"]),
+              "--seeds", *map(str, study["seeds"]), *_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
+    listed = subprocess.run(cli_command("sweep", [*common, "--list"]), capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise InputError(f"landscape sweep refused the study's settings: {listed.stderr.strip()}")
+    tasks = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][1].rsplit("_b", 1)[1].split("_s")[0]))
+    logs = os.path.join(out, "logs")
+    os.makedirs(logs, exist_ok=True)
+    print(f"training {len(tasks)} networks, {study['jobs']} at a time (logs: {logs}/)", flush=True)
+    started, running, pending, failed = time.perf_counter(), {}, list(order), []
+    while pending or running:
+        while pending and len(running) < study["jobs"]:
+            i = pending.pop(0)
+            name = tasks[i][1]
+            log = open(os.path.join(logs, f"{name}.log"), "w")
+            running[subprocess.Popen(cli_command("sweep", [*common, "--task", tasks[i][0]]), stdout=log,
+                                     stderr=subprocess.STDOUT)] = (name, log)
+        finished = next((p for p in running if p.poll() is not None), None)
+        if finished is None:
+            time.sleep(0.5)
+            continue
+        name, log = running.pop(finished)
+        log.close()
+        if finished.returncode != 0:
+            failed.append(name)
+        print(f"  {name}: {'done' if finished.returncode == 0 else f'FAILED (exit {finished.returncode})'} "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
+    if failed:
+        raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
+    return time.perf_counter() - started
+
+
+def main(argv: list[str], prog: str = "landscape study") -> int:
+    args = parser(prog).parse_args(argv)
+    study = settings(args)
+    from .cli.report import checked
+    checked([*report_flags(study), "--threads", "1"])  # the report's settings now, not after the training
+    for folder in (study["out"], study["figures"]):
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise InputError(f"{folder} is a file; expected a folder (it is created if missing)")
+        os.makedirs(folder, exist_ok=True)
+    started = time.perf_counter()
+    train_s = _train(study)
+    cmd = cli_command("report", [*report_flags(study), "--threads", "1"], study["jobs"] if study["jobs"] > 1 else None)
+    print("$ " + " ".join(cmd[cmd.index("-m") + 1:]), flush=True)
+    report_started = time.perf_counter()
+    if subprocess.run(cmd).returncode != 0:
+        raise InputError("landscape report failed (see its message above)")
+    report_s = time.perf_counter() - report_started
+    print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {time.perf_counter() - started:.0f} s "
+          f"({study['jobs']} jobs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(boundary.run(main, prog="landscape study"))

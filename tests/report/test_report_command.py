@@ -1,0 +1,79 @@
+"""``landscape report`` end to end on four small networks: the tables, figures and verdict; the same
+numbers on one rank and on two; bad input refused with one line before anything is computed."""
+import csv
+import json
+
+import pytest
+import torch
+
+from conftest import run
+from landscape.io.checkpoint import save
+from landscape.models import build_model
+
+FLAGS = ["--model", "digits_mlp", "--train_subset", "120", "--grid_1d=-1:1:5", "--grid_2d=-1:1:3", "--directions",
+         "2", "--trace_samples", "3", "--maxiter", "2", "--threads", "1", "--formats", "png"]
+
+
+def networks(tmp_path) -> str:
+    """Four networks, 'trained' at batch 16 and 256 with seeds 0 and 1: random weights, larger at 256."""
+    lines = ["checkpoint,batch_size,seed"]
+    for batch in (16, 256):
+        for seed in (0, 1):
+            torch.manual_seed(seed)
+            model = build_model("digits_mlp")
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.mul_(1.0 if batch == 16 else 1.5)
+            save(model, str(tmp_path / f"b{batch}_s{seed}.pt"))
+            lines.append(f"b{batch}_s{seed}.pt,{batch},{seed}")
+    (tmp_path / "nets.csv").write_text("\n".join(lines) + "\n")
+    return str(tmp_path / "nets.csv")
+
+
+def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
+    manifest = networks(tmp_path)
+    one = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS], timeout=300)
+    assert one.returncode == 0, one.stderr
+    for name in ("scorecard.csv", "scorecard_runs.csv", "scorecard_correlations.csv", "scorecard.md", "scorecard.tex",
+                 "scorecard.json", "scorecard_measures.png", "scorecard_1d.png", "scorecard_train_loss_2dcontour.png"):
+        assert (tmp_path / "one" / name).stat().st_size > 0, name
+    rows = list(csv.DictReader(open(tmp_path / "one" / "scorecard.csv")))
+    assert [(r["batch_size"], r["seeds"]) for r in rows] == [("16", "2"), ("256", "2")]
+    card = json.loads((tmp_path / "one" / "scorecard.json").read_text())
+    assert card["correlations"]["lambda_max"]["batch_size"]["exact"] and "smallest p-value" in card["verdict"]
+    assert "**Verdict.**" in one.stdout and "4 runs: recipe sgd, batch sizes 16, 256, seeds 0, 1" in one.stdout
+
+    two = run("report", [manifest, "--out", str(tmp_path / "two"), *FLAGS], ranks=2, timeout=300)
+    assert two.returncode == 0, two.stderr
+    assert "rank 1)" in two.stdout
+    for name in ("sgd_b16_s0", "sgd_b16_s1", "sgd_b256_s0", "sgd_b256_s1"):
+        a = json.loads((tmp_path / "one" / "runs" / name / "measures.json").read_text())
+        b = json.loads((tmp_path / "two" / "runs" / name / "measures.json").read_text())
+        assert a["values"] == b["values"], name   # each network measured on one rank either way: same bits
+    assert (tmp_path / "one" / "scorecard.csv").read_text() == (tmp_path / "two" / "scorecard.csv").read_text()
+
+    again = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS, "--alpha", "0.4"])
+    assert again.returncode == 0 and "test error" in again.stdout   # read back: only the statistics change
+    with pytest.raises(AssertionError):
+        assert "smallest p-value" in json.loads((tmp_path / "one" / "scorecard.json").read_text())["verdict"]
+
+
+@pytest.mark.parametrize("extra, code, message", [
+    (["--alpha", "2"], 2, "--alpha=2: expected a number between 0 and 1"),
+    (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
+    (["--model", "nonsense"], 2, "model=nonsense"),
+    (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
+])
+def test_bad_flags_are_one_line_before_any_work(tmp_path, extra, code, message):
+    manifest = networks(tmp_path)
+    bad = run("report", [manifest, "--out", str(tmp_path / "out"), *FLAGS, *extra])
+    assert bad.returncode == code and message in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "out" / "runs").exists()
+
+
+def test_missing_manifest_and_an_out_that_is_a_file(tmp_path):
+    missing = run("report", [str(tmp_path / "none.json"), "--out", str(tmp_path / "o"), *FLAGS])
+    assert missing.returncode == 3 and "does not exist" in missing.stderr
+    (tmp_path / "file").write_text("keep")
+    clash = run("report", [networks(tmp_path), "--out", str(tmp_path / "file"), *FLAGS])
+    assert clash.returncode == 3 and "is a file" in clash.stderr and (tmp_path / "file").read_text() == "keep"
