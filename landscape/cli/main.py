@@ -100,7 +100,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         module = COMMANDS[name].load()
         return module.spelling() if hasattr(module, "spelling") else {}
 
-    if name in ("surface", "train", "sweep", "report"):  # before torch loads: a stop signal must find the job ready to stop cleanly
+    if name in ("surface", "train", "sweep"):  # before torch loads: a stop signal must find the job ready to stop cleanly
         from ..parallel import stop
         stop.install()
 

@@ -52,10 +52,15 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
         assert a["values"] == b["values"], name   # each network measured on one rank either way: same bits
     assert (tmp_path / "one" / "scorecard.csv").read_text() == (tmp_path / "two" / "scorecard.csv").read_text()
 
+    # A job killed before one network's measures were written: the rerun measures that one again
+    # (its surfaces are complete and read back) and reads the others; the numbers do not change.
+    lost = tmp_path / "one" / "runs" / "sgd_b256_s1" / "measures.json"
+    before = json.loads(lost.read_text())
+    lost.unlink()
     again = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS, "--alpha", "0.4"])
-    assert again.returncode == 0 and "test error" in again.stdout   # read back: only the statistics change
-    with pytest.raises(AssertionError):
-        assert "smallest p-value" in json.loads((tmp_path / "one" / "scorecard.json").read_text())["verdict"]
+    assert again.returncode == 0, again.stderr
+    assert json.loads(lost.read_text())["values"] == before["values"]
+    assert "smallest p-value" not in json.loads((tmp_path / "one" / "scorecard.json").read_text())["verdict"]
 
 
 @pytest.mark.parametrize("extra, code, message", [
