@@ -9,6 +9,7 @@
     landscape curvature ...                        Hessian eigenvalues, trace, density, sharpness
     landscape report ...                           the scorecard of a batch-size study, from a manifest
     landscape study ...                            train, measure and compare a batch-size study
+    landscape info FILE...                         what a surface or direction file holds
     landscape demo ...                             the small- vs large-batch demo
 
 Every subcommand runs inside the one error boundary (``cli.boundary``), with
@@ -55,6 +56,8 @@ COMMANDS = {
                       "Hessian λmax and trace, sharpness, average rise; tables, figures and a verdict"),
     "study": Command("landscape.study", "the batch-size study from one command: train (sweep), measure and "
                      "compare (report) into figures/"),
+    "info": Command("landscape.cli.info", "what a surface or direction file holds: grid, progress, value ranges, "
+                    "identity, runs; landscape's or the reference code's"),
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}

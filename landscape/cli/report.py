@@ -188,10 +188,12 @@ def main(argv: list[str], prog: str = "landscape report") -> int:
         return done
 
     shares = world.gather(agree(world, mine))
-    if world.rank == 0:
-        results = [shares[i % world.size][i // world.size] for i in range(len(runs))]
-        write_report(results, args, config, figures)
-    agree(world, lambda: None)
+
+    def written() -> None:  # under agree: a failure on rank 0 ends every rank, none waits
+        if world.rank == 0:
+            write_report([shares[i % world.size][i // world.size] for i in range(len(runs))], args, config, figures)
+
+    agree(world, written)
     return 0
 
 

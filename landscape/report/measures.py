@@ -47,7 +47,7 @@ MEASURES = (
     Measure("test_error", "test error %", r"test err.\ (\%)", False),
     Measure("gap", "gap (points)", r"gap (pts)", False),
     Measure("lambda_max", "λmax", r"$\lambda_{\max}$", True),
-    Measure("trace", "trace", r"$\operatorname{tr} H$", True),
+    Measure("trace", "trace", r"$\mathrm{tr}\,H$", True),
     Measure("epsilon_sharpness", "ε-sharpness", r"$\epsilon$-sharpness", True),
     Measure("adaptive_sharpness", "adaptive sharpness", "adaptive", True),
     Measure("average_rise", "average rise", "avg.\\ rise", True),
@@ -203,8 +203,8 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
     path = os.path.join(folder, MEASURES_FILE)
     checkpoint_sha = sha256_file(run.checkpoint)
     found = _cached(path, config, checkpoint_sha, run)
-    if found is not None:
-        return found
+    if found is not None:  # the same weights, measured the same way; how the manifest labels them is today's
+        return {**found, "run": asdict(run)}
     started = time.perf_counter()
     one, two = _surfaces(run, target, config, folder)
     from ..surface.rise import mean_rise_2d

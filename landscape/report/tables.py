@@ -23,6 +23,23 @@ def plus_minus(mean: float, sd: float, sep: str = " ± ") -> str:
     return number(mean) if not math.isfinite(sd) else f"{number(mean)}{sep}{number(sd, 2)}"
 
 
+def tex_number(v: float, digits: int = 3) -> str:
+    r"""``number`` for LaTeX math: ``3.6e-05`` becomes ``3.6\times10^{-5}``; a missing value ``--``."""
+    text = number(v, digits)
+    if text == DASH:
+        return "--"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}\\times10^{{{int(exponent)}}}"
+    return text
+
+
+def tex_plus_minus(mean: float, sd: float) -> str:
+    if not math.isfinite(mean):
+        return "--"
+    return f"${tex_number(mean)}$" if not math.isfinite(sd) else f"${tex_number(mean)}\\pm{tex_number(sd, 2)}$"
+
+
 def _csv(header: list[str], rows: list[list]) -> str:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
@@ -70,8 +87,7 @@ def _correlated(card: Scorecard, key: str, against: str, latex: bool = False) ->
     bold = c.p_value < card.alpha
     tau = f"{c.tau:+.2f}"
     if latex:
-        tau = f"${tau}$"
-        return [rf"\textbf{{{tau}}}" if bold else tau, p]
+        return [rf"$\mathbf{{{tau}}}$" if bold else f"${tau}$", f"${tex_number(c.p_value, 2)}$"]
     return [f"**{tau}**" if bold else tau, p]
 
 
@@ -107,17 +123,17 @@ def _tex(text: str) -> str:
 
 def latex(card: Scorecard) -> str:
     keys = [m.key for m in MEASURES]
-    out = [r"% landscape report: needs \usepackage{booktabs}", r"\begin{table}[t]", r"\centering", r"\small",
-           r"\setlength{\tabcolsep}{3pt}",
+    out = [r"% landscape report: needs \usepackage{booktabs} and \usepackage{graphicx}", r"\begin{table*}[t]",
+           r"\centering", r"\resizebox{\textwidth}{!}{%",
            r"\begin{tabular}{ll" + "r" * (1 + len(keys)) + "}", r"\toprule",
            " & ".join(["recipe", "batch", "seeds"] + [BY_KEY[k].latex for k in keys]) + r" \\", r"\midrule"]
     for g in card.groups:
         cells = [_tex(g.recipe), str(g.batch_size), str(len(g.seeds))]
-        cells += [plus_minus(*g.stats[k][:2], sep=r"$\pm$").replace("–", "--") for k in keys]
+        cells += [tex_plus_minus(*g.stats[k][:2]) for k in keys]
         out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}",
+    out += [r"\bottomrule", r"\end{tabular}}",
             r"\caption{Mean $\pm$ standard deviation over seeds; gap = test $-$ train error (points).}",
-            r"\end{table}", "", r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
+            r"\end{table*}", "", r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
             r"measure & $\tau$ (batch) & $p$ & $\tau$ (gap) & $p$ \\", r"\midrule"]
     for m in MEASURES:
         if m.key == "gap":

@@ -86,7 +86,8 @@ def test_tables_carry_every_number():
     assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 2
     body = [line for line in tex.splitlines() if line.startswith("sgd &")]
     assert len(body) == 4 and all(line.count("&") == len(MEASURES) + 2 for line in body)
-    assert r"$\pm$" in body[0] and r"\textbf{" in tex
+    assert r"\pm" in body[0] and r"$\mathbf{+" in tex and "e-0" not in tex   # 1e-05 as 1\times10^{-5}
+    assert tables.tex_number(3.6e-05) == r"3.6\times10^{-5}" and tables.tex_number(math.nan) == "--"
 
 
 def test_missing_values_are_dashes():
