@@ -17,6 +17,8 @@ examples:
   landscape plot2d demo_out/cnn_bs16_2d.h5
   landscape plot2d resnet56.h5 resnet56_noshort.h5 --labels ResNet-56 "no shortcuts" --vmin 0.1 --vmax 10
   landscape plot2d vgg9.h5 --surf_name test_err --log --kind contourf surface --format png pdf --dpi 300
+  landscape surface --model digits_cnn --model_file runs/cnn/final.pt --pca_from runs/cnn --x=-6:2:41 --y=-2:2:21
+  landscape plot2d runs/cnn/final.pt.surface.h5 --trajectory --kind contour
 
 plot_2d is the same program under the reference code's name.
 """
@@ -40,7 +42,32 @@ def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
     p.add_argument("--log", action="store_true", help="log-spaced levels and a log colour scale")
     p.add_argument("--kind", nargs="+", choices=KINDS, default=list(KINDS), dest="kinds",
                    help="figures to draw (default: all three)")
+    p.add_argument("--trajectory", nargs="?", const="", metavar="DIR_FILE",
+                   help="draw the training path over the contours (surfaces on a pca_from plane): from this "
+                        "direction file, or by default the one each surface was computed with")
     return p
+
+
+def trajectories(surfaces, given: str) -> list:
+    """Each surface's trajectory: from ``given``, else from the direction file its latest run used."""
+    import os
+
+    from ..errors import InputError
+    from ..io.direction_file import read
+
+    found = []
+    for s in surfaces:
+        candidates = [given] if given else [s.run.get("dir_file", ""), os.path.splitext(s.path)[0] + ".directions.h5"]
+        path = next((c for c in candidates if c and os.path.isfile(c)), None)
+        if path is None:
+            raise InputError(f"--trajectory: the direction file of {s.path} ({candidates[0] or 'not recorded'}) does "
+                             "not exist; give it: --trajectory DIR_FILE")
+        d = read(path)
+        if d.trajectory is None:
+            raise InputError(f"--trajectory: direction file {path} holds no trajectory (its directions are "
+                             f"{d.axes[0].kind}); compute the surface with landscape surface --pca_from")
+        found.append(d.trajectory)
+    return found
 
 
 def main(argv: list[str], prog: str = "landscape plot2d") -> int:
@@ -54,7 +81,9 @@ def main(argv: list[str], prog: str = "landscape plot2d") -> int:
     surfaces, out = read_inputs(args, prog)
     check_2d(surfaces, args.surf_name)
     kinds = list(dict.fromkeys(args.kinds))  # each kind once, in the order given
-    paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style)
+    paths_ = trajectories(surfaces, args.trajectory) if args.trajectory is not None else None
+    paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style,
+                              paths_)
     for path in paths:
         print(path)
     if args.show:

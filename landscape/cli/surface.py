@@ -72,6 +72,9 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--model_file", help="checkpoint of the trained model: the centre of the surface")
     g.add_argument("--model_file2", help="second model: x direction = model2 - model (1-D interpolation)")
     g.add_argument("--model_file3", help="third model: y direction = model3 - model (plane through three models)")
+    g.add_argument("--pca_from", metavar="CHECKPOINTS", help="x and y = the top two principal components of a "
+                   "trajectory: a training run's folder (its epoch_*.pt), a quoted glob pattern or a list file; "
+                   "the checkpoints' path is stored in the direction file (plot2d --trajectory draws it)")
     g.add_argument("--allow_pickle", action="store_true", help="unpickle checkpoints fully (they can run code: "
                    "trusted files only); by default only tensors are read")
     g.add_argument("--dataset", help=f"{', '.join(BUILTIN_DATA)} or package.module:factory "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
+import h5py
 import numpy as np
 import torch
 
@@ -17,7 +18,7 @@ from ..errors import InputError
 from ..surface.directions import AxisInfo, Directions, digest
 from . import atomic, reference
 from .paths import readable_file
-from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION
+from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION, TRAJECTORY
 from .surface_file import reading
 
 ROOT_FIELDS = ("dir_type", "seed", "same_dir", "origin_sha256", "model", "digest")
@@ -42,6 +43,14 @@ def write(path: str, directions: Directions) -> None:
                     group.attrs[key] = value
                 for name, tensor in tensors.items():
                     group.create_dataset(name, data=tensor.detach().cpu().to(torch.float64).numpy())
+            path_ = directions.trajectory
+            if path_ is not None:
+                group = f.create_group(TRAJECTORY)
+                group.create_dataset("coordinates", data=np.asarray(path_.coordinates, dtype=np.float64))
+                group.create_dataset("files", data=np.array(path_.files, dtype=object), dtype=h5py.string_dtype())
+                group.create_dataset("labels", data=np.asarray(path_.labels, dtype=np.int64))
+                group.attrs["explained_variance_ratio"] = np.asarray(path_.explained, dtype=np.float64)
+                group.attrs["random_walk_ratio"] = np.asarray(path_.random_walk, dtype=np.float64)
         atomic.publish(tmp, path, "direction file")
         atomic.fsync_directory(path)
     finally:
@@ -60,6 +69,15 @@ def _axis_info(attrs) -> AxisInfo:
         if key in values:
             values[key] = int(values[key])
     return AxisInfo(**{"kind": "", **values})
+
+
+def _trajectory(group):
+    from ..surface.pca import Trajectory
+
+    files = tuple(v.decode() if isinstance(v, bytes) else str(v) for v in group["files"][()])
+    return Trajectory(files, tuple(int(v) for v in group["labels"][()]), np.asarray(group["coordinates"][()]),
+                      tuple(float(v) for v in group.attrs["explained_variance_ratio"]),
+                      tuple(float(v) for v in group.attrs["random_walk_ratio"]))
 
 
 def read(path: str) -> Directions:
@@ -81,6 +99,7 @@ def read(path: str) -> Directions:
             if name in f:
                 tensors.append({k: torch.from_numpy(np.asarray(f[name][k][()], dtype=np.float64)) for k in f[name]})
                 infos.append(_axis_info(f[name].attrs))
+        path_ = _trajectory(f[TRAJECTORY]) if TRAJECTORY in f else None
     if not tensors:
         raise InputError(f"direction file {path} holds no {AXES[0]} group")
     found = digest(tensors[0], tensors[1] if len(tensors) > 1 else None)
@@ -92,4 +111,4 @@ def read(path: str) -> Directions:
     return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, tuple(infos),
                       dir_type=str(attrs.get("dir_type", "")), seed=int(attrs.get("seed", -1)),
                       same_dir=bool(attrs.get("same_dir", False)), origin_sha256=str(attrs.get("origin_sha256", "")),
-                      model=str(attrs.get("model", "")), extra=extra)
+                      model=str(attrs.get("model", "")), extra=extra, trajectory=path_)

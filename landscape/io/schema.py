@@ -21,7 +21,11 @@ Direction file::
 
     /xdirection/<parameter name>   float64 tensors keyed by the model's own names
     /ydirection/<parameter name>   (2-D only)
-    attrs on each group: kind (random|target|same as x ...), norm, ignore, seed, target_file, target_sha256
+    attrs on each group: kind (random|target|same as x ...|PCk of T checkpoints), norm, ignore, seed,
+    target_file, target_sha256
+    /trajectory/coordinates        (T, 2) float64: each checkpoint on the plane (directions from pca_from)
+    /trajectory/files, /labels     (T,) the checkpoints and their epochs
+    attrs on /trajectory: explained_variance_ratio (2,), random_walk_ratio (2,)
     root attrs: schema, schema_version, dir_type, same_dir, seed, model, origin_sha256, digest, versions
 """
 from __future__ import annotations
@@ -45,6 +49,7 @@ RUN_SLOTS = 32           # run records kept: the latest RUN_SLOTS // 2 runs (a s
 RUN_SLOT_BYTES = 4096
 
 AXES = ("xdirection", "ydirection")
+TRAJECTORY = "trajectory"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

@@ -35,6 +35,9 @@ def axis_label(attrs: dict, axis: str) -> str:
     if attrs.get(f"{axis}direction") == "target":
         other = "2" if axis == "x" else "3"
         return f"{letter} (interpolation: 0 = model, 1 = model {other})"
+    kind = str(attrs.get(f"{axis}direction", ""))
+    if kind.startswith("PC"):  # a trajectory's principal component: a unit vector in weight space
+        return f"{kind.split(' of ')[0]} (distance in weight space)"
     norm = attrs.get(f"{axis}norm")
     if not norm:
         return letter

@@ -176,7 +176,7 @@ def _level_format(levels: np.ndarray, log: bool):
 # --------------------------------------------------------------------------- drawing
 
 def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels: list[str] | None = None,
-            style: Style2D = Style2D()) -> Figure:
+            style: Style2D = Style2D(), trajectories: list | None = None) -> Figure:
     """One figure of ``kind`` (contour, contourf, surface): a panel per surface, shared levels and colours.
 
     Panel titles are the ``labels`` when given, or the file names when there are several panels.
@@ -211,6 +211,8 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
             if np.isclose(np.ptp(surf.x), np.ptp(surf.y)):
                 ax.set_aspect("equal")
             ax.set(xlabel=axis_label(surf.attrs, "x"), ylabel=axis_label(surf.attrs, "y"))
+            if trajectories is not None and trajectories[k] is not None:
+                _trajectory(ax, trajectories[k])
         for axis in (ax.xaxis, ax.yaxis):  # -1, -0.5, 0, ... rather than crowded -1.00, -0.75, ...
             axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
         if labels is not None:
@@ -302,6 +304,30 @@ def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tupl
     return labelled, spots
 
 
+def _trajectory(ax, path) -> None:
+    """The optimizer's path (a ``surface.pca.Trajectory``) over the contours: every checkpoint a dot,
+    some labelled with their epoch; the axes say how much of the path's variance each one holds, and a
+    note what a random walk of as many steps would show (Antognini & Sohl-Dickstein 2018)."""
+    xy = np.asarray(path.coordinates)
+    ax.plot(xy[:, 0], xy[:, 1], "-", color="crimson", linewidth=1.3, zorder=6)
+    ax.plot(xy[:, 0], xy[:, 1], "o", color="crimson", markersize=2.5, zorder=6)
+    wanted = sorted({0, len(xy) - 1, *np.linspace(0, len(xy) - 1, 6).round().astype(int).tolist()})
+    span = max(float(np.ptp(xy[:, 0])), float(np.ptp(xy[:, 1])), 1e-300)
+    shown = []
+    for i in wanted:  # no label on top of another: the last epochs often crowd the minimum
+        if all(np.hypot(*(xy[i] - xy[j])) > 0.04 * span for j in shown) or i == len(xy) - 1:
+            shown = [j for j in shown if np.hypot(*(xy[i] - xy[j])) > 0.04 * span] + [i]
+    for i in shown:
+        ax.annotate(str(path.labels[i]), xy[i], textcoords="offset points", xytext=(4, 3), fontsize=7,
+                    color="crimson", zorder=7)
+    ax.set_xlabel(f"PC1 ({100 * path.explained[0]:.1f} % of the path's variance)")
+    ax.set_ylabel(f"PC2 ({100 * path.explained[1]:.1f} %)")
+    ax.text(0.02, 0.02, f"path of {len(xy)} checkpoints (labels: epochs); a random walk of as many steps:\n"
+            f"PC1 {100 * path.random_walk[0]:.0f} %, PC2 {100 * path.random_walk[1]:.0f} %",
+            transform=ax.transAxes, fontsize=6.5, color="0.25", va="bottom",
+            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+
+
 def _mark_origin(ax, surf: Surface) -> None:
     """A star at (0, 0), the trained model, when the grid contains it."""
     if surf.x.min() <= 0 <= surf.x.max() and surf.y.min() <= 0 <= surf.y.max():
@@ -345,11 +371,11 @@ def _surface(ax, X, Y, Z, levels, norm, log):
 
 def write_2d(surfaces: list[Surface], out: str, name: str = "train_loss", kinds=KINDS,
              labels: list[str] | None = None, formats=("png",), dpi: int = 150,
-             style: Style2D = Style2D()) -> tuple[list[str], list[Figure]]:
+             style: Style2D = Style2D(), trajectories: list | None = None) -> tuple[list[str], list[Figure]]:
     """Write ``<out>_<name>_2dcontour|_2dcontourf|_3dsurface.<fmt>`` for ``kinds``; return (paths, figures)."""
     paths, figures = [], []
     for kind in kinds:
-        fig = draw_2d(surfaces, kind, name, labels, style)
+        fig = draw_2d(surfaces, kind, name, labels, style, trajectories)
         paths += save(fig, f"{out}_{name}_{SUFFIX[kind]}", formats, dpi)
         figures.append(fig)
     return paths, figures

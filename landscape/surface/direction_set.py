@@ -36,6 +36,7 @@ class DirectionConfig:
     seed: int | None = None
     model_file2: str | None = None  # x direction = model2 - model
     model_file3: str | None = None  # y direction = model3 - model
+    pca_from: str | None = None     # x and y: the top principal components of a trajectory's checkpoints
     dir_file: str | None = None
 
     def __post_init__(self):
@@ -52,6 +53,13 @@ class DirectionConfig:
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
                                       or not 0 <= self.seed < 2**63):
             raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1", literal=True)
+        if self.pca_from is not None:
+            if not isinstance(self.pca_from, str) or not self.pca_from:
+                raise ConfigError("pca_from", self.pca_from, "a training run's folder, a glob pattern or a list file")
+            given = [n for n in ("model_file2", "model_file3", "same_dir", "xnorm", "ynorm") if getattr(self, n)]
+            if given:
+                raise UsageError(f"{given[0]} does not apply with pca_from: the trajectory's principal components "
+                                 "are both directions, as unit vectors", fields=(given[0], "pca_from"))
         if self.model_file3 and self.same_dir:
             raise UsageError("model_file3 and same_dir both define the y direction: give one",
                              fields=("model_file3", "same_dir"))
@@ -64,7 +72,7 @@ class DirectionConfig:
                                      fields=(f"{axis}{setting}", name))
 
     def check_grid(self, ndim: int) -> None:
-        given = [name for name in ("model_file3", "same_dir") if getattr(self, name)]
+        given = [name for name in ("model_file3", "same_dir", "pca_from") if getattr(self, name)]
         if ndim == 1 and given:
             raise UsageError(f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
                              "defines the y direction: add y=MIN:MAX:NUM", fields=(*given, "y"))
@@ -77,10 +85,12 @@ class DirectionConfig:
 
 
 def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, model: str) -> Directions:
-    """New directions for ``origin``: seeded random ones, or towards target models.
+    """New directions for ``origin``: seeded random ones, towards target models, or a trajectory's plane.
 
     ``target(path)`` returns the tensors of the model in checkpoint ``path``, like ``origin``.
     """
+    if cfg.pca_from:
+        return _from_trajectory(cfg, origin, dir_type, target, model)
     seed = DEFAULT_SEED if cfg.seed is None else cfg.seed
     generator = torch.Generator().manual_seed(seed)
     axes, infos = [], []
@@ -101,6 +111,23 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
             infos.append(AxisInfo("random", norm, ignore, seed))
     return Directions(axes[0], axes[1] if ndim == 2 else None, tuple(infos), dir_type, seed, bool(cfg.same_dir),
                       sha256_tensors(origin), model, extra=versions())
+
+
+def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, target, model: str) -> Directions:
+    from . import pca
+
+    files = pca.checkpoint_files(cfg.pca_from)
+    states = []
+    for path in files:
+        tensors = target(path)
+        dirs.check_matches(tensors, origin, f"pca_from checkpoint {path}")
+        dirs.check_finite(tensors, f"pca_from checkpoint {path}", fields=("pca_from",))
+        states.append(tensors)
+    ignore = cfg.xignore or DEFAULT_IGNORE
+    x, y, path = pca.trajectory(origin, files, states, ignore)
+    infos = tuple(AxisInfo(f"PC{k} of {len(files)} checkpoints", "none", ignore, -1) for k in (1, 2))
+    return Directions(x, y, infos, dir_type, -1, False, sha256_tensors(origin), model, extra=versions(),
+                      trajectory=path)
 
 
 def named(stored: Directions, model: torch.nn.Module, dir_type: str | None, path: str) -> Directions:
@@ -145,7 +172,7 @@ def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
 def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: str) -> Directions:
     """``d`` read from ``path``, checked against the model and the settings given explicitly."""
     fields = ("dir_type", "seed", "xnorm", "xignore", "ynorm", "yignore", "same_dir", "model_file2", "model_file3",
-              "dir_file")
+              "pca_from",              "dir_file")
     if d.reference:  # how it was made is not recorded: only the model match can be checked
         defining = [name for name in ("model_file2", "model_file3", "same_dir", "seed")
                     if getattr(cfg, name) not in (None, False, "")]
@@ -156,6 +183,9 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
     if ndim == 2 and d.y is None:
         raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two",
                             fields=("dir_file",))
+    if cfg.pca_from and d.trajectory is None:
+        raise MismatchError(f"direction file {path} holds no trajectory plane (its directions are "
+                            f"{d.axes[0].kind}); drop pca_from to reuse it, or give another dir_file", fields=fields)
     if not d.reference:
         conflicts = _conflicts(cfg, d, ndim)
         if conflicts:
@@ -166,5 +196,5 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
         dirs.check_finite(direction, f"direction file {path} ({axis}direction)")
     if ndim == 1 and d.y is not None:  # a 1-D surface on a file with two directions uses the first
         d = Directions(d.x, None, d.axes[:1], d.dir_type, d.seed, d.same_dir, d.origin_sha256, d.model,
-                       d.reference, d.extra)
+                       d.reference, d.extra, d.trajectory)
     return d

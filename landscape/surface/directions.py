@@ -51,6 +51,7 @@ class Directions:
     model: str = ""
     reference: bool = False     # read from the reference code's unnamed "0".."n-1" layout
     extra: dict = field(default_factory=dict)  # other attributes of the file (versions)
+    trajectory: object = None   # pca.Trajectory: the checkpoints whose principal components x and y are
 
     @property
     def ndim(self) -> int:

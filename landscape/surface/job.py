@@ -183,6 +183,14 @@ def _directions(job: SurfaceJob, model, rank: int, say) -> None:
     drawn = direction_set.draw(job.directions, job.grid.ndim, origin, dir_type, target, job.model.model)
     direction_file.write(job.dir_file, drawn)
     say(f"wrote directions to {job.dir_file}")
+    if drawn.trajectory is not None:
+        xy, t = drawn.trajectory.coordinates, drawn.trajectory
+        inside = all(axis.lo <= lo and hi <= axis.hi for axis, lo, hi in
+                     ((job.grid.x, xy[:, 0].min(), xy[:, 0].max()), (job.grid.y, xy[:, 1].min(), xy[:, 1].max())))
+        say(f"trajectory of {len(xy)} checkpoints: PC1 {100 * t.explained[0]:.1f} %, PC2 {100 * t.explained[1]:.1f} % "
+            f"of its variance (a random walk: {100 * t.random_walk[0]:.0f} %, {100 * t.random_walk[1]:.0f} %); it spans "
+            f"x {xy[:, 0].min():.3g}..{xy[:, 0].max():.3g}, y {xy[:, 1].min():.3g}..{xy[:, 1].max():.3g}"
+            + ("" if inside else " — beyond this grid: widen x and y to see all of it"))
 
 
 def _origin(job: SurfaceJob, model, dir_type: str) -> dict:
