@@ -20,8 +20,9 @@ from .paths import readable_file
 PREFIXES = ("module.", "_orig_mod.")
 
 
-def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
-    """The state_dict in ``path``; ``allow_pickle`` permits full unpickling (trusted files only)."""
+def read_state_dict(path: str, allow_pickle: bool = False, mmap: bool = False) -> dict[str, torch.Tensor]:
+    """The state_dict in ``path``; ``allow_pickle`` permits full unpickling (trusted files only).  ``mmap``:
+    tensors mapped from the file, read only where used (a zip archive of torch.save; others are loaded)."""
     path = readable_file(path, "checkpoint")
     if not _looks_like_torch_file(path):
         raise InputError(f"checkpoint {path} is not a torch file: expected a zip archive (torch.save) or a pickle "
@@ -29,7 +30,12 @@ def read_state_dict(path: str, allow_pickle: bool = False) -> dict[str, torch.Te
     try:
         with warnings.catch_warnings():  # torch warns about plain pickles; the error below says what matters
             warnings.simplefilter("ignore")
-            obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
+            try:
+                obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle, mmap=mmap or None)
+            except RuntimeError:
+                if not mmap:
+                    raise
+                obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)  # not a zip archive
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "weights only load failed" in first.lower():

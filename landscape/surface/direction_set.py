@@ -90,7 +90,7 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
     ``target(path)`` returns the tensors of the model in checkpoint ``path``, like ``origin``.
     """
     if cfg.pca_from:
-        return _from_trajectory(cfg, origin, dir_type, target, model)
+        return _from_trajectory(cfg, origin, dir_type, model)
     seed = DEFAULT_SEED if cfg.seed is None else cfg.seed
     generator = torch.Generator().manual_seed(seed)
     axes, infos = [], []
@@ -113,13 +113,16 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
                       sha256_tensors(origin), model, extra=versions())
 
 
-def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, target, model: str) -> Directions:
+def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: str) -> Directions:
     from . import pca
+
+    from ..io.checkpoint import read_state_dict
 
     files = pca.checkpoint_files(cfg.pca_from)
     states = []
-    for path in files:
-        tensors = target(path)
+    for path in files:  # mapped, not loaded: the slices of the Gram matrix read what they need
+        state = read_state_dict(path, mmap=True)
+        tensors = {name: state[name] for name in origin if name in state}
         dirs.check_matches(tensors, origin, f"pca_from checkpoint {path}")
         dirs.check_finite(tensors, f"pca_from checkpoint {path}", fields=("pca_from",))
         states.append(tensors)
