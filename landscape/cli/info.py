@@ -78,6 +78,10 @@ def directions_text(d: dict) -> list[str]:
     return lines
 
 
+def spelling() -> dict[str, str]:
+    return boundary.flags(build_parser())
+
+
 def main(argv: list[str], prog: str = "landscape info") -> int:
     from ..io.inspect import describe
 

@@ -15,7 +15,7 @@ def test_help_lists_every_command_and_its_alias(capsys):
         assert f"\n  {command} " in out and (not alias or f"(alias: {alias})" in out)
     assert landscape() == 2
     assert capsys.readouterr().err.strip() == ("landscape: error: a command is needed: one of surface, plot1d, "
-                                               "plot2d, train, sweep, plot-training, curvature, report, study, info, demo (see landscape --help)")
+                                               "plot2d, train, sweep, plot-training, curvature, report, study, export, info, demo (see landscape --help)")
 
 
 def test_version_and_unknown_commands(capsys):
@@ -23,7 +23,7 @@ def test_version_and_unknown_commands(capsys):
     assert landscape("surfcae", "--x=-1:1:3") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["landscape: error: unknown command 'surfcae': expected one of surface, plot1d, plot2d, train, "
-                   "sweep, plot-training, curvature, report, study, info, demo (see landscape --help)"]
+                   "sweep, plot-training, curvature, report, study, export, info, demo (see landscape --help)"]
 
 
 def test_subcommand_help_shows_the_configurations_defaults(capsys):

@@ -1,0 +1,63 @@
+"""``landscape export``: surface files in other tools' formats.
+
+``--vtk``: VTK XML for ParaView (``io.paraview``): a 2-D surface as a structured grid (``.vts``)
+whose height is one quantity and whose point data are all of them, a 1-D surface as a polyline
+(``.vtu``).  Files are read from the HDF5 alone; no model is loaded.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from ..errors import InputError, UsageError
+from . import boundary
+
+EXAMPLES = """\
+examples:
+  landscape export demo_out/cnn_bs16_2d.h5 --vtk                      (writes demo_out/cnn_bs16_2d.vts)
+  landscape export demo_out/cnn_bs16_2d.h5 --vtk --z test_loss --log --zmax 10 --out figures/bs16
+  landscape export demo_out/cnn_bs16_1d.h5 --vtk                      (a polyline: demo_out/cnn_bs16_1d.vtu)
+then in ParaView: File > Open the .vts; colour by any quantity; Warp is not needed (z is the height).
+"""
+
+
+def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
+    p = boundary.ArgumentParser(prog=prog, epilog=EXAMPLES, description="Export surface files: --vtk for ParaView.")
+    p.add_argument("surf_files", nargs="+", metavar="SURF_FILE", help="surface files (landscape's or the reference "
+                   "code's)")
+    p.add_argument("--vtk", action="store_true", help="VTK XML: .vts (2-D structured grid) or .vtu (1-D polyline)")
+    p.add_argument("--z", default="train_loss", help="the quantity that gives the height (default: train_loss)")
+    p.add_argument("--log", action="store_true", help="height = log10 of the quantity")
+    p.add_argument("--zmax", type=float, help="clip heights above this value (diverged points would dwarf the rest)")
+    p.add_argument("--out", metavar="PREFIX", help="output path without extension (one input file only; "
+                   "default: the input's path without .h5)")
+    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    return p
+
+
+def spelling() -> dict[str, str]:
+    return boundary.flags(build_parser())
+
+
+def main(argv: list[str], prog: str = "landscape export") -> int:
+    from ..io.paraview import write_vtk
+    from ..io.surface_file import read
+
+    args = build_parser(prog).parse_args(argv)
+    if not args.vtk:
+        raise UsageError("nothing to export: give --vtk")
+    if args.out and len(args.surf_files) > 1:
+        raise UsageError(f"--out {args.out}: one prefix for {len(args.surf_files)} files; give one file, or no "
+                         "--out (each file's export goes beside it)")
+    if args.zmax is not None and not (math.isfinite(args.zmax) and (args.zmax > 0 or not args.log)):
+        raise UsageError(f"--zmax={args.zmax:g}: expected a finite number" + (", positive with --log" if args.log else ""))
+    stems = [args.out or os.path.splitext(path)[0] for path in args.surf_files]
+    for stem in stems:
+        folder = os.path.dirname(os.path.abspath(stem))
+        if not os.path.isdir(folder):
+            raise InputError(f"--out {stem}: folder {folder} does not exist; expected an existing folder")
+    surfaces = [read(path) for path in args.surf_files]  # every file checked before any is written
+    for surface, stem in zip(surfaces, stems):
+        print(write_vtk(surface, stem, args.z, args.log, args.zmax))
+    return 0

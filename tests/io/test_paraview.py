@@ -1,0 +1,74 @@
+"""``landscape export --vtk``: the files ParaView opens, read back with VTK's own readers and compared
+with the surface file value for value, on a non-square grid with points still to do."""
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from conftest import landscape
+from landscape.io.checkpoint import save
+from landscape.io.surface_file import read
+from landscape.models import build_model
+
+vtk = pytest.importorskip("vtk")
+from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
+
+
+def surface(tmp_path, grid):
+    torch.manual_seed(0)
+    save(build_model("digits_mlp"), str(tmp_path / "m.pt"))
+    assert landscape("surface", "--model", "digits_mlp", "--model_file", tmp_path / "m.pt", *grid, "--train_subset",
+                     "60", "--threads", "1", "--quiet", "--surf_file", tmp_path / "s.h5") == 0
+    return tmp_path / "s.h5"
+
+
+def test_a_non_square_surface_as_a_structured_grid(tmp_path, capsys, one_thread):
+    path = surface(tmp_path, ["--x=-1:1:5", "--y=0:1:3"])
+    with h5py.File(path, "r+") as f:   # one point back to "to do"
+        f["done"][3, 2] = 0
+    assert landscape("export", path, "--vtk", "--log") == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "s.vts")
+    reader = vtk.vtkXMLStructuredGridReader()
+    reader.SetFileName(str(tmp_path / "s.vts"))
+    reader.Update()
+    grid = reader.GetOutput()
+    dims = [0, 0, 0]
+    grid.GetDimensions(dims)
+    assert dims == [5, 3, 1]
+    s = read(str(path))
+    points = vtk_to_numpy(grid.GetPoints().GetData()).reshape(3, 5, 3)   # VTK: x varies fastest
+    assert np.array_equal(points[:, :, 0].T, np.repeat(s.x[:, None], 3, axis=1))
+    assert np.array_equal(points[:, :, 1].T, np.repeat(s.y[None, :], 5, axis=0))
+    z = np.log10(s.values["train_loss"])
+    assert np.allclose(points[:, :, 2].T[s.done], z[s.done], rtol=0, atol=0)
+    assert points[2, 3, 2] == np.nanmin(z)                                 # the point to do sits at the bottom
+    data = grid.GetPointData()
+    assert sorted(data.GetArrayName(i) for i in range(data.GetNumberOfArrays())) == sorted([*s.values, "done"])
+    for name, values in s.values.items():
+        back = vtk_to_numpy(data.GetArray(name)).reshape(3, 5).T
+        assert np.array_equal(back, values, equal_nan=True), name
+    assert vtk_to_numpy(data.GetArray("done")).reshape(3, 5).T[3, 2] == 0
+
+
+def test_a_1d_surface_as_a_polyline(tmp_path, capsys, one_thread):
+    path = surface(tmp_path, ["--x=-1:1:7"])
+    assert landscape("export", path, "--vtk", "--z", "train_acc", "--out", tmp_path / "line") == 0
+    reader = vtk.vtkXMLUnstructuredGridReader()
+    reader.SetFileName(str(tmp_path / "line.vtu"))
+    reader.Update()
+    line = reader.GetOutput()
+    assert line.GetNumberOfPoints() == 7 and line.GetNumberOfCells() == 1 and line.GetCellType(0) == vtk.VTK_POLY_LINE
+    s = read(str(path))
+    points = vtk_to_numpy(line.GetPoints().GetData())
+    assert np.array_equal(points[:, 0], s.x) and np.array_equal(points[:, 1], s.values["train_acc"])
+    assert np.array_equal(vtk_to_numpy(line.GetPointData().GetArray("train_loss")), s.values["train_loss"])
+
+
+def test_bad_requests_are_one_line(tmp_path, capsys, one_thread):
+    path = surface(tmp_path, ["--x=-1:1:3"])
+    assert landscape("export", path) == 2 and "give --vtk" in capsys.readouterr().err
+    assert landscape("export", path, "--vtk", "--z", "nonsense") == 2
+    assert "--z=nonsense: " in capsys.readouterr().err
+    assert landscape("export", path, path, "--vtk", "--out", tmp_path / "x") == 2
+    assert landscape("export", path, "--vtk", "--out", tmp_path / "no" / "x") == 3
+    assert landscape("export", path, "--vtk", "--log", "--zmax", "-1") == 2
