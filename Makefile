@@ -34,10 +34,15 @@ study: $(STAMP)
 	$(PY) -m landscape study
 
 # strace: the fault-injection test kills jobs before each of their writes.
+# chromium and its driver: the export --html test opens the page in a real headless browser.
 tools:
 	@command -v strace >/dev/null || { command -v apt-get >/dev/null && \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace; }; } || \
 	  echo "strace not installed: the fault-injection test will be skipped"
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || \
+	  { command -v apt-get >/dev/null && { apt-get update -qq && \
+	    apt-get install -y -qq --no-install-recommends chromium chromium-driver; }; } || \
+	  echo "chromium not installed: the browser test of export --html will be skipped"
 
 test: $(STAMP) tools
 	$(PY) -m pytest -q

@@ -9,7 +9,7 @@
     landscape curvature ...                        Hessian eigenvalues, trace, density, sharpness
     landscape report ...                           the scorecard of a batch-size study, from a manifest
     landscape study ...                            train, measure and compare a batch-size study
-    landscape export FILE... --vtk                 surfaces for ParaView
+    landscape export FILE... --vtk|--html          surfaces for ParaView, or a 3-D web page
     landscape info FILE...                         what a surface or direction file holds
     landscape demo ...                             the small- vs large-batch demo
 
@@ -57,7 +57,8 @@ COMMANDS = {
                       "Hessian λmax and trace, sharpness, average rise; tables, figures and a verdict"),
     "study": Command("landscape.study", "the batch-size study from one command: train (sweep), measure and "
                      "compare (report) into figures/"),
-    "export": Command("landscape.cli.export", "surface files for other tools: VTK XML for ParaView (--vtk)"),
+    "export": Command("landscape.cli.export", "surface files for other tools: VTK XML for ParaView (--vtk), a "
+                      "self-contained 3-D web page (--html)"),
     "info": Command("landscape.cli.info", "what a surface or direction file holds: grid, progress, value ranges, "
                     "identity, runs; landscape's or the reference code's"),
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
