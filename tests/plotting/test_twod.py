@@ -1,0 +1,24 @@
+
+
+def test_a_3d_surface_above_its_top_level_is_cut_open_not_pressed_flat():
+    """Li et al.'s 3-D figures clip at a top level; a flat table top there would read as a plateau of the
+    landscape.  The part above the cut is left out and the cut's rim drawn, on a refined grid."""
+    import numpy as np
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    from landscape.io.surface_file import Surface
+    from landscape.plotting.twod import Style2D, draw_2d
+    x = y = np.linspace(-1, 1, 21)
+    z = 20 * (x[:, None] ** 2 + y[None, :] ** 2)
+    s = Surface("bowl.h5", x, y, {"train_loss": z}, np.ones_like(z, dtype=bool))
+    fig = draw_2d([s], "surface", style=Style2D(vmin=0.5, vmax=10, vlevel=0.5))
+    ax = fig.axes[0]
+    polys = [c for c in ax.collections if isinstance(c, Poly3DCollection)]
+    assert polys and ax.get_zlabel() == "cut at 10"
+    heights = np.concatenate([np.asarray(p._faces)[..., 2].ravel() for p in polys])   # private, no public getter
+    heights = heights[np.isfinite(heights)]          # the cells left out
+    assert 9.5 < heights.max() <= 10 + 1e-9        # nothing above the cut
+    assert np.isclose(heights, 10).mean() < 0.01    # and no flat lid at the cut's height
+    assert len(ax.collections) > len(polys)         # the rim of the cut
+    whole = draw_2d([s], "surface", style=Style2D(vmin=0.5, vmax=50))
+    assert whole.axes[0].get_zlabel() == ""         # nothing cut, nothing said
