@@ -50,7 +50,9 @@ def main(argv: list[str], prog: str = "landscape plot1d") -> int:
                     acc_lim=(args.acc_min, args.acc_max),
                     title=args.title)
     surfaces, out = read_inputs(args, prog)
-    paths, fig = write_1d(surfaces, out, args.labels, args.formats, args.dpi, style)
+    from ..plotting.look import use
+    with use(args.style) as look:
+        paths, fig = write_1d(surfaces, out, args.labels, args.formats, args.dpi, style, look)
     for path in paths:
         print(path)
     if args.show:

@@ -82,8 +82,10 @@ def main(argv: list[str], prog: str = "landscape plot2d") -> int:
     check_2d(surfaces, args.surf_name)
     kinds = list(dict.fromkeys(args.kinds))  # each kind once, in the order given
     paths_ = trajectories(surfaces, args.trajectory) if args.trajectory is not None else None
-    paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style,
-                              paths_)
+    from ..plotting.look import use
+    with use(args.style) as look:
+        paths, figures = write_2d(surfaces, out, args.surf_name, kinds, args.labels, args.formats, args.dpi, style,
+                                  paths_, look)
     for path in paths:
         print(path)
     if args.show:

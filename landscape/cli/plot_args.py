@@ -19,7 +19,10 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="PREFIX", help="output path prefix (default: the first file without .h5)")
     p.add_argument("--format", nargs="+", choices=FORMATS, default=["png"], dest="formats",
                    help="output format(s) (default png)")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of png output (default 150)")
+    p.add_argument("--dpi", type=int, help="resolution of png output (default 150; 300 with --style paper)")
+    p.add_argument("--style", choices=("default", "paper", "talk"), default="default",
+                   help="paper: one- or two-column widths, 8 pt fonts, colour-blind-safe curves; talk: large "
+                        "(default: default)")
     p.add_argument("--title", help="figure title (default none)")
     p.add_argument("--show", action="store_true", help="also open the figures in a window")
     p.add_argument("--traceback", action="store_true", help="on error, print the full traceback")
@@ -30,6 +33,9 @@ def read_inputs(args, prog: str) -> tuple[list[Surface], str]:
     if args.labels is not None and len(args.labels) != len(args.surf_files):
         raise UsageError(f"--labels: got {len(args.labels)} labels for {len(args.surf_files)} files; "
                          "expected one label per file")
+    from ..plotting.look import look
+    if args.dpi is None:
+        args.dpi = look(args.style).dpi or 150
     if not 0 < args.dpi <= MAX_DPI:
         raise UsageError(f"--dpi {args.dpi}: expected a number of dots per inch from 1 to {MAX_DPI}")
     out = args.out or output_prefix(args.surf_files[0])

@@ -22,7 +22,9 @@ def build_parser(prog: str = "landscape plot-training") -> argparse.ArgumentPars
     p.add_argument("manifests", nargs="+", help="manifest.json, manifest.csv, or a sweep folder")
     p.add_argument("--out", help="file name without extension (default: <first sweep folder>/training)")
     p.add_argument("--format", dest="formats", nargs="+", choices=("png", "pdf", "svg"), default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=int, help="resolution of png output (default 150; 300 with --style paper)")
+    p.add_argument("--style", choices=("default", "paper", "talk"), default="default",
+                   help="paper: two-column width, 8 pt fonts, colour-blind-safe curves; talk: large")
     p.add_argument("--title", help="figure title")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
@@ -36,12 +38,18 @@ def main(argv: list[str], prog: str = "landscape plot-training") -> int:
 
     if launcher_rank() != 0:
         return 0
+    from ..plotting.look import look, use
+
     args = build_parser(prog).parse_args(argv)
+    if args.dpi is None:
+        args.dpi = look(args.style).dpi or 150
     if args.dpi < 1:
         raise UsageError(f"--dpi={args.dpi}: expected a positive number of dots per inch")
     rows = [row for path in args.manifests for row in read_manifest(path)]
     first = args.manifests[0]
     out = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "training")
-    for path in write_training(rows, out, args.formats, args.dpi, args.title):
+    with use(args.style) as chosen:
+        paths = write_training(rows, out, args.formats, args.dpi, args.title, chosen)
+    for path in paths:
         print(f"wrote {path}")
     return 0

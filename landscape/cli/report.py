@@ -79,7 +79,9 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the verdict (default: 0.05)")
     p.add_argument("--permutations", type=int, default=10000,
                    help="random permutations of a p-value when there are too many to enumerate (default: 10000)")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="figure formats (default: png pdf)")
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="figure formats: png, pdf, svg (default: png pdf)")
+    p.add_argument("--style", choices=("default", "paper", "talk"), default="default",
+                   help="the figures' look: paper (column widths, 8 pt fonts), talk (large) (default: default)")
     p.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda, cuda:N (default: auto)")
     p.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")
     p.add_argument("--threads", type=int, help="torch threads per rank")
@@ -199,10 +201,6 @@ def main(argv: list[str], prog: str = "landscape report") -> int:
 
 def write_report(results: list[dict], args, config, figures: str) -> None:
     from ..io.atomic import write_file
-    from ..io.surface_file import read
-    from ..plotting.oned import Style1D, write_1d
-    from ..plotting.scorecard import write_measures
-    from ..plotting.twod import Style2D, write_2d
     from ..report import tables
     from ..report.runs import Run, describe
     from ..report.scorecard import build
@@ -220,7 +218,23 @@ def write_report(results: list[dict], args, config, figures: str) -> None:
     write_file(f"{stem}.json", (json.dumps(card.record(), indent=2, default=float) + "\n").encode())
     paths = [f"{stem}{s}" for s in (".csv", "_runs.csv", "_correlations.csv", ".md", ".tex", ".json")]
 
-    paths += write_measures(card, f"{stem}_measures", formats=tuple(args.formats))
+    from ..plotting.look import use
+    with use(args.style) as look:
+        paths += _figures(results, args, config, card, stem, look)
+    print("\n" + tables.markdown(card, description=description))
+    for path in paths:
+        print(f"wrote {path}")
+
+
+def _figures(results, args, config, card, stem, look) -> list[str]:
+    from ..io.surface_file import read
+    from ..plotting.oned import Style1D, write_1d
+    from ..plotting.scorecard import write_measures
+    from ..plotting.twod import Style2D, write_2d
+
+    dpi = look.dpi or 150
+    runs = [r["run"] for r in results]
+    paths = write_measures(card, f"{stem}_measures", formats=tuple(args.formats), dpi=dpi, look=look)
     # One network per batch size for the surface figures: the first recipe's lowest seed.
     first = runs[0]["recipe"]
     shown = {}
@@ -232,9 +246,8 @@ def write_report(results: list[dict], args, config, figures: str) -> None:
     paper_levels = Style2D(vmin=0.5, vmax=10.0, vlevel=0.5)  # Li et al.'s contours: 0.5 apart up to 10
     one = [read(os.path.join(f, "surface_1d.h5")) for f in shown.values()]
     two = [read(os.path.join(f, "surface_2d.h5")) for f in shown.values()]
-    paths += write_1d(one, stem, labels=labels, formats=tuple(args.formats), style=Style1D(error=True))[0]
-    paths += write_2d(two, stem, kinds=("contour",), labels=labels, formats=tuple(args.formats),
-                      style=paper_levels if config.loss_name == "crossentropy" else Style2D())[0]
-    print("\n" + tables.markdown(card, description=description))
-    for path in paths:
-        print(f"wrote {path}")
+    paths += write_1d(one, stem, labels=labels, formats=tuple(args.formats), dpi=dpi, style=Style1D(error=True),
+                      look=look)[0]
+    paths += write_2d(two, stem, kinds=("contour",), labels=labels, formats=tuple(args.formats), dpi=dpi,
+                      style=paper_levels if config.loss_name == "crossentropy" else Style2D(), look=look)[0]
+    return paths

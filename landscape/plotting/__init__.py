@@ -14,7 +14,7 @@ import os
 from ..errors import InputError
 from ..surface import quantities
 
-FORMATS = ("png", "pdf")
+FORMATS = ("png", "pdf", "svg")
 
 # How a direction was normalized (the surface attribute xnorm / ynorm), in words.
 NORM_WORDS = {
@@ -75,8 +75,14 @@ def log_ticks(axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def save(fig, stem: str, formats, dpi: int) -> list[str]:
-    """Write ``fig`` as ``<stem>.<fmt>`` for each format; return the paths written."""
+def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[str]:
+    """Write ``fig`` as ``<stem>.<fmt>`` for each format, sized for ``look`` (``plotting.look``: one
+    column for one panel, two for several), fonts embedded as TrueType; return the paths written."""
+    from matplotlib import rc_context
+
+    from .look import EMBED, fit
+    if look is not None:
+        fit(fig, look, panels)
     paths = []
     for fmt in formats:
         path = f"{stem}.{fmt}"
@@ -84,7 +90,8 @@ def save(fig, stem: str, formats, dpi: int) -> list[str]:
         # No creation date in a PDF: the same surface gives the same file, so committed figures
         # change only when the picture does.
         metadata = {"CreationDate": None} if fmt == "pdf" else None
-        fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+        with rc_context(EMBED):
+            fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     return paths
 

@@ -131,6 +131,8 @@ def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None
         ax_loss.set_yscale("log")
         log_ticks(ax_loss.yaxis)
     ax_loss.set_xlim(*_limits(style.xlim, np.concatenate([s.x for s in surfaces])))
+    from matplotlib.ticker import MaxNLocator  # -1, -0.5, 0, ...: legible in a paper's column too
+    ax_loss.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
     ax_loss.set_ylim(*style.loss_lim)
     ax_loss.grid(True, alpha=0.3)
     # The trained model (α = 0): a faint vertical line, so curves are read relative to it.
@@ -196,7 +198,7 @@ def _legends(fig, labels, splits, has_acc: bool, style: Style1D, single: bool) -
 
 
 def write_1d(surfaces: list[Surface], out: str, labels: list[str] | None = None, formats=("png",),
-             dpi: int = 150, style: Style1D = Style1D()) -> tuple[list[str], Figure]:
+             dpi: int = 150, style: Style1D = Style1D(), look=None) -> tuple[list[str], Figure]:
     """Draw ``surfaces`` overlaid and write ``<out>_1d.<fmt>``; return (paths, figure)."""
     fig = draw_1d(surfaces, labels, style)
-    return save(fig, f"{out}_1d", formats, dpi), fig
+    return save(fig, f"{out}_1d", formats, dpi, look), fig

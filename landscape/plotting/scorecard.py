@@ -65,8 +65,9 @@ def draw_measures(card, title: str | None = None) -> Figure:
     return fig
 
 
-def write_measures(card, stem: str, formats=("png", "pdf"), dpi: int = 150, title: str | None = None) -> list[str]:
-    return save(draw_measures(card, title), stem, formats, dpi)
+def write_measures(card, stem: str, formats=("png", "pdf"), dpi: int = 150, title: str | None = None,
+                   look=None) -> list[str]:
+    return save(draw_measures(card, title), stem, formats, dpi, look, panels=len(PANELS))
 
 
 __all__ = ["draw_measures", "write_measures", "PANELS"]

@@ -116,11 +116,11 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
 
 
 def write_training(rows: list[dict], stem: str, formats=("png", "pdf"), dpi: int = 150,
-                   title: str | None = None) -> list[str]:
+                   title: str | None = None, look=None) -> list[str]:
     folder = os.path.dirname(stem)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    return save(draw(rows, title), stem, formats, dpi)
+    return save(draw(rows, title), stem, formats, dpi, look, panels=2)
 
 
 __all__ = ["draw", "write_training"]

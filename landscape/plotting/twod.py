@@ -396,11 +396,12 @@ def _surface(ax, X, Y, Z, levels, norm, log):
 
 def write_2d(surfaces: list[Surface], out: str, name: str = "train_loss", kinds=KINDS,
              labels: list[str] | None = None, formats=("png",), dpi: int = 150,
-             style: Style2D = Style2D(), trajectories: list | None = None) -> tuple[list[str], list[Figure]]:
+             style: Style2D = Style2D(), trajectories: list | None = None,
+             look=None) -> tuple[list[str], list[Figure]]:
     """Write ``<out>_<name>_2dcontour|_2dcontourf|_3dsurface.<fmt>`` for ``kinds``; return (paths, figures)."""
     paths, figures = [], []
     for kind in kinds:
         fig = draw_2d(surfaces, kind, name, labels, style, trajectories)
-        paths += save(fig, f"{out}_{name}_{SUFFIX[kind]}", formats, dpi)
+        paths += save(fig, f"{out}_{name}_{SUFFIX[kind]}", formats, dpi, look, len(surfaces))
         figures.append(fig)
     return paths, figures
