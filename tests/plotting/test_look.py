@@ -46,7 +46,6 @@ def test_paper_figures_fit_a_column_and_two_columns(surfaces, capsys):
 
 
 def test_paper_curves_are_colour_blind_safe():
-    from cycler import cycler  # noqa: F401 - the cycle's type
     assert [c["color"] for c in look("paper").rc()["axes.prop_cycle"]] == list(OKABE_ITO)
     assert look("paper").rc()["pdf.fonttype"] == 42 and look("default").rc()["pdf.fonttype"] == 42
     with pytest.raises(UsageError, match="--style poster: expected one of default, paper, talk"):
