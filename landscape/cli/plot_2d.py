@@ -42,6 +42,9 @@ def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
     p.add_argument("--log", action="store_true", help="log-spaced levels and a log colour scale")
     p.add_argument("--kind", nargs="+", choices=KINDS, default=list(KINDS), dest="kinds",
                    help="figures to draw (default: all three)")
+    p.add_argument("--panels", type=int, metavar="COLUMNS",
+                   help="several files: this many panels per row (default: all in one row); every panel shares "
+                        "the levels and the colour bar")
     p.add_argument("--trajectory", nargs="?", const="", metavar="DIR_FILE",
                    help="draw the training path over the contours (surfaces on a pca_from plane): from this "
                         "direction file, or by default the one each surface was computed with")
@@ -77,7 +80,11 @@ def main(argv: list[str], prog: str = "landscape plot2d") -> int:
     if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
         return 0
     args = build_parser(prog).parse_args(argv)
-    style = Style2D(vmin=args.vmin, vmax=args.vmax, vlevel=args.vlevel, log=args.log, title=args.title)
+    if args.panels is not None and args.panels < 1:
+        from ..errors import UsageError
+        raise UsageError(f"--panels={args.panels}: expected a positive number of panels per row")
+    style = Style2D(vmin=args.vmin, vmax=args.vmax, vlevel=args.vlevel, log=args.log, title=args.title,
+                    columns=args.panels)
     surfaces, out = read_inputs(args, prog)
     check_2d(surfaces, args.surf_name)
     kinds = list(dict.fromkeys(args.kinds))  # each kind once, in the order given

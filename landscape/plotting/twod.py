@@ -84,6 +84,7 @@ class Style2D:
     vlevel: float | None = None
     log: bool = False
     title: str | None = None
+    columns: int | None = None   # panels per row when several surfaces are drawn (default: all in one row)
 
     def __post_init__(self):
         for flag in ("vmin", "vmax", "vlevel"):
@@ -197,16 +198,18 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
     words = quantity_label(name, surfaces[0].attrs)
 
     n = len(surfaces)
+    columns = min(n, style.columns or n)
+    rows = math.ceil(n / columns)
     width = 4.6 if kind == "surface" else 4.0
-    fig = Figure(figsize=(width * n + 1.0, 4.0), layout="constrained")
+    fig = Figure(figsize=(width * columns + 1.0, 4.0 * rows), layout="constrained")
     axes, mappable = [], None
     for k, (surf, (X, Y, Z)) in enumerate(zip(surfaces, arrays)):
         if kind == "surface":
-            ax = fig.add_subplot(1, n, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
+            ax = fig.add_subplot(rows, columns, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
             mappable = _surface(ax, X, Y, Z, levels, norm, style.log)
             ax.set(xlabel="α", ylabel="β")  # long labels collide in 3-D; the 2-D figures carry them
         else:
-            ax = fig.add_subplot(1, n, k + 1)
+            ax = fig.add_subplot(rows, columns, k + 1)
             mappable = _contours(ax, X, Y, Z, levels, norm, style.log, extend, filled=kind == "contourf")
             _mark_origin(ax, surf)
             if np.isclose(np.ptp(surf.x), np.ptp(surf.y)):
