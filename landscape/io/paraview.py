@@ -1,9 +1,11 @@
 """Surfaces for ParaView: VTK XML files written with ``pyevtk``.
 
 A 2-D surface becomes a structured grid (``.vts``): its points are (α, β, z) with z the chosen
-quantity (optionally log10, optionally clipped), so ParaView shows the landscape as a 3-D sheet
-straight away; every quantity of the file and the ``done`` mask are point data, NaN where a point
-was not computed (its z is then the lowest value, so the sheet stays whole and ``done`` tells).  Any
+quantity (optionally log10), so ParaView shows the landscape as a 3-D sheet straight away; every
+quantity of the file and the ``done`` mask are point data, NaN where a point was not computed.
+Points not computed, and with ``zmax`` the points above it, are hidden (VTK's ``vtkGhostType``
+blanking, which ParaView honours): the sheet has a hole there, never a flat lid that would read as a
+plateau of the landscape.  Any
 grid shape is kept as it is: point (i, j) is (x[i], y[j]), x varying fastest as VTK stores it.  A
 1-D surface becomes a polyline (``.vtu``) through (α, z, 0) with the same point data.
 
@@ -21,10 +23,12 @@ import numpy as np
 from ..errors import InputError, UsageError
 from .surface_file import Surface
 
+GHOST, HIDDEN_POINT = "vtkGhostType", 2  # VTK's name for blanking, and its flag for a hidden point
 
-def heights(surface: Surface, name: str, log: bool = False, zmax: float | None = None) -> np.ndarray:
-    """The z of every point: the quantity ``name`` (log10 with ``log``, at most ``zmax``); points not
-    computed (or not finite) at the lowest finite height."""
+
+def heights(surface: Surface, name: str, log: bool = False, zmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The z of every point, the quantity ``name`` (log10 with ``log``), and the points to hide: not
+    computed (or not finite), or above ``zmax``; hidden points get a finite height all the same."""
     if name not in surface.values:
         raise UsageError(f"z={name}: {surface.path} has no such quantity; expected one of "
                          f"{', '.join(surface.values)}", fields=("z",))
@@ -34,13 +38,15 @@ def heights(surface: Surface, name: str, log: bool = False, zmax: float | None =
             raise UsageError(f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values",
                              fields=("log",))
         z = np.log10(z)
+    hidden = ~np.isfinite(z)
     if zmax is not None:
-        z = np.minimum(z, np.log10(zmax) if log else zmax)
-    finite = np.isfinite(z)
-    if not finite.any():
-        raise InputError(f"{surface.path}: no point of {name} is computed; nothing to export")
-    z[~finite] = z[finite].min()
-    return z
+        hidden |= np.isfinite(z) & (z > (np.log10(zmax) if log else zmax))
+    if hidden.all():
+        raise InputError(f"{surface.path}: no point of {name} is computed" + (f" at or below zmax {zmax:g}"
+                                                                              if zmax is not None else "")
+                         + "; nothing to export")
+    z[hidden] = z[~hidden].max()
+    return z, hidden
 
 
 def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = False,
@@ -48,9 +54,10 @@ def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = Fa
     """Write ``stem.vts`` (2-D) or ``stem.vtu`` (1-D); return its path."""
     from pyevtk.hl import gridToVTK, polyLinesToVTK
 
-    height = heights(surface, z, log, zmax)
+    height, hidden = heights(surface, z, log, zmax)
     data = {name: np.ascontiguousarray(values, dtype=np.float64) for name, values in surface.values.items()}
     data["done"] = surface.done.astype(np.float64)
+    data[GHOST] = np.where(hidden, HIDDEN_POINT, 0).astype(np.uint8)
     if surface.ndim == 2:
         nx, ny = len(surface.x), len(surface.y)
         X, Y = np.meshgrid(surface.x, surface.y, indexing="ij")

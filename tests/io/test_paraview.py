@@ -41,13 +41,25 @@ def test_a_non_square_surface_as_a_structured_grid(tmp_path, capsys, one_thread)
     assert np.array_equal(points[:, :, 1].T, np.repeat(s.y[None, :], 5, axis=0))
     z = np.log10(s.values["train_loss"])
     assert np.allclose(points[:, :, 2].T[s.done], z[s.done], rtol=0, atol=0)
-    assert points[2, 3, 2] == np.nanmin(z)                                 # the point to do sits at the bottom
     data = grid.GetPointData()
-    assert sorted(data.GetArrayName(i) for i in range(data.GetNumberOfArrays())) == sorted([*s.values, "done"])
+    names = {data.GetArrayName(i) for i in range(data.GetNumberOfArrays())}
+    assert names - {"vtkGhostType"} == {*s.values, "done"}
+    ghost = vtk_to_numpy(grid.GetPointGhostArray()).reshape(3, 5).T      # VTK's blanking: the point to do is hidden
+    assert ghost[3, 2] == vtk.vtkDataSetAttributes.HIDDENPOINT and (ghost == 0).sum() == 14
     for name, values in s.values.items():
         back = vtk_to_numpy(data.GetArray(name)).reshape(3, 5).T
         assert np.array_equal(back, values, equal_nan=True), name
     assert vtk_to_numpy(data.GetArray("done")).reshape(3, 5).T[3, 2] == 0
+
+
+def test_heights_above_zmax_are_hidden_not_flattened(tmp_path, one_thread):
+    from landscape.io.paraview import heights
+    path = surface(tmp_path, ["--x=-1:1:5", "--y=-1:1:5"])
+    s = read(str(path))
+    top = float(np.median(s.values["train_loss"]))
+    z, hidden = heights(s, "train_loss", zmax=top)
+    assert np.array_equal(hidden, s.values["train_loss"] > top) and hidden.any()
+    assert np.array_equal(z[~hidden], s.values["train_loss"][~hidden])   # the rest keeps its true height
 
 
 def test_a_1d_surface_as_a_polyline(tmp_path, capsys, one_thread):
