@@ -66,6 +66,11 @@ def trajectories(surfaces, given: str) -> list:
             raise InputError(f"--trajectory: the direction file of {s.path} ({candidates[0] or 'not recorded'}) does "
                              "not exist; give it: --trajectory DIR_FILE")
         d = read(path)
+        recorded = s.attrs.get("directions_sha256")
+        if recorded and recorded != d.digest:
+            raise InputError(f"--trajectory: direction file {path} is not the one {s.path} was computed with (its "
+                             f"directions' digest {d.digest[:12]}… differs from the surface's {str(recorded)[:12]}…): "
+                             "a path drawn on another plane would be wrong")
         if d.trajectory is None:
             raise InputError(f"--trajectory: direction file {path} holds no trajectory (its directions are "
                              f"{d.axes[0].kind}); compute the surface with landscape surface --pca_from")

@@ -6,6 +6,7 @@ run; otherwise the run is refused with what differs.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -56,10 +57,12 @@ class DirectionConfig:
         if self.pca_from is not None:
             if not isinstance(self.pca_from, str) or not self.pca_from:
                 raise ConfigError("pca_from", self.pca_from, "a training run's folder, a glob pattern or a list file")
-            given = [n for n in ("model_file2", "model_file3", "same_dir", "xnorm", "ynorm") if getattr(self, n)]
+            given = [n for n in ("model_file2", "model_file3", "same_dir", "xnorm", "ynorm", "yignore")
+                     if getattr(self, n)] + (["seed"] if self.seed is not None else [])
             if given:
                 raise UsageError(f"{given[0]} does not apply with pca_from: the trajectory's principal components "
-                                 "are both directions, as unit vectors", fields=(given[0], "pca_from"))
+                                 "are both directions, unit vectors drawn from no seed (xignore applies to both)",
+                                 fields=(given[0], "pca_from"))
         if self.model_file3 and self.same_dir:
             raise UsageError("model_file3 and same_dir both define the y direction: give one",
                              fields=("model_file3", "same_dir"))
@@ -189,6 +192,14 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
     if cfg.pca_from and d.trajectory is None:
         raise MismatchError(f"direction file {path} holds no trajectory plane (its directions are "
                             f"{d.axes[0].kind}); drop pca_from to reuse it, or give another dir_file", fields=fields)
+    if cfg.pca_from:
+        from . import pca
+        now = [os.path.realpath(f) for f in pca.checkpoint_files(cfg.pca_from)]
+        if now != [os.path.realpath(f) for f in d.trajectory.files]:
+            raise MismatchError(f"direction file {path} holds the plane of other checkpoints ({len(d.trajectory.files)} "
+                                f"from {os.path.dirname(d.trajectory.files[0]) or '.'}) than pca_from {cfg.pca_from} "
+                                f"names ({len(now)}); give another dir_file and surf_file for this trajectory",
+                                fields=fields)
     if not d.reference:
         conflicts = _conflicts(cfg, d, ndim)
         if conflicts:

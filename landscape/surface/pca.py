@@ -51,15 +51,24 @@ def _number(path: str) -> int | None:
 
 def checkpoint_files(spec: str) -> list[str]:
     """The checkpoints a ``pca_from`` names: a training run's folder (its ``epoch_*.pt``), a glob pattern
-    (quoted on the command line), or a text file with one path per line; in epoch order."""
+    (quoted on the command line) whose files are put in epoch order by the number in their names, or a
+    ``.txt`` file with one path per line (relative to the file; ``#`` starts a comment), in its order."""
+    listed = False
     if os.path.isdir(spec):
         files = glob.glob(os.path.join(glob.escape(spec), "epoch_*.pt"))
         where = f"folder {spec} holds no epoch_*.pt checkpoints (train with save_every 1 to keep every epoch)"
-    elif os.path.isfile(spec) and not spec.endswith((".pt", ".pth", ".t7", ".tar")):
-        with open(spec) as handle:
-            here = os.path.dirname(os.path.abspath(spec))
-            files = [os.path.join(here, line.strip()) for line in handle if line.strip()]
+    elif os.path.isfile(spec) and spec.endswith(".txt"):
+        try:
+            with open(spec) as handle:
+                lines = [line.split("#")[0].strip() for line in handle]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"pca_from: list {spec} cannot be read as text ({exc})", fields=("pca_from",)) from None
+        here = os.path.dirname(os.path.abspath(spec))
+        files, listed = [os.path.join(here, line) for line in lines if line], True
         where = f"list {spec} names no checkpoint"
+    elif os.path.isfile(spec) and not spec.endswith((".pt", ".pth", ".t7", ".tar", ".ckpt")):
+        raise InputError(f"pca_from: {spec} is neither a checkpoint pattern nor a .txt list of checkpoints",
+                         fields=("pca_from",))
     else:
         files = glob.glob(spec)
         where = f"pattern {spec!r} matches no file"
@@ -71,8 +80,19 @@ def checkpoint_files(spec: str) -> list[str]:
     if len(files) < 3:
         raise InputError(f"pca_from: {len(files)} checkpoint(s); two principal components need at least 3",
                          fields=("pca_from",))
-    numbers = [_number(f) for f in files]
-    if all(n is not None for n in numbers):
+    if len(set(map(os.path.realpath, files))) < len(files):
+        raise InputError(f"pca_from: a checkpoint is listed twice ({spec}); expected each once",
+                         fields=("pca_from",))
+    if not listed:
+        numbers = [_number(f) for f in files]
+        unnumbered = [f for f, n in zip(files, numbers) if n is None]
+        if unnumbered:
+            raise InputError(f"pca_from: {os.path.basename(unnumbered[0])} has no epoch number in its name, so the "
+                             f"pattern {spec!r} cannot be put in epoch order; match the epoch files only (e.g. "
+                             "'run/epoch_*.pt') or give a .txt list in order", fields=("pca_from",))
+        if len(set(numbers)) < len(numbers):
+            raise InputError(f"pca_from: two files of {spec!r} carry the same epoch number; expected one "
+                             "checkpoint per epoch", fields=("pca_from",))
         files = [f for _, f in sorted(zip(numbers, files))]
     return files
 
@@ -108,7 +128,8 @@ def plane(origin: dict[str, torch.Tensor], states: list[dict[str, torch.Tensor]]
     values, vectors = np.linalg.eigh(gram)
     order = np.argsort(values)[::-1]
     values, vectors = np.clip(values[order], 0.0, None), vectors[:, order]
-    if values[1] <= 1e-12 * max(values[0], 1e-300):
+    # Spread measured against the differences' own size: rounding alone leaves ~1e-16 of it.
+    if values.sum() <= 1e-12 * np.trace(mean_sq) or values[1] <= 1e-12 * values.sum():
         raise InputError("pca_from: the checkpoints span fewer than two dimensions (identical, or on one line): "
                          "no plane to show", fields=("pca_from",))
     explained = (float(values[0] / values.sum()), float(values[1] / values.sum()))
@@ -154,7 +175,8 @@ def trajectory(origin: dict[str, torch.Tensor], files: list[str], states: list[d
     x, y, coordinates, explained = plane(origin, states, ignore)
     numbers = [_number(f) for f in files]
     labels = tuple(numbers) if all(n is not None for n in numbers) else tuple(range(1, len(files) + 1))
-    return x, y, Trajectory(tuple(files), labels, coordinates, explained, random_walk_ratios(len(files)))
+    return x, y, Trajectory(tuple(os.path.abspath(f) for f in files), labels, coordinates, explained,
+                            random_walk_ratios(len(files)))
 
 
 __all__ = ["Trajectory", "checkpoint_files", "plane", "random_walk_ratios", "trajectory"]

@@ -90,8 +90,17 @@ def test_which_checkpoints(tmp_path):
     assert [p.split("/")[-1] for p in pca.checkpoint_files(str(run))] == ["epoch_1.pt", "epoch_2.pt", "epoch_9.pt",
                                                                           "epoch_10.pt"]
     assert len(pca.checkpoint_files(str(run / "epoch_*.pt"))) == 4
-    (tmp_path / "list.txt").write_text("run/epoch_10.pt\nrun/epoch_1.pt\nrun/epoch_2.pt\n")
-    assert pca.checkpoint_files(str(tmp_path / "list.txt"))[0].endswith("epoch_1.pt")
+    (tmp_path / "list.txt").write_text("# my order\nrun/epoch_10.pt\nrun/epoch_1.pt  # first\n\nrun/epoch_2.pt\n")
+    assert [p.split("/")[-1] for p in pca.checkpoint_files(str(tmp_path / "list.txt"))] == [
+        "epoch_10.pt", "epoch_1.pt", "epoch_2.pt"]                           # a list keeps its order
+    with pytest.raises(InputError, match="final.pt has no epoch number"):
+        pca.checkpoint_files(str(run / "*.pt"))
+    (tmp_path / "twice.txt").write_text("run/epoch_1.pt\nrun/epoch_2.pt\nrun/epoch_1.pt\n")
+    with pytest.raises(InputError, match="listed twice"):
+        pca.checkpoint_files(str(tmp_path / "twice.txt"))
+    (tmp_path / "log.csv").write_text("epoch,loss\n")
+    with pytest.raises(InputError, match="neither a checkpoint pattern nor a .txt list"):
+        pca.checkpoint_files(str(tmp_path / "log.csv"))
     with pytest.raises(InputError, match="at least 3"):
         pca.checkpoint_files(str(run / "epoch_1*.pt"))
     with pytest.raises(InputError, match="matches no file"):
@@ -101,6 +110,15 @@ def test_which_checkpoints(tmp_path):
 def test_settings_that_cannot_go_with_a_trajectory():
     with pytest.raises(UsageError, match="xnorm does not apply with pca_from"):
         DirectionConfig(pca_from="run", xnorm="filter")
+    for given in ({"seed": 5}, {"yignore": "none"}):
+        with pytest.raises(UsageError, match=f"{next(iter(given))} does not apply with pca_from"):
+            DirectionConfig(pca_from="run", **given)
+
+
+def test_checkpoints_without_spread_give_no_plane():
+    origin, states, *_ = synthetic()
+    with pytest.raises(InputError, match="fewer than two dimensions"):
+        pca.plane(origin, [states[0]] * 3)                    # the same weights three times: rounding only
     with pytest.raises(UsageError, match="pca_from needs a 2-D grid"):
         DirectionConfig(pca_from="run").check_grid(1)
 
@@ -125,3 +143,11 @@ def test_a_surface_on_a_training_run_s_plane_and_its_path_figure(tmp_path, capsy
                      "--y=-1:1:3", "--train_subset", "50", "--no_test", "--quiet", "--surf_file", tmp_path / "r.h5") == 0
     assert landscape("plot2d", tmp_path / "r.h5", "--trajectory") == 3
     assert "holds no trajectory" in capsys.readouterr().err
+    # another plane's path over this surface, and this surface's file with other checkpoints: refused
+    assert landscape("plot2d", tmp_path / "r.h5", "--trajectory", tmp_path / "s.directions.h5") == 3
+    assert "is not the one" in capsys.readouterr().err
+    (tmp_path / "three.txt").write_text("run/epoch_0001.pt\nrun/epoch_0002.pt\nrun/epoch_0003.pt\n")
+    assert landscape("surface", "--model", "digits_mlp", "--model_file", tmp_path / "run" / "final.pt",
+                     "--pca_from", tmp_path / "three.txt", "--x=-1:1:5", "--y=-1:1:3", "--train_subset", "200",
+                     "--no_test", "--threads", "1", "--surf_file", tmp_path / "s.h5") == 4
+    assert "the plane of other checkpoints" in capsys.readouterr().err
