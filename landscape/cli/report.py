@@ -74,7 +74,8 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     p.add_argument("--batch_size", type=int, default=d.batch_size,
                    help=f"samples per forward pass (default: {d.batch_size})")
     p.add_argument("--train_subset", type=int, metavar="N", help="a seeded subset of N training samples")
-    p.add_argument("--loss_name", default=d.loss_name, help=f"crossentropy or mse (default: {d.loss_name})")
+    p.add_argument("--loss_name", default=d.loss_name, help=f"crossentropy, mse or package.module:callable "
+                   f"(default: {d.loss_name})")
     p.add_argument("--seed", type=int, default=d.seed, help="directions and random vectors (default: 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the verdict (default: 0.05)")
     p.add_argument("--permutations", type=int, default=10000,
@@ -94,14 +95,29 @@ def spelling() -> dict[str, str]:
 
 
 def _targets(args, runs):
+    from ..data import DataConfig
+    from ..errors import ConfigError
+    from ..models import ModelConfig
     from ..report.measures import Target
     targets = {}
     for run in runs:
         model, dataset = run.model or args.model, run.dataset or args.dataset
         if not model:
-            raise UsageError(f"the manifest does not say which model {run.name} is: give --model")
-        targets[run.name] = Target(model=model, dataset=dataset or "digits", datapath=args.datapath,
-                                   num_classes=args.num_classes)
+            raise UsageError(f"the manifest does not say which model {run.name} is (no model column, and its "
+                             "checkpoint records none): give --model")
+        target = Target(model=model, dataset=dataset or "digits", datapath=args.datapath, num_classes=args.num_classes)
+        try:  # a bad model name or data set now, not after the first network's surfaces
+            ModelConfig(target.model, num_classes=target.num_classes)
+            DataConfig(target.dataset, datapath=target.datapath)
+        except ConfigError as exc:
+            if (run.model and exc.fields == ("model",)) or (run.dataset and exc.fields == ("dataset",)):
+                raise InputError(f"manifest {args.manifest}, run {run.name}: {exc}") from None
+            raise
+        targets[run.name] = target
+    kinds = sorted({(t.model, t.dataset) for t in targets.values()})
+    if len(kinds) > 1:
+        raise InputError(f"manifest {args.manifest} mixes networks or data sets ({'; '.join(f'{m} on {d}' for m, d in kinds)}): "
+                         "a scorecard compares batch sizes of one network on one data set; give one per report")
     return targets
 
 
@@ -123,7 +139,7 @@ def checked(argv: list[str], prog: str = "landscape report"):
     args = build_parser(prog).parse_args(expand(argv, prog))
     config = MeasureConfig(**boundary.fields_of(vars(args), MeasureConfig))
     if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha={args.alpha:g}: expected a number between 0 and 1")
+        raise UsageError(f"--alpha={args.alpha:g}: expected a number strictly between 0 and 1")
     if args.permutations < 100:
         raise UsageError(f"--permutations={args.permutations}: expected at least 100")
     if any(f not in ("png", "pdf", "svg") for f in args.formats):
@@ -137,16 +153,11 @@ def checked(argv: list[str], prog: str = "landscape report"):
 
 def plan(argv: list[str], prog: str):
     from ..io.paths import output_path
-    from ..models import ModelConfig
     from ..report.runs import read_runs
 
     args, config = checked(argv, prog)
     runs, skipped = read_runs(args.manifest)
     targets = _targets(args, runs)
-    for target in targets.values():  # a bad model name or data set now, not after the first run's surfaces
-        ModelConfig(target.model, num_classes=target.num_classes)
-        from ..data import DataConfig
-        DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset)
     figures = args.figures or args.out
     for folder, flag in ((args.out, "out"), (figures, "figures")):
         if os.path.exists(folder) and not os.path.isdir(folder):
@@ -193,22 +204,26 @@ def main(argv: list[str], prog: str = "landscape report") -> int:
 
     def written() -> None:  # under agree: a failure on rank 0 ends every rank, none waits
         if world.rank == 0:
-            write_report([shares[i % world.size][i // world.size] for i in range(len(runs))], args, config, figures)
+            write_report([shares[i % world.size][i // world.size] for i in range(len(runs))], args, config, figures,
+                         skipped)
 
     agree(world, written)
     return 0
 
 
-def write_report(results: list[dict], args, config, figures: str) -> None:
+def write_report(results: list[dict], args, config, figures: str, skipped: list[str] = ()) -> None:
     from ..io.atomic import write_file
     from ..report import tables
     from ..report.runs import Run, describe
     from ..report.scorecard import build
 
     settings = {k: v for k, v in config.record().items() if v is not None}
-    card = build(results, alpha=args.alpha, permutations=args.permutations, seed=args.seed, settings=settings)
+    card = build(results, alpha=args.alpha, permutations=args.permutations, seed=args.seed, settings=settings,
+                 left_out=list(skipped))
     runs = [r["run"] for r in results]
-    description = describe([Run(**r) for r in runs]) + "."
+    target = results[0]["target"]
+    description = (f"{target['model']} on {target['dataset']}; " + describe([Run(**r) for r in runs]) + "."
+                   + (f" Left out, unfinished: {', '.join(skipped)}." if skipped else ""))
     stem = os.path.join(figures, args.name)
     for suffix, text in (("", tables.groups_csv(card)), ("_runs", tables.runs_csv(card)),
                          ("_correlations", tables.correlations_csv(card))):
@@ -227,6 +242,8 @@ def write_report(results: list[dict], args, config, figures: str) -> None:
 
 
 def _figures(results, args, config, card, stem, look) -> list[str]:
+    import numpy as np
+
     from ..io.surface_file import read
     from ..plotting.oned import Style1D, write_1d
     from ..plotting.scorecard import write_measures
@@ -241,13 +258,17 @@ def _figures(results, args, config, card, stem, look) -> list[str]:
     for result in results:
         run = result["run"]
         if run["recipe"] == first and run["batch_size"] not in shown:
-            shown[run["batch_size"]] = os.path.join(args.out, "runs", run["name"])
-    labels = [f"batch {b}" for b in shown]
-    paper_levels = Style2D(vmin=0.5, vmax=10.0, vlevel=0.5)  # Li et al.'s contours: 0.5 apart up to 10
-    one = [read(os.path.join(f, "surface_1d.h5")) for f in shown.values()]
-    two = [read(os.path.join(f, "surface_2d.h5")) for f in shown.values()]
+            shown[run["batch_size"]] = run
+    recipes = len({r["recipe"] for r in runs}) > 1
+    labels = [f"batch {b}, seed {r['seed']}" + (f" ({first})" if recipes else "") for b, r in shown.items()]
+    one = [read(os.path.join(args.out, "runs", r["name"], "surface_1d.h5")) for r in shown.values()]
+    two = [read(os.path.join(args.out, "runs", r["name"], "surface_2d.h5")) for r in shown.values()]
+    # One set of levels for every panel, spaced by factors (log) where the values are positive: basins of
+    # 0.001 and of 1 both show, whatever the loss and the network.
+    positive = all(np.nanmin(s.values["train_loss"]) > 0 for s in two)
+    levels = Style2D(log=True) if positive else Style2D()
     paths += write_1d(one, stem, labels=labels, formats=tuple(args.formats), dpi=dpi, style=Style1D(error=True),
                       look=look)[0]
-    paths += write_2d(two, stem, kinds=("contour",), labels=labels, formats=tuple(args.formats), dpi=dpi,
-                      style=paper_levels if config.loss_name == "crossentropy" else Style2D(), look=look)[0]
+    paths += write_2d(two, stem, kinds=("contour", "contourf"), labels=labels, formats=tuple(args.formats), dpi=dpi,
+                      style=levels, look=look)[0]
     return paths

@@ -32,9 +32,12 @@ def draw_measures(card, title: str | None = None) -> Figure:
         for i, recipe in enumerate(recipes):
             colour = f"C{i}"
             mine = [r for r in card.runs if r["recipe"] == recipe]
-            xs = [r["batch_size"] for r in mine]
+            seeds = sorted({r["seed"] for r in mine})
+            # each run beside the mean, not under it: seeds spread a little along the (log) batch axis
+            xs = [r["batch_size"] * 2 ** (0.12 * (seeds.index(r["seed"]) - (len(seeds) - 1) / 2) + 0.25)
+                  for r in mine]
             ys = [r["values"][key] for r in mine]
-            ax.scatter(xs, ys, s=14, color=colour, alpha=0.4, linewidths=0)
+            ax.scatter(xs, ys, s=12, color=colour, alpha=0.55, linewidths=0)
             groups = [g for g in card.groups if g.recipe == recipe]
             means = [g.stats[key][0] for g in groups]
             sds = [0.0 if math.isnan(g.stats[key][1]) else g.stats[key][1] for g in groups]
@@ -43,15 +46,13 @@ def draw_measures(card, title: str | None = None) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
-        ax.set_title(BY_KEY[key].label, fontsize=10)
+        c = card.correlations[key]["batch_size"]
+        stats = "" if math.isnan(c.tau) else f"   τ = {c.tau:+.2f}, p = {c.p_value:.2g}"
+        ax.set_title(BY_KEY[key].label + stats, fontsize=9,
+                     fontweight="bold" if not math.isnan(c.tau) and c.p_value < card.alpha else "normal")
         ax.set_ylabel(UNITS[key], fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
-        c = card.correlations[key]["batch_size"]
-        if not math.isnan(c.tau):
-            ax.text(0.03, 0.95, f"τ = {c.tau:+.2f}, p = {c.p_value:.2g}", transform=ax.transAxes, va="top",
-                    fontsize=8, fontweight="bold" if c.p_value < card.alpha else "normal",
-                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     for ax in axes[len(PANELS):]:
         ax.set_visible(False)
     for ax in axes[(rows - 1) * columns:]:
@@ -59,9 +60,10 @@ def draw_measures(card, title: str | None = None) -> Figure:
     if len(recipes) > 1:
         axes[0].legend(frameon=False, fontsize=8)
     seeds = sorted({r["seed"] for r in card.runs})
+    pooled = f", {len(recipes)} recipes pooled" if len(recipes) > 1 else ""
     fig.suptitle(title or f"each measure against batch size: mean ± 1 s.d. over {len(seeds)} seed"
-                 f"{'s' * (len(seeds) > 1)}, dots = runs; τ: Kendall with batch size (bold: p < {card.alpha:g})",
-                 fontsize=10)
+                 f"{'s' * (len(seeds) > 1)}, dots beside it = runs; τ: Kendall with batch size over all runs{pooled} "
+                 f"(bold: p < {card.alpha:g})", fontsize=10)
     return fig
 
 

@@ -325,11 +325,12 @@ def _trajectory(ax, path) -> None:
         ax.annotate(str(path.labels[i]), xy[i], textcoords="offset points", xytext=(4, 3), fontsize=7,
                     color="crimson", zorder=7)
     ax.set_xlabel(f"PC1 ({100 * path.explained[0]:.1f} % of the path's variance)")
-    ax.set_ylabel(f"PC2 ({100 * path.explained[1]:.1f} %)")
-    ax.text(0.02, 0.02, f"path of {len(xy)} checkpoints (labels: epochs); a random walk of as many steps:\n"
-            f"PC1 {100 * path.random_walk[0]:.0f} %, PC2 {100 * path.random_walk[1]:.0f} %",
-            transform=ax.transAxes, fontsize=6.5, color="0.25", va="bottom",
-            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    ax.set_ylabel(f"PC2 ({100 * path.explained[1]:.1f} % of the path's variance)")
+    ax.set_aspect("equal", adjustable="datalim")  # both axes are distances in weight space
+    ax.annotate(f"path of {len(xy)} checkpoints, labelled with epochs; a random walk of as many steps: "
+                f"PC1 {100 * path.random_walk[0]:.0f} %, PC2 {100 * path.random_walk[1]:.0f} %",
+                xy=(0.0, 1.0), xycoords="axes fraction", xytext=(0, 4), textcoords="offset points",
+                fontsize=6.5, color="0.3", va="bottom")
 
 
 def _mark_origin(ax, surf: Surface) -> None:

@@ -56,6 +56,11 @@ MEASURES = (
 BY_KEY = {m.key: m for m in MEASURES}
 
 
+def _plain(v: float) -> str:
+    """``-1`` for -1.0, the exact repr otherwise: one spelling per grid."""
+    return f"{v:g}" if float(f"{v:g}") == v else repr(v)
+
+
 def _positive(name, value, whole=False) -> None:
     kind = int if whole else (int, float)
     if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
@@ -84,13 +89,20 @@ class MeasureConfig:
 
     def __post_init__(self):
         from ..surface.grid import Axis
+        for name in ("radius", "tol", "rho", "epsilon"):
+            _positive(name, getattr(self, name))
         for name in ("grid_1d", "grid_2d"):
             axis = Axis.parse(getattr(self, name), name)
             if not np.any(axis.coordinates() == 0):
                 raise ConfigError(name, getattr(self, name), "a grid holding 0, the trained network "
                                   "(MIN = -MAX and an odd NUM, e.g. -1:1:21)")
-        for name in ("radius", "tol", "rho", "epsilon"):
-            _positive(name, getattr(self, name))
+            object.__setattr__(self, name, f"{_plain(axis.lo)}:{_plain(axis.hi)}:{axis.num}")  # -1.0:1:5 is -1:1:5
+        grid = Axis.parse(self.grid_2d, "grid_2d")
+        step = (grid.hi - grid.lo) / (grid.num - 1)
+        if not step <= self.radius <= min(-grid.lo, grid.hi):
+            raise ConfigError("radius", self.radius, f"a radius from the 2-D grid's spacing ({step:g}) to its half "
+                              f"width ({min(-grid.lo, grid.hi):g}): the 2-D rise averages the grid points within it",
+                              literal=True)
         for name in ("directions", "maxiter", "batch_size"):
             _positive(name, getattr(self, name), whole=True)
         if isinstance(self.trace_samples, bool) or not isinstance(self.trace_samples, int) or self.trace_samples < 2:
@@ -120,7 +132,10 @@ class Target:
     threads: int | None = None
 
 
-def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run) -> dict | None:
+TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes")
+
+
+def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, target: Target) -> dict | None:
     if not os.path.exists(path):
         return None
     try:
@@ -128,10 +143,21 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run) -> 
             found = json.load(handle)
     except (OSError, ValueError) as exc:
         raise InputError(f"{path} cannot be read ({exc}); remove it to measure {run.name} again") from None
-    if found.get("settings") != config.record():
-        changed = sorted(k for k in config.record() if found.get("settings", {}).get(k) != config.record()[k])
-        raise MismatchError(f"{path} was measured with other settings ({', '.join(changed) or 'unknown'} differ); "
+    stored = found.get("settings", {})
+    try:
+        same = MeasureConfig(**stored) == config
+    except (TypeError, ConfigError):
+        same = False
+    if not same:
+        now = config.record()
+        changed = [f"{k} {stored.get(k)!r} there, {now[k]!r} now" for k in now if stored.get(k) != now[k]]
+        raise MismatchError(f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
                             "choose another out or remove that folder to measure again")
+    then = {k: found.get("target", {}).get(k) for k in TARGET_IDENTITY}
+    if then != {k: getattr(target, k) for k in TARGET_IDENTITY}:
+        raise MismatchError(f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
+                            f"{then['num_classes']}, datapath {then['datapath']}), not as {target.model} on "
+                            f"{target.dataset}; choose another out or remove that folder to measure again")
     if found.get("checkpoint_sha256") != checkpoint_sha:
         raise MismatchError(f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
                             "differs: retrained?); choose another out or remove that folder to measure again")
@@ -202,7 +228,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MEASURES_FILE)
     checkpoint_sha = sha256_file(run.checkpoint)
-    found = _cached(path, config, checkpoint_sha, run)
+    found = _cached(path, config, checkpoint_sha, run, target)
     if found is not None:  # the same weights, measured the same way; how the manifest labels them is today's
         return {**found, "run": asdict(run)}
     started = time.perf_counter()

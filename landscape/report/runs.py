@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass
 
 from ..errors import InputError
@@ -18,6 +19,7 @@ from ..train import checkpoints as files
 from ..train import sweep as sweeps
 
 NEEDED = ("checkpoint", "batch_size", "seed")
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a folder name of its own under out/runs/
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,13 @@ def _is_trainer_manifest(path: str) -> bool:
     if os.path.isdir(path) or path.endswith(".json"):
         return True
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             header = next(csv.reader(handle), [])
     except OSError as exc:
         raise InputError(f"manifest {path} cannot be read ({exc.strerror})", fields=("manifest",)) from None
+    except (UnicodeDecodeError, csv.Error):
+        raise InputError(f"manifest {path} is not a text file: expected a landscape sweep's manifest (or its folder) "
+                         "or a CSV of checkpoints", fields=("manifest",)) from None
     return "run" in header and "checkpoint" in header and "done" in header
 
 
@@ -67,14 +72,27 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
     return value
 
 
+def _model_of(checkpoint: str) -> str | None:
+    """The model a ``landscape train`` checkpoint records in its metadata (None for other checkpoints)."""
+    import torch
+    try:
+        meta = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("meta", {})
+        return meta.get("identity", {}).get("model")
+    except Exception:  # noqa: BLE001 - not ours, or not readable here: the report's --model decides
+        return None
+
+
 def _from_csv(path: str) -> list[Run]:
-    with open(path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    header = list(rows[0]) if rows else []
+    with open(path, newline="", encoding="utf-8-sig") as handle:  # a BOM, as spreadsheets save CSV
+        reader = csv.DictReader(handle)
+        rows, header = list(reader), reader.fieldnames or []
     missing = [k for k in NEEDED if k not in header]
     if missing:
         raise InputError(f"manifest {path} has no {missing[0]} column: expected a landscape sweep manifest or a CSV "
                          "with the columns checkpoint, batch_size, seed (and optionally recipe, run, model, dataset)",
+                         fields=("manifest",))
+    if not rows:
+        raise InputError(f"manifest {path} has its columns but no row: expected one row per checkpoint",
                          fields=("manifest",))
     here = os.path.dirname(os.path.abspath(path))
     runs = []
@@ -84,8 +102,13 @@ def _from_csv(path: str) -> list[Run]:
         checkpoint = (row["checkpoint"] or "").strip()
         if not checkpoint:
             raise InputError(f"manifest {path}, line {line}: the checkpoint is empty", fields=("manifest",))
-        runs.append(Run((row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}", recipe, batch, seed,
-                        os.path.join(here, checkpoint), (row.get("model") or "").strip() or None,
+        name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
+        if not RUN_NAME.fullmatch(name) or name in (".", ".."):
+            raise InputError(f"manifest {path}, line {line}: run={name!r}: expected a name of letters, digits, "
+                             "'.', '_', '+' or '-' (it names the run's folder under out/runs/)", fields=("manifest",))
+        where = os.path.join(here, checkpoint)
+        runs.append(Run(name, recipe, batch, seed, where,
+                        (row.get("model") or "").strip() or (_model_of(where) if os.path.isfile(where) else None),
                         (row.get("dataset") or "").strip() or None))
     return runs
 
@@ -106,6 +129,9 @@ def read_runs(path: str) -> tuple[list[Run], list[str]]:
         raise InputError(f"manifest {path}: run {twice[0]!r} is listed twice; expected one row per run "
                          "(give a run column to tell them apart)", fields=("manifest",))
     for run in runs:
+        if os.path.isdir(run.checkpoint):
+            raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, is a folder; "
+                             "expected a checkpoint file", fields=("manifest",))
         if not os.path.isfile(run.checkpoint):
             raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist",
                              fields=("manifest",))
@@ -118,8 +144,9 @@ def describe(runs: list[Run]) -> str:
     def listed(values):
         return ", ".join(str(v) for v in sorted(set(values), key=lambda v: (isinstance(v, str), v)))
     recipes = list(dict.fromkeys(r.recipe for r in runs))
-    return (f"{len(runs)} runs: recipe{'s' * (len(recipes) > 1)} {', '.join(recipes)}, batch sizes "
-            f"{listed(r.batch_size for r in runs)}, seeds {listed(r.seed for r in runs)}")
+    batches, seeds = {r.batch_size for r in runs}, {r.seed for r in runs}
+    return (f"{len(runs)} run{'s' * (len(runs) != 1)}: recipe{'s' * (len(recipes) > 1)} {', '.join(recipes)}, "
+            f"batch size{'s' * (len(batches) > 1)} {listed(batches)}, seed{'s' * (len(seeds) > 1)} {listed(seeds)}")
 
 
 __all__ = ["Run", "read_runs", "describe", "NEEDED"]

@@ -35,6 +35,7 @@ class Scorecard:
     alpha: float
     verdict: str
     settings: dict = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)   # runs of the manifest not finished, so not measured
 
     def record(self) -> dict:
         return {"runs": self.runs,
@@ -42,11 +43,11 @@ class Scorecard:
                             **{f"{k}_{part}": v for k, s in g.stats.items() for part, v in zip(("mean", "sd", "n"), s)}}
                            for g in self.groups],
                 "correlations": {k: {a: c.record() for a, c in v.items()} for k, v in self.correlations.items()},
-                "alpha": self.alpha, "verdict": self.verdict, "settings": self.settings}
+                "alpha": self.alpha, "verdict": self.verdict, "settings": self.settings, "left_out": self.left_out}
 
 
 def build(results: list[dict], alpha: float = 0.05, permutations: int = 10000, seed: int = 0,
-          settings: dict | None = None) -> Scorecard:
+          settings: dict | None = None, left_out: list[str] | None = None) -> Scorecard:
     """The scorecard of ``results`` (``measure_run``'s dicts, one per run)."""
     runs = [{"name": r["run"]["name"], "recipe": r["run"]["recipe"], "batch_size": r["run"]["batch_size"],
              "seed": r["run"]["seed"], "values": r["values"], "errors": r.get("errors", {})} for r in results]
@@ -61,8 +62,9 @@ def build(results: list[dict], alpha: float = 0.05, permutations: int = 10000, s
         correlations[m.key] = {
             "batch_size": correlation([r["batch_size"] for r in runs], y, permutations, seed),
             "gap": correlation([r["values"]["gap"] for r in runs], y, permutations, seed)}
-    card = Scorecard(runs, groups, correlations, alpha, "", settings or {})
-    return Scorecard(runs, groups, correlations, alpha, verdict(card, permutations, seed), settings or {})
+    card = Scorecard(runs, groups, correlations, alpha, "", settings or {}, list(left_out or []))
+    return Scorecard(runs, groups, correlations, alpha, verdict(card, permutations, seed), settings or {},
+                     list(left_out or []))
 
 
 def _numbers(c: Correlation) -> str:
@@ -89,14 +91,27 @@ def verdict(card: Scorecard, permutations: int = 10000, seed: int = 0) -> str:
     a = card.alpha
     sentences = []
     best = smallest_p([r["batch_size"] for r in card.runs], permutations, seed)
-    if best >= a:
+    too_few = best >= a
+    if too_few:
         sentences.append(f"The smallest p-value any order of {len(card.runs)} runs can reach is {best:.2g}, not below "
-                         f"{a:g}: more seeds or batch sizes are needed before a measure can be said to separate "
-                         "the batch sizes.")
+                         f"{a:g}: more seeds or batch sizes are needed before any trend with batch size can be shown.")
+    recipes = sorted({r["recipe"] for r in card.runs})
+    if len(recipes) > 1:
+        sentences.append(f"τ pools the runs of all {len(recipes)} recipes ({', '.join(recipes)}).")
+    away = [r["name"] for r in card.runs if r["values"].get("train_error", 0) > 1.0]
+    if away:
+        sentences.append(f"Caution: {len(away)} of {len(card.runs)} runs have a training error above 1 % "
+                         f"({', '.join(away[:4])}{', …' if len(away) > 4 else ''}): they are not at a minimum, and "
+                         "sharpness there is not that of a minimum.")
     err = card.correlations["test_error"]["batch_size"]
-    if not math.isnan(err.tau):
+    if all(math.isnan(r["values"].get("test_error", math.nan)) for r in card.runs):
+        sentences.append("The data set has no test set: there is no test error and no gap to compare.")
+    elif not math.isnan(err.tau):
         if err.p_value < a:
             sentences.append(f"Test error {'rises' if err.tau > 0 else 'falls'} with batch size ({_numbers(err)}).")
+        elif too_few:
+            sentences.append(f"Test error {'rises' if err.tau > 0 else 'falls' if err.tau < 0 else 'stays'} with "
+                             f"batch size in these runs ({_numbers(err)}), which so few runs cannot confirm.")
         else:
             sentences.append(f"Test error does not change with batch size at p < {a:g} ({_numbers(err)}).")
 
@@ -108,7 +123,8 @@ def verdict(card: Scorecard, permutations: int = 10000, seed: int = 0) -> str:
         scored = [(m, card.correlations[m.key][against]) for m in measures]
         scored = [(m, c) for m, c in scored if not math.isnan(c.tau)]
         if not scored:
-            sentences.append(f"No measure can be ranked against {what} (too few runs with values).")
+            if against == "batch_size":
+                sentences.append("No sharpness measure can be ranked against the batch sizes (too few runs with values).")
             continue
         yes = [(m, c) for m, c in scored if c.p_value < a]
         no = [(m, c) for m, c in scored if c.p_value >= a]

@@ -19,8 +19,26 @@ def number(v: float, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
 
 
+def _decimals(sd: float) -> int | None:
+    """Decimals that show ``sd`` to two significant digits; None when plain significant digits read better
+    (a zero spread, or values too large or small for fixed decimals)."""
+    if not (math.isfinite(sd) and sd > 0):
+        return None
+    places = 1 - math.floor(math.log10(sd))
+    return max(0, places) if places <= 6 and sd < 1e4 else None
+
+
 def plus_minus(mean: float, sd: float, sep: str = " ± ") -> str:
-    return number(mean) if not math.isfinite(sd) else f"{number(mean)}{sep}{number(sd, 2)}"
+    """``mean ± sd``, the mean to the decimal place of the spread's second digit (``2.2500 ± 0.0017``,
+    ``13.0 ± 3.5``); three significant digits when there is no spread."""
+    if not math.isfinite(mean):
+        return DASH
+    places = _decimals(sd)
+    if not math.isfinite(sd):
+        return number(mean)
+    if places is None:
+        return f"{number(mean)}{sep}{number(sd, 2)}"
+    return f"{mean:.{places}f}{sep}{sd:.{places}f}"
 
 
 def tex_number(v: float, digits: int = 3) -> str:
@@ -37,7 +55,12 @@ def tex_number(v: float, digits: int = 3) -> str:
 def tex_plus_minus(mean: float, sd: float) -> str:
     if not math.isfinite(mean):
         return "--"
-    return f"${tex_number(mean)}$" if not math.isfinite(sd) else f"${tex_number(mean)}\\pm{tex_number(sd, 2)}$"
+    if not math.isfinite(sd):
+        return f"${tex_number(mean)}$"
+    places = _decimals(sd)
+    if places is None:
+        return f"${tex_number(mean)}\\pm{tex_number(sd, 2)}$"
+    return f"${mean:.{places}f}\\pm{sd:.{places}f}$"
 
 
 def _csv(header: list[str], rows: list[list]) -> str:
@@ -45,7 +68,7 @@ def _csv(header: list[str], rows: list[list]) -> str:
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in row])  # every digit: for scripts
     return text.getvalue()
 
 
@@ -108,13 +131,19 @@ def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -
     lines.append(_md_row(["measure", "τ with batch size", "p", "τ with gap", "p"]))
     lines.append(_md_row(["---", "---:", "---:", "---:", "---:"]))
     for m in MEASURES:
-        if m.key == "gap":
-            continue
-        lines.append(_md_row([m.label, *_correlated(card, m.key, "batch_size"), *_correlated(card, m.key, "gap")]))
+        gap = [DASH, DASH] if m.key == "gap" else _correlated(card, m.key, "gap")
+        lines.append(_md_row([m.label, *_correlated(card, m.key, "batch_size"), *gap]))
+    if card.left_out:
+        lines += ["", f"Left out (not finished): {', '.join(card.left_out)}."]
     lines += ["", f"**Verdict.** {card.verdict}", ""]
     if card.settings:
         lines += ["Settings: " + ", ".join(f"{k} = {v}" for k, v in card.settings.items()), ""]
     return "\n".join(lines)
+
+
+def _wrapped(text: str, width: int = 100) -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, width)
 
 
 def _tex(text: str) -> str:
@@ -123,7 +152,10 @@ def _tex(text: str) -> str:
 
 def latex(card: Scorecard) -> str:
     keys = [m.key for m in MEASURES]
-    out = [r"% landscape report: needs \usepackage{booktabs} and \usepackage{graphicx}", r"\begin{table*}[t]",
+    out = [r"% landscape report: needs \usepackage{booktabs} and \usepackage{graphicx}",
+           *(f"% {line}" for line in _wrapped(f"Verdict: {card.verdict}")),
+           *([f"% Left out (not finished): {', '.join(card.left_out)}"] if card.left_out else []),
+           r"\begin{table*}[t]",
            r"\centering", r"\resizebox{\textwidth}{!}{%",
            r"\begin{tabular}{ll" + "r" * (1 + len(keys)) + "}", r"\toprule",
            " & ".join(["recipe", "batch", "seeds"] + [BY_KEY[k].latex for k in keys]) + r" \\", r"\midrule"]
@@ -136,9 +168,8 @@ def latex(card: Scorecard) -> str:
             r"\end{table*}", "", r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
             r"measure & $\tau$ (batch) & $p$ & $\tau$ (gap) & $p$ \\", r"\midrule"]
     for m in MEASURES:
-        if m.key == "gap":
-            continue
-        cells = [m.latex, *_correlated(card, m.key, "batch_size", True), *_correlated(card, m.key, "gap", True)]
+        gap = ["--", "--"] if m.key == "gap" else _correlated(card, m.key, "gap", True)
+        cells = [m.latex, *_correlated(card, m.key, "batch_size", True), *gap]
         out.append(" & ".join(c.replace("–", "--") for c in cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}",
             rf"\caption{{Kendall's $\tau_b$ over {len(card.runs)} runs with a two-sided permutation $p$-value; "

@@ -13,7 +13,7 @@ from landscape.report import measures
 from landscape.report.measures import MEASURES, MeasureConfig, Target, measure_run
 from landscape.report.runs import Run
 
-CONFIG = MeasureConfig(grid_1d="-1:1:5", grid_2d="-1:1:3", directions=3, trace_samples=4, maxiter=2,
+CONFIG = MeasureConfig(grid_1d="-1:1:5", grid_2d="-1:1:3", radius=1.0, directions=3, trace_samples=4, maxiter=2,
                        train_subset=120, tol=1e-4)
 
 
@@ -51,17 +51,25 @@ def test_a_rerun_reads_back_and_other_settings_or_weights_are_refused(tmp_path, 
     first = measure_run(run, target, CONFIG, folder)
     monkeypatch.setattr(measures, "_curvature", lambda *a: pytest.fail("measured again"))
     assert measure_run(run, target, CONFIG, folder) == json.loads(json.dumps(first))
-    with pytest.raises(MismatchError, match=r"other settings \(rho differ\)"):
+    with pytest.raises(MismatchError, match=r"other settings \(rho 0.01 there, 0.05 now\)"):
         measure_run(run, target, MeasureConfig(**{**CONFIG.record(), "rho": 0.05}), folder)
+    with pytest.raises(MismatchError, match="was measured as digits_mlp on digits"):
+        measure_run(run, Target("digits_mlp", "digits", num_classes=12, threads=1), CONFIG, folder)
     network(tmp_path, seed=4)  # retrained: new weights under the same path
     with pytest.raises(MismatchError, match="another checkpoint"):
         measure_run(run, target, CONFIG, folder)
+
+
+def test_one_grid_one_spelling():
+    assert MeasureConfig(grid_1d="-1.0:1.0:41") == MeasureConfig(grid_1d="-1:1:41")
+    assert MeasureConfig(grid_1d="-0.123456789:0.123456789:3").grid_1d == "-0.123456789:0.123456789:3"
 
 
 @pytest.mark.parametrize("field, value, expected", [
     ("grid_1d", "-1:1:20", "a grid holding 0"), ("grid_2d", "0:1:x", "whole number"),
     ("trace_samples", 1, "a whole number >= 2"), ("rho", 0, "a positive number"), ("dtype", "half", "float32 or"),
     ("subspace", -1, "0 (the full space)"), ("train_subset", 0, "a positive whole number"),
+    ("radius", 0.05, "from the 2-D grid's spacing"), ("radius", 3.0, "to its half width"),
 ])
 def test_bad_settings_name_the_value(field, value, expected):
     with pytest.raises(ConfigError, match=f"{field}=.*{expected.replace('(', '.').replace(')', '.')}"):

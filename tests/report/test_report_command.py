@@ -10,7 +10,7 @@ from conftest import run
 from landscape.io.checkpoint import save
 from landscape.models import build_model
 
-FLAGS = ["--model", "digits_mlp", "--train_subset", "120", "--grid_1d=-1:1:5", "--grid_2d=-1:1:3", "--directions",
+FLAGS = ["--model", "digits_mlp", "--train_subset", "120", "--grid_1d=-1:1:5", "--grid_2d=-1:1:3", "--radius", "1", "--directions",
          "2", "--trace_samples", "3", "--maxiter", "2", "--threads", "1", "--formats", "png"]
 
 
@@ -64,7 +64,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
 
 
 @pytest.mark.parametrize("extra, code, message", [
-    (["--alpha", "2"], 2, "--alpha=2: expected a number between 0 and 1"),
+    (["--alpha", "2"], 2, "--alpha=2: expected a number strictly between 0 and 1"),
     (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
     (["--model", "nonsense"], 2, "model=nonsense"),
     (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),

@@ -55,13 +55,27 @@ def test_a_hand_written_csv_with_relative_paths(tmp_path):
     ("checkpoint,batch_size,seed\nx.pt,0,0\n", "line 2: batch_size=0: expected a whole number >= 1"),
     ("checkpoint,batch_size,seed\nmissing.pt,16,0\n", "the checkpoint of sgd_b16_s0"),
     ("checkpoint,batch_size,seed\nx.pt,16,0\nx.pt,16,0\n", "run 'sgd_b16_s0' is listed twice"),
-    ("checkpoint,batch_size,seed\n", "has no checkpoint column"),
+    ("checkpoint,batch_size,seed\n", "has its columns but no row"),
+    ("checkpoint,batch_size,seed,run\nx.pt,16,0,../escape\n", "run='../escape': expected a name of letters"),
+    ("checkpoint,batch_size,seed,run\nx.pt,16,0,/tmp/evil\n", "run='/tmp/evil': expected a name"),
+    ("checkpoint,batch_size,seed\nsub,16,0\n", "is a folder; expected a checkpoint file"),
 ])
 def test_bad_lists_are_refused_with_the_line(tmp_path, text, message):
     (tmp_path / "x.pt").write_bytes(b"")
+    (tmp_path / "sub").mkdir()
     (tmp_path / "list.csv").write_text(text)
     with pytest.raises(InputError, match=message.replace("(", r"\(")):
         read_runs(str(tmp_path / "list.csv"))
+
+
+def test_a_spreadsheet_s_csv_and_a_file_that_is_no_manifest(tmp_path):
+    (tmp_path / "x.pt").write_bytes(b"")
+    (tmp_path / "excel.csv").write_bytes("\ufeffcheckpoint,batch_size,seed\nx.pt,16,0\n".encode("utf-8"))
+    runs, _ = read_runs(str(tmp_path / "excel.csv"))                  # a byte-order mark, as Excel writes
+    assert runs[0].name == "sgd_b16_s0"
+    (tmp_path / "weights.pt").write_bytes(bytes(range(256)) * 4)       # the checkpoint given by mistake
+    with pytest.raises(InputError, match="is not a text file"):
+        read_runs(str(tmp_path / "weights.pt"))
 
 
 def test_no_manifest_and_no_finished_run(tmp_path):

@@ -90,6 +90,18 @@ def test_tables_carry_every_number():
     assert tables.tex_number(3.6e-05) == r"3.6\times10^{-5}" and tables.tex_number(math.nan) == "--"
 
 
+def test_left_out_runs_and_runs_away_from_a_minimum_are_said():
+    runs = results()
+    runs[0]["values"]["train_error"] = 18.0
+    card = build(runs, left_out=["sgd_b2048_s0"])
+    assert "Caution: 1 of 12 runs have a training error above 1 % (sgd_b16_s0)" in card.verdict
+    assert "Left out (not finished): sgd_b2048_s0." in tables.markdown(card)
+    assert "% Left out (not finished): sgd_b2048_s0" in tables.latex(card)
+    assert card.record()["left_out"] == ["sgd_b2048_s0"]
+
+
 def test_missing_values_are_dashes():
     assert tables.plus_minus(math.nan, math.nan) == "–" and tables.plus_minus(1.0, math.nan) == "1"
     assert tables.plus_minus(0.12345, 0.0123) == "0.123 ± 0.012"
+    assert tables.plus_minus(2.25, 0.0017) == "2.2500 ± 0.0017"     # the mean to the spread's precision
+    assert tables.plus_minus(13.0, 3.5) == "13.0 ± 3.5" and tables.plus_minus(2.0, 0.0) == "2 ± 0"
