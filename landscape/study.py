@@ -145,15 +145,26 @@ def report_flags(study: dict) -> list[str]:
             "--figures", study["figures"], "--name", study["name"], *_flags(study["report"])]
 
 
-def _train(study: dict) -> float:
-    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took."""
-    out = study["out"]
-    common = ["--out", out, "--recipes", *map(str, study["recipes"]), "--batch_sizes", *map(str, study["batch_sizes"]),
-              "--seeds", *map(str, study["seeds"]), *_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
-    listed = subprocess.run(cli_command("sweep", [*common, "--list"]), capture_output=True, text=True)
+def _sweep_flags(study: dict) -> list[str]:
+    return ["--out", study["out"], "--recipes", *map(str, study["recipes"]), "--batch_sizes",
+            *map(str, study["batch_sizes"]), "--seeds", *map(str, study["seeds"]),
+            *_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
+
+
+def _tasks(study: dict) -> list[list[str]]:
+    """The sweep's configurations (index, name), asked of ``landscape sweep --list``: it checks the
+    [train] settings before anything is made."""
+    listed = subprocess.run(cli_command("sweep", [*_sweep_flags(study), "--list"]), capture_output=True, text=True)
     if listed.returncode != 0:
-        raise InputError(f"landscape sweep refused the study's settings: {listed.stderr.strip()}")
-    tasks = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+        message = listed.stderr.strip().splitlines()[-1] if listed.stderr.strip() else f"exit {listed.returncode}"
+        error = UsageError if listed.returncode == 2 else InputError
+        raise error("[train]: " + message.split(": error: ", 1)[-1])
+    return [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+
+
+def _train(study: dict, tasks: list[list[str]]) -> float:
+    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took."""
+    out, common = study["out"], _sweep_flags(study)
     order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][1].rsplit("_b", 1)[1].split("_s")[0]))
     logs = os.path.join(out, "logs")
     os.makedirs(logs, exist_ok=True)
@@ -165,17 +176,17 @@ def _train(study: dict) -> float:
             name = tasks[i][1]
             log = open(os.path.join(logs, f"{name}.log"), "w")
             running[subprocess.Popen(cli_command("sweep", [*common, "--task", tasks[i][0]]), stdout=log,
-                                     stderr=subprocess.STDOUT)] = (name, log)
+                                     stderr=subprocess.STDOUT)] = (name, log, time.perf_counter())
         finished = next((p for p in running if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.5)
             continue
-        name, log = running.pop(finished)
+        name, log, began = running.pop(finished)
         log.close()
         if finished.returncode != 0:
             failed.append(name)
         print(f"  {name}: {'done' if finished.returncode == 0 else f'FAILED (exit {finished.returncode})'} "
-              f"({time.perf_counter() - started:.0f} s)", flush=True)
+              f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)", flush=True)
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
     return time.perf_counter() - started
@@ -185,18 +196,24 @@ def main(argv: list[str], prog: str = "landscape study") -> int:
     args = parser(prog).parse_args(argv)
     study = settings(args)
     from .cli.report import checked
-    checked([*report_flags(study), "--threads", "1"])  # the report's settings now, not after the training
+    threads = [] if "threads" in study["report"] else ["--threads", "1"]
+    checked([*report_flags(study), *threads])  # the report's settings now, not after the training
     for folder in (study["out"], study["figures"]):
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise InputError(f"{folder} is a file; expected a folder (it is created if missing)")
+    tasks = _tasks(study)  # the training's settings too, before any folder is made
+    for folder in (study["out"], study["figures"]):
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
-    train_s = _train(study)
-    cmd = cli_command("report", [*report_flags(study), "--threads", "1"], study["jobs"] if study["jobs"] > 1 else None)
+    train_s = _train(study, tasks)
+    cmd = cli_command("report", [*report_flags(study), *threads], study["jobs"] if study["jobs"] > 1 else None)
     print("$ " + " ".join(cmd[cmd.index("-m") + 1:]), flush=True)
     report_started = time.perf_counter()
-    if subprocess.run(cmd).returncode != 0:
-        raise InputError("landscape report failed (see its message above)")
+    code = subprocess.run(cmd).returncode
+    if code != 0:  # its own message is above; leave with its exit code (4: measured otherwise before, ...)
+        error = InputError(f"landscape report failed with exit code {code} (see its message above)")
+        error.exit_code = code
+        raise error
     report_s = time.perf_counter() - report_started
     print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {time.perf_counter() - started:.0f} s "
           f"({study['jobs']} jobs)")

@@ -67,14 +67,24 @@ def surface_text(d: dict, runs: int) -> list[str]:
 def directions_text(d: dict) -> list[str]:
     lines = [f"{d['path']}: {len(d['axes'])} direction(s), written by {d['written_by']}"]
     if d["written_by"] == "landscape":
-        lines.append(f"  model {d.get('model') or '?'}, dir_type {d.get('dir_type') or '?'}, seed {d.get('seed')}, "
-                     f"same_dir {d.get('same_dir')}, origin {str(d.get('origin_sha256'))[:16]}")
+        seed = d.get("seed")
+        lines.append(f"  model {d.get('model') or '?'}, dir_type {d.get('dir_type') or '?'}, "
+                     + (f"seed {seed}, " if seed is not None and seed >= 0 else "")
+                     + f"same_dir {d.get('same_dir')}, origin {str(d.get('origin_sha256'))[:16]}")
     for a in d["axes"]:
         extra = ", ".join(f"{k} {a[k]}" for k in ("kind", "norm", "ignore", "seed", "target_file") if k in a)
         lines.append(f"  {a['name']}: {a['tensors']} tensors, {a['elements']:,} numbers, length {a['length']:.6g}"
                      + (f"; {extra}" if extra else ""))
     if "cosine_xy" in d:
         lines.append(f"  cosine between x and y: {_g(d['cosine_xy'])}")
+    t = d.get("trajectory")
+    if t:
+        lines.append(f"  trajectory: {t['checkpoints']} checkpoints, epochs {t['epochs'][0]} to {t['epochs'][1]} "
+                     f"({t['first']} … {t['last']})")
+        lines.append(f"    PC1 {100 * t['explained'][0]:.1f} %, PC2 {100 * t['explained'][1]:.1f} % of its variance "
+                     f"(a random walk of as many steps: {100 * t['random_walk'][0]:.0f} %, "
+                     f"{100 * t['random_walk'][1]:.0f} %); it spans x {t['x_span'][0]:.3g}..{t['x_span'][1]:.3g}, "
+                     f"y {t['y_span'][0]:.3g}..{t['y_span'][1]:.3g}")
     return lines
 
 

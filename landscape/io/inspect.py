@@ -31,6 +31,10 @@ def _kind(path: str) -> str:
             if X in f and schema is None:
                 return "reference surface"
     except OSError as exc:
+        with open(path, "rb") as handle:
+            signature = handle.read(8)
+        if signature != b"\x89HDF\r\n\x1a\n":
+            raise InputError(f"{path} is not an HDF5 file: expected a surface or direction file") from None
         raise open_error(path, exc, "file") from None
     raise InputError(f"{path} is an HDF5 file but neither a surface nor a direction file (of landscape or of "
                      "the reference code)")
@@ -85,7 +89,7 @@ def _directions(path: str, ours: bool) -> dict:
             continue
         flat = np.concatenate([t.numpy().reshape(-1) for t in tensors.values()]) if tensors else np.zeros(0)
         axes.append({"name": name, "tensors": len(tensors), "elements": int(flat.size),
-                     "length": float(np.linalg.norm(flat)), **{k: v for k, v in vars(info).items() if v not in ("", None)}})
+                     "length": float(np.linalg.norm(flat)), **{k: v for k, v in vars(info).items() if v not in ("", None, -1)}})
     out = {"kind": "directions", "path": path, "written_by": "landscape" if ours else "the reference code",
            "axes": axes}
     if len(axes) == 2:
@@ -95,6 +99,14 @@ def _directions(path: str, ours: bool) -> dict:
     if ours:
         out.update(dir_type=d.dir_type, seed=d.seed, same_dir=d.same_dir, model=d.model,
                    origin_sha256=d.origin_sha256, **{k: v for k, v in d.extra.items()})
+    if d.trajectory is not None:
+        t = d.trajectory
+        xy = np.asarray(t.coordinates)
+        out["trajectory"] = {"checkpoints": len(t.files), "first": t.files[0], "last": t.files[-1],
+                             "epochs": [t.labels[0], t.labels[-1]], "explained": list(t.explained),
+                             "random_walk": list(t.random_walk),
+                             "x_span": [float(xy[:, 0].min()), float(xy[:, 0].max())],
+                             "y_span": [float(xy[:, 1].min()), float(xy[:, 1].max())]}
     return out
 
 

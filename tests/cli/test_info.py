@@ -62,5 +62,6 @@ def test_not_a_landscape_file(tmp_path, capsys):
     assert landscape("info", tmp_path / "other.h5") == 3
     assert "neither a surface nor a direction file" in capsys.readouterr().err
     assert landscape("info", tmp_path / "text.h5") == 3
+    assert "text.h5 is not an HDF5 file" in capsys.readouterr().err
     assert landscape("info", tmp_path / "missing.h5") == 3
     assert "does not exist" in capsys.readouterr().err

@@ -136,6 +136,8 @@ def test_a_surface_on_a_training_run_s_plane_and_its_path_figure(tmp_path, capsy
     t = d.trajectory
     assert t.labels == (1, 2, 3, 4, 5) and t.coordinates.shape == (5, 2) and t.coordinates[-1] == pytest.approx([0, 0])
     assert d.axes[0].kind == "PC1 of 5 checkpoints" and 0.5 < t.explained[0] <= 1
+    assert landscape("info", tmp_path / "s.directions.h5") == 0
+    assert "trajectory: 5 checkpoints, epochs 1 to 5" in capsys.readouterr().out
     assert landscape("plot2d", tmp_path / "s.h5", "--trajectory", "--kind", "contour") == 0
     assert (tmp_path / "s_train_loss_2dcontour.png").read_bytes()[:4] == b"\x89PNG"
     # a random-direction surface has no path to draw
