@@ -38,7 +38,8 @@ def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
     p.add_argument("--z", default="train_loss", help="the quantity that gives the height; with --html, the one "
                    "shown first (default: train_loss)")
     p.add_argument("--log", action="store_true", help="height = log10 of the quantity")
-    p.add_argument("--zmax", type=float, help="clip heights above this value (diverged points would dwarf the rest)")
+    p.add_argument("--zmax", type=float, help="hide points above this value, in the quantity's own units also with "
+                   "--log (diverged points would dwarf the rest)")
     p.add_argument("--out", metavar="PREFIX", help="output path without extension (--vtk: one input file only; "
                    "default: the first input's path without .h5)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
@@ -70,16 +71,27 @@ def main(argv: list[str], prog: str = "landscape export") -> int:
         if not os.path.isdir(folder):
             raise InputError(f"--out {stem}: folder {folder} does not exist; expected an existing folder")
     surfaces = [read(path) for path in args.surf_files]  # every file checked before any is written
+    from ..io.paraview import quantities
+    from ..io.paths import output_path
     for surface in surfaces:
-        if args.z not in surface.values:
+        if args.z not in quantities(surface):
             raise UsageError(f"--z={args.z}: {surface.path} has no such quantity; expected one of "
-                             f"{', '.join(surface.values)}")
+                             f"{', '.join(quantities(surface))}")
+    outputs = [stem + (".vts" if s.ndim == 2 else ".vtu") for s, stem in zip(surfaces, stems)] if args.vtk else []
+    for path in outputs + ([stems[0] + ".html"] if args.html else []):
+        output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"--out {path}: folder {folder} is not writable; expected a folder the files can go to")
     if args.html:
         from ..plotting import interactive
         page = interactive.build(surfaces, args.labels, args.title, args.z)  # checked (2-D, shared quantities) before writing
-    if args.vtk:
-        for surface, stem in zip(surfaces, stems):
-            print(write_vtk(surface, stem, args.z, args.log, args.zmax))
-    if args.html:
-        print(interactive.save(page, stems[0] + ".html"))
+    try:
+        if args.vtk:
+            for surface, stem in zip(surfaces, stems):
+                print(write_vtk(surface, stem, args.z, args.log, args.zmax))
+        if args.html:
+            print(interactive.save(page, stems[0] + ".html"))
+    except OSError as exc:  # a folder that takes no files (/proc, a read-only mount as root, a full disk)
+        raise InputError(f"--out {exc.filename}: cannot be written ({exc.strerror}); choose another --out") from None
     return 0

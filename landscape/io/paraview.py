@@ -16,8 +16,6 @@ The tests read the files back with VTK's own readers.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..errors import InputError, UsageError
@@ -26,13 +24,23 @@ from .surface_file import Surface
 GHOST, HIDDEN_POINT = "vtkGhostType", 2  # VTK's name for blanking, and its flag for a hidden point
 
 
+def quantities(surface: Surface) -> dict[str, np.ndarray]:
+    """The file's quantities and, where it has an accuracy, the error: 100 − accuracy (``train_err``)."""
+    out = dict(surface.values)
+    for split in ("train", "test"):
+        if f"{split}_acc" in out:
+            out[f"{split}_err"] = 100.0 - out[f"{split}_acc"]
+    return out
+
+
 def heights(surface: Surface, name: str, log: bool = False, zmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The z of every point, the quantity ``name`` (log10 with ``log``), and the points to hide: not
     computed (or not finite), or above ``zmax``; hidden points get a finite height all the same."""
-    if name not in surface.values:
+    values = quantities(surface)
+    if name not in values:
         raise UsageError(f"z={name}: {surface.path} has no such quantity; expected one of "
-                         f"{', '.join(surface.values)}", fields=("z",))
-    z = surface.values[name].astype(np.float64).copy()
+                         f"{', '.join(values)}", fields=("z",))
+    z = values[name].astype(np.float64).copy()
     if log:
         if np.any(z[np.isfinite(z)] <= 0):
             raise UsageError(f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values",
@@ -59,20 +67,17 @@ def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = Fa
     data["done"] = surface.done.astype(np.float64)
     data[GHOST] = np.where(hidden, HIDDEN_POINT, 0).astype(np.uint8)
     if surface.ndim == 2:
-        nx, ny = len(surface.x), len(surface.y)
         X, Y = np.meshgrid(surface.x, surface.y, indexing="ij")
-        shape = (nx, ny, 1)
+        shape = (len(surface.x), len(surface.y), 1)
         point = {k: np.asfortranarray(v.reshape(shape)) for k, v in data.items()}
-        path = gridToVTK(stem, np.asfortranarray(X.reshape(shape)), np.asfortranarray(Y.reshape(shape)),
-                         np.asfortranarray(height.reshape(shape)), pointData=point)
-    else:
-        n = len(surface.x)
-        path = polyLinesToVTK(stem, np.ascontiguousarray(surface.x, dtype=np.float64),
-                              np.ascontiguousarray(height), np.zeros(n), pointsPerLine=np.array([n]),
-                              pointData={k: np.ascontiguousarray(v) for k, v in data.items()})
-    if not os.path.exists(path):
-        raise InputError(f"{path} was not written")
-    return path
+        gridToVTK(stem, np.asfortranarray(X.reshape(shape)), np.asfortranarray(Y.reshape(shape)),
+                  np.asfortranarray(height.reshape(shape)), pointData=point)
+        return stem + ".vts"
+    n = len(surface.x)
+    polyLinesToVTK(stem, np.ascontiguousarray(surface.x, dtype=np.float64), np.ascontiguousarray(height),
+                   np.zeros(n), pointsPerLine=np.array([n]),
+                   pointData={k: np.ascontiguousarray(v) for k, v in data.items()})
+    return stem + ".vtu"
 
 
-__all__ = ["heights", "write_vtk"]
+__all__ = ["quantities", "heights", "write_vtk"]

@@ -17,11 +17,14 @@ CMAP = "Viridis"
 
 
 def _quantities(surface) -> dict[str, np.ndarray]:
-    out = dict(surface.values)
-    for split in ("train", "test"):
-        if f"{split}_acc" in out:
-            out[f"{split}_err"] = 100.0 - out[f"{split}_acc"]
-    return {k: v for k, v in out.items() if not k.endswith("_se")}
+    from ..io.paraview import quantities
+    return {k: v for k, v in quantities(surface).items() if not k.endswith("_se")}
+
+
+def _label(name: str, attrs: dict) -> str:
+    if name.endswith("_err"):
+        return f"{'training' if name.startswith('train') else 'test'} error (%)"
+    return quantity_label(name, attrs)
 
 
 def _log(values: np.ndarray) -> np.ndarray:
@@ -60,15 +63,15 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
             fig.add_trace(go.Surface(
                 x=s.x, y=s.y, z=z, customdata=np.transpose(readout, (1, 0, 2)), name=f"{labels[col - 1]} {q}".strip(),
                 visible=q == shown, colorscale=CMAP, cmin=scale["lin"][0], cmax=scale["lin"][1],
-                showscale=col == len(surfaces), colorbar={"title": {"text": q}, "len": 0.75},
+                showscale=col == len(surfaces), colorbar={"title": {"text": _label(q, s.attrs)}, "len": 0.75},
                 contours={"z": {"show": True, "usecolormap": True, "project": {"z": True}}},
                 hovertemplate=f"α %{{x:.4g}}<br>β %{{y:.4g}}{lines}<extra>{labels[col - 1]}</extra>"), row=1, col=col)
-            linear.append((z, *scale["lin"], q))
-            logged.append((_log(z), *scale["log"], f"log10 {q}"))
+            linear.append((z, *scale["lin"], _label(q, s.attrs)))
+            logged.append((_log(z), *scale["log"], f"log₁₀ {_label(q, s.attrs)}"))
             for name in names:
                 visible_by_name[name].append(q == name)
     units = surfaces[0].attrs
-    selector = [{"label": quantity_label(q, units) if not q.endswith("_err") else q.replace("_", " "),
+    selector = [{"label": _label(q, units),
                  "method": "update", "args": [{"visible": visible_by_name[q]}]} for q in names]
 
     def restyle(values):
@@ -84,7 +87,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
                       "yanchor": "bottom", "active": names.index(shown), "showactive": True},
                      {"buttons": toggle, "type": "buttons", "direction": "right", "x": 0.3, "xanchor": "left",
                       "y": 1.06, "yanchor": "bottom", "showactive": True}],
-        margin={"l": 0, "r": 0, "t": 110, "b": 0}, height=680, width=650 * len(surfaces))
+        margin={"l": 0, "r": 0, "t": 110, "b": 0}, height=620, width=600 * len(surfaces))
     scenes = [f"scene{'' if k == 1 else k}" for k in range(1, len(surfaces) + 1)]
     for scene in scenes:  # one z range for every panel: the same height means the same loss
         fig.update_layout(**{scene: {"xaxis_title": "α", "yaxis_title": "β", "zaxis_title": "", "aspectmode": "cube",

@@ -202,11 +202,12 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
     rows = math.ceil(n / columns)
     width = 4.6 if kind == "surface" else 4.0
     fig = Figure(figsize=(width * columns + 1.0, 4.0 * rows), layout="constrained")
-    axes, mappable = [], None
+    axes, mappable, cut = [], None, False
     for k, (surf, (X, Y, Z)) in enumerate(zip(surfaces, arrays)):
         if kind == "surface":
             ax = fig.add_subplot(rows, columns, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
-            mappable = _surface(ax, X, Y, Z, levels, norm, style.log)
+            mappable, was_cut = _surface(ax, X, Y, Z, levels, norm, style.log)
+            cut = cut or was_cut
             ax.set(xlabel="α", ylabel="β")  # long labels collide in 3-D; the 2-D figures carry them
         else:
             ax = fig.add_subplot(rows, columns, k + 1)
@@ -233,6 +234,9 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
         bar.set_label(words)
         if style.log:
             log_ticks(bar.ax.yaxis)
+        if kind == "surface":  # said once for every panel, where no axis label can collide with it
+            what = f"; cut open above {plain_number(levels[-1])}: the surface above is left out" if cut else ""
+            fig.text(0.5, 0.0, f"☆ = trained model{what}", ha="center", va="top", fontsize="small")
     if style.title:
         fig.suptitle(style.title)
     return fig
@@ -385,17 +389,14 @@ def _surface(ax, X, Y, Z, levels, norm, log):
     if clipped and np.isfinite(rim).sum() >= 4:  # the rim of the cut, drawn at its height
         ax.contour(X, Y, np.nan_to_num(rim, nan=-np.inf), levels=[hi], zdir="z", offset=hi, colors="0.15",
                    linewidths=1.0, zorder=2)
-    top = f"cut at {plain_number(levels[-1])}" if clipped else ""
     if log:  # the z axis is log10 of the values; the colour bar shows the values themselves
-        ax.set_zlabel("log₁₀" + (f", {top}" if top else ""))
-    elif top:  # the open top is the cut, not the landscape
-        ax.set_zlabel(top)
+        ax.set_zlabel("log₁₀")
     if math.isfinite(centre) and levels[0] <= centre <= levels[-1] or (math.isfinite(centre) and not log
                                                                         and centre <= levels[-1]):
         ax.scatter([0.0], [0.0], [np.log10(centre) if log else centre], marker="*", s=90, c="white",
                    edgecolors="black", linewidths=0.8, zorder=10, depthshade=False)
     ax.set_box_aspect((np.ptp(X), np.ptp(Y), 0.7 * max(np.ptp(X), np.ptp(Y))))  # α and β to scale
-    return ScalarMappable(norm=norm, cmap=CMAP)  # the colour bar shows the values, also with --log
+    return ScalarMappable(norm=norm, cmap=CMAP), clipped  # the colour bar shows the values, also with --log
 
 
 def write_2d(surfaces: list[Surface], out: str, name: str = "train_loss", kinds=KINDS,

@@ -28,6 +28,8 @@ def test_a_non_square_surface_as_a_structured_grid(tmp_path, capsys, one_thread)
         f["done"][3, 2] = 0
     assert landscape("export", path, "--vtk", "--log") == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "s.vts")
+    assert landscape("export", path, "--vtk", "--z", "train_err", "--out", tmp_path / "err") == 0   # 100 - accuracy
+    capsys.readouterr()
     reader = vtk.vtkXMLStructuredGridReader()
     reader.SetFileName(str(tmp_path / "s.vts"))
     reader.Update()
@@ -84,3 +86,7 @@ def test_bad_requests_are_one_line(tmp_path, capsys, one_thread):
     assert landscape("export", path, path, "--vtk", "--out", tmp_path / "x") == 2
     assert landscape("export", path, "--vtk", "--out", tmp_path / "no" / "x") == 3
     assert landscape("export", path, "--vtk", "--log", "--zmax", "-1") == 2
+    (tmp_path / "dd.vtu").mkdir()                        # an output that is a folder: refused, not a crash
+    assert landscape("export", path, "--vtk", "--out", tmp_path / "dd") == 3
+    assert "dd.vtu is a directory" in capsys.readouterr().err
+    assert landscape("export", path, "--vtk", "--out", "/proc/x") == 3
