@@ -20,6 +20,7 @@ import sys
 import time
 
 from .cli import boundary
+from .cli.sweep import table_flags
 from .errors import InputError, UsageError
 from .parallel.launch import cli_command
 
@@ -72,19 +73,6 @@ def parser(prog: str = "landscape study"):
     p.add_argument("--quick", action="store_true", help="2 batch sizes x 2 seeds, 4 epochs, tiny grids (the test)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
-
-
-def _flags(table: dict) -> list[str]:
-    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
-    out = []
-    for key, value in table.items():
-        if value is True:
-            out.append(f"--{key}")
-        elif isinstance(value, list):
-            out += [f"--{key}", *map(str, value)]
-        elif value is not False:
-            out.append(f"--{key}={value}")
-    return out
 
 
 def read_config(path: str) -> dict:
@@ -142,13 +130,13 @@ def study_file(path: str) -> dict:
 def report_flags(study: dict) -> list[str]:
     """``landscape report``'s arguments for the study: its manifest, folders, name and [report] table."""
     return [os.path.join(study["out"], "manifest.json"), "--out", os.path.join(study["out"], "report"),
-            "--figures", study["figures"], "--name", study["name"], *_flags(study["report"])]
+            "--figures", study["figures"], "--name", study["name"], *table_flags(study["report"])]
 
 
 def _sweep_flags(study: dict) -> list[str]:
     return ["--out", study["out"], "--recipes", *map(str, study["recipes"]), "--batch_sizes",
             *map(str, study["batch_sizes"]), "--seeds", *map(str, study["seeds"]),
-            *_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
+            *table_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
 
 
 def _tasks(study: dict) -> list[list[str]]:

@@ -231,7 +231,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
     write_file(f"{stem}.md", tables.markdown(card, description=description).encode())
     write_file(f"{stem}.tex", tables.latex(card).encode())
     write_file(f"{stem}.json", (json.dumps(card.record(), indent=2, default=float) + "\n").encode())
-    paths = [f"{stem}{s}" for s in (".csv", "_runs.csv", "_correlations.csv", ".md", ".tex", ".json")]
+    paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
 
     from ..plotting.look import use
     with use(args.style) as look:

@@ -79,6 +79,19 @@ def _toml():
     return tomllib
 
 
+def table_flags(table: dict) -> list[str]:
+    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
+    flags = []
+    for key, value in table.items():
+        if value is True:
+            flags.append(f"--{key}")
+        elif isinstance(value, list):
+            flags += [f"--{key}", *map(str, value)]
+        elif value is not False:
+            flags.append(f"--{key}={value}")
+    return flags
+
+
 def _config_file(path: str) -> tuple[dict, list[str]]:
     """The sweep settings and the train flags of a TOML file."""
     tomllib = _toml()
@@ -96,15 +109,7 @@ def _config_file(path: str) -> tuple[dict, list[str]]:
     if unknown or not isinstance(train, dict):
         raise InputError(f"config {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
                          "batch_sizes, seeds and a [train] table of landscape train flags", fields=("config",))
-    flags = []
-    for key, value in train.items():
-        if value is True:
-            flags.append(f"--{key}")
-        elif isinstance(value, list):
-            flags += [f"--{key}", *map(str, value)]
-        elif value is not False:
-            flags.append(f"--{key}={value}")
-    return data, flags
+    return data, table_flags(train)
 
 
 def plan(argv: list[str], prog: str):

@@ -120,9 +120,4 @@ def save(page, path: str) -> str:
     return path
 
 
-def write_html(surfaces, path: str, labels: list[str] | None = None, title: str | None = None,
-               first: str = "train_loss") -> str:
-    return save(build(surfaces, labels, title, first), path)
-
-
-__all__ = ["build", "save", "write_html"]
+__all__ = ["build", "save"]

@@ -115,41 +115,35 @@ def verdict(card: Scorecard, permutations: int = 10000, seed: int = 0) -> str:
         else:
             sentences.append(f"Test error does not change with batch size at p < {a:g} ({_numbers(err)}).")
 
-    def named(m, c):
-        return f"{m.label} ({_numbers(c)})"
+    def named(pairs) -> str:
+        return _listed([f"{m.label} ({_numbers(c)})" for m, c in pairs])
 
-    for against, what, verb in (("batch_size", "the batch sizes", "separate"), ("gap", "the generalization gap",
-                                                                                   "track")):
+    def ranked(against: str) -> tuple[list, list]:
+        """The measures with a τ against ``against``: those with p < alpha, and the others."""
         scored = [(m, card.correlations[m.key][against]) for m in measures]
         scored = [(m, c) for m, c in scored if not math.isnan(c.tau)]
-        if not scored:
-            if against == "batch_size":
-                sentences.append("No sharpness measure can be ranked against the batch sizes (too few runs with values).")
-            continue
-        yes = [(m, c) for m, c in scored if c.p_value < a]
-        no = [(m, c) for m, c in scored if c.p_value >= a]
-        if against == "batch_size":
-            up = [named(m, c) for m, c in yes if c.tau > 0]
-            down = [named(m, c) for m, c in yes if c.tau < 0]
-            parts = []
-            if up:
-                parts.append(f"larger at large batch: {_listed(up)}")
-            if down:
-                parts.append(f"smaller at large batch: {_listed(down)}")
-            if yes:
-                sentences.append(f"Measures that separate the batch sizes (Kendall τ with batch size, permutation "
-                                 f"p < {a:g}) — {'; '.join(parts)}.")
-            else:
-                sentences.append(f"No sharpness measure separates the batch sizes at p < {a:g}.")
-            if no:
-                sentences.append(f"Not separating them: {_listed([named(m, c) for m, c in no])}.")
-        else:
-            if yes:
-                sentences.append(f"Tracking the generalization gap across runs: {_listed([named(m, c) for m, c in yes])}"
-                                 + (f"; not tracking it: {_listed([named(m, c) for m, c in no])}." if no else "."))
-            else:
-                sentences.append(f"No sharpness measure tracks the generalization gap at p < {a:g}: "
-                                 f"{_listed([named(m, c) for m, c in no])}.")
+        return [(m, c) for m, c in scored if c.p_value < a], [(m, c) for m, c in scored if c.p_value >= a]
+
+    yes, no = ranked("batch_size")
+    if not (yes or no):
+        sentences.append("No sharpness measure can be ranked against the batch sizes (too few runs with values).")
+    elif yes:
+        up, down = [(m, c) for m, c in yes if c.tau > 0], [(m, c) for m, c in yes if c.tau < 0]
+        parts = ([f"larger at large batch: {named(up)}"] if up else []) + \
+                ([f"smaller at large batch: {named(down)}"] if down else [])
+        sentences.append(f"Measures that separate the batch sizes (Kendall τ with batch size, permutation "
+                         f"p < {a:g}) — {'; '.join(parts)}.")
+    else:
+        sentences.append(f"No sharpness measure separates the batch sizes at p < {a:g}.")
+    if no:
+        sentences.append(f"Not separating them: {named(no)}.")
+
+    yes, no = ranked("gap")
+    if yes:
+        sentences.append(f"Tracking the generalization gap across runs: {named(yes)}"
+                         + (f"; not tracking it: {named(no)}." if no else "."))
+    elif no:
+        sentences.append(f"No sharpness measure tracks the generalization gap at p < {a:g}: {named(no)}.")
     return " ".join(sentences)
 
 
