@@ -13,7 +13,7 @@ PY=${PY:-python}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
 $PY -m pytest -q -p no:cacheprovider tests/surface/test_gpu.py -rs
-$PY scripts/bench_roofline.py --model resnet56 --cifar_images 10000 --grid=-1:1:11 --ranks 1 --device cuda \
+$PY scripts/bench_roofline.py --model resnet56 --cifar_images 10000 --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda \
   --threads 4 --check_cpu 5 --compile
 work=$(mktemp -d)
 $PY - "$work" <<'PYEOF'

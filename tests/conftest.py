@@ -86,6 +86,19 @@ def landscape(*argv) -> int:
     return main([str(a) for a in argv])
 
 
+def mean_losses(model, sets: dict, batch_size: int = 128) -> list[float]:
+    """Each set's mean cross-entropy of ``model`` (its own weights) as the evaluation kernel sums it,
+    so a surface's centre can be compared with it bit for bit: ``sets`` maps names to Samples."""
+    import torch
+
+    from landscape.surface.losses import Loss
+    from landscape.surface.sweep import Sweep
+    data = {name: (s.inputs, s.targets) for name, s in sets.items()}
+    with torch.inference_mode():
+        sums = Sweep(model, data, Loss("crossentropy"), batch_size, True)(dict(model.named_parameters()))
+    return [float(total) / len(s) for total, s in zip(sums[:, 0], sets.values())]
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Small models gain nothing from intra-op threads, and on a busy machine lose much."""

@@ -26,7 +26,7 @@ from ..plugins import is_plugin
 from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
-from .sweep import BatchedSweep, Sweep
+from .sweep import BatchedSweep, SetData, Sweep
 from .quantities import Quantity, curvature_quantities, forward_quantities
 
 # bfloat16 and float16: the model and the data in that type (not autocast, which keeps float32 weights
@@ -117,11 +117,12 @@ class Evaluator:
         self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
                             if s.is_classification and s.targets.numel()}
         self.sizes = {name: len(samples) for name, samples in data.items()}
-        self.sweep = Sweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
-        self.recalibrator = (batchnorm.Recalibrator(self.model, tensors["train"][0], cfg.batch_size, cfg.bn_batches)
+        sets = SetData.of(tensors, self.loss)  # the sets joined once (where they can be), for both sweeps
+        self.sweep = Sweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
+        self.recalibrator = (batchnorm.Recalibrator(self.model, sets.data["train"][0], cfg.batch_size, cfg.bn_batches)
                              if bn == "recalibrate" else None)
         # Several points per pass need vmap, which cannot update BatchNorm statistics in place.
-        self.batched = (BatchedSweep(self.model, tensors, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
+        self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if cfg.points_per_pass > 1 and self.recalibrator is None and not cfg.curvature else None)
         self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
                      "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
@@ -144,6 +145,11 @@ class Evaluator:
     def points_per_pass(self) -> int:
         """Points evaluated together: as configured, or 1 where vmap cannot be used."""
         return self.cfg.points_per_pass if self.batched is not None else 1
+
+    @property
+    def largest_batch(self) -> int:
+        """Samples in the kernel's longest pass over its data: no larger batch size changes anything."""
+        return self.sweep.largest_pass
 
     @property
     def names(self) -> list[str]:

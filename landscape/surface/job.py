@@ -228,6 +228,7 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "loss_name": ev.loss.name, "dtype": ev.cfg.dtype, "batch_size": ev.cfg.batch_size,
         "points_per_pass": ev.points_per_pass,  # grouping points in one pass changes their last bits
         "compile": ev.cfg.compile,              # so does compiled code
+        "set_passes": "joined" if ev.sweep.joined else "apart",  # and batches running on across the sets
         "bn": "recalibrate" if ev.recalibrator else ("states" if d.dir_type == "states" else "eval"),
         "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
         "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
@@ -294,7 +295,10 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
                                     samples)
         return kernels[k].rebatched(batch)
 
-    chosen = tuning.tune(make, samples, cfg.batch_size, cfg.points_per_pass,
+    # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
+    first = make(tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+                 1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
+    chosen = tuning.tune(make, first.largest_batch, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
 

@@ -36,7 +36,26 @@ def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.
     raise ConfigError("loss_name", name, f"one of {', '.join(BUILTIN)} or package.module:callable")
 
 
-def _at_least_float32(output: torch.Tensor) -> torch.Tensor:
+def cross_entropy_terms(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per sample, from class scores ``(..., B, C)`` and labels ``(B,)``, in one pass over the scores:
+    the cross-entropy, whether the prediction is right (``argmax`` equals the label, ties going to the
+    first maximum as ``argmax`` breaks them) and whether the scores hold NaN.
+
+    The numbers of ``per_sample('crossentropy', ...)`` and an argmax (to the last bits or so), from one
+    maximum per sample instead of a log-softmax and an argmax: compiled, on one core of this project's
+    VM, 62 µs per point against 128 for the digits MLP's scores of 8 points × 1,797 samples, where the
+    forward pass itself takes about 1 ms."""
+    top = logits.amax(dim=-1, keepdim=True)   # NaN wherever a score is NaN
+    shifted = logits - top
+    label = targets.unsqueeze(-1).expand(*logits.shape[:-1], 1)
+    losses = torch.log(torch.exp(shifted).sum(dim=-1)) - shifted.gather(-1, label).squeeze(-1)
+    classes = torch.arange(logits.shape[-1], device=logits.device)
+    tied_before = ((logits == top) & (classes < targets.unsqueeze(-1))).any(dim=-1)
+    right = (logits.gather(-1, label) == top).squeeze(-1) & ~tied_before
+    return losses, right, torch.isnan(top.squeeze(-1))
+
+
+def at_least_float32(output: torch.Tensor) -> torch.Tensor:
     """Outputs of a bfloat16 or float16 model, for the loss: a softmax in 8 bits of mantissa loses much."""
     return output.float() if output.is_floating_point() and output.element_size() < 4 else output
 
@@ -102,24 +121,28 @@ class Loss:
     def per_sample(self) -> bool:
         return self.fn is None
 
-    def total_many(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``total`` of K outputs ``(K, B, ...)`` against one batch of targets: two ``(K,)`` tensors."""
-        output = _at_least_float32(output)
-        k = output.shape[0]
-        if self.fn is None:  # one call on (K*B, ...): the per-sample losses do not depend on the grouping
-            repeated = targets.repeat(k, *([1] * (targets.dim() - 1)))
-            losses = per_sample(self.name, output.reshape(-1, *output.shape[2:]), repeated).to(torch.float64)
-            losses = losses.view(k, -1)
-            return losses.sum(dim=1), (losses * losses).sum(dim=1)
-        sums = [self.total(output[i], targets)[0] for i in range(k)]
-        return torch.stack(sums), torch.full((k,), float("nan"), dtype=torch.float64, device=output.device)
+    def of_samples(self, output: torch.Tensor, targets: torch.Tensor, points: int = 0) -> torch.Tensor:
+        """Per-sample losses, at least float32: ``(B,)`` of one point's output, or ``(K, B)`` of ``points``
+        = K points' outputs ``(K, B, ...)`` against one batch of targets (one call on ``(K*B, ...)``: a
+        sample's loss does not depend on its neighbours).  Built-in losses only."""
+        output = at_least_float32(output)
+        if not points:
+            return per_sample(self.name, output, targets)
+        repeated = targets.repeat(points, *([1] * (targets.dim() - 1)))
+        return per_sample(self.name, output.reshape(-1, *output.shape[2:]), repeated).view(points, -1)
+
+    def batch_total(self, output: torch.Tensor, targets: torch.Tensor, points: int = 0) -> torch.Tensor:
+        """A callable loss's batch mean times the batch size, float64: a scalar, or ``(K,)`` of K points."""
+        output = at_least_float32(output)
+        means = [self.fn(out, targets) for out in (output if points else [output])]
+        sums = torch.stack([torch.as_tensor(m, dtype=torch.float64, device=output.device) for m in means]) * len(targets)
+        return sums if points else sums[0]
 
     def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Sum and sum of squares of the per-sample losses, as float64 tensors on the output's device
-        (nothing comes back to the host here)."""
-        output = _at_least_float32(output)
+        """Sum and sum of squares of the per-sample losses of one point's batch, as float64 tensors on the
+        output's device (nothing comes back to the host here); a callable's squares are NaN."""
         if self.fn is None:
-            losses = per_sample(self.name, output, targets).to(torch.float64)
+            losses = self.of_samples(output, targets).to(torch.float64)
             return losses.sum(), (losses * losses).sum()
-        batch = torch.as_tensor(self.fn(output, targets), dtype=torch.float64, device=output.device)
-        return batch * len(targets), torch.full((), float("nan"), dtype=torch.float64, device=output.device)
+        total = self.batch_total(output, targets)
+        return total, torch.full_like(total, float("nan"))

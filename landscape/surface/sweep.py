@@ -4,44 +4,48 @@
 weights, so a small model does K points' work per matrix product.  Both call the model through
 ``torch.func.functional_call`` with the point's weights, one batch of data at a time, and return
 float64 tensors on the device: per data set the loss sum, the sum of squared per-sample losses and
-the count of correct predictions (NaN where accuracy has no meaning).  With ``compile`` the work of
-one batch (forward, loss, counts) is one ``torch.compile``d function, so the loss and the counts
-fuse into the model's last kernels.  Nothing here knows about grids, files or ranks.
+the count of correct predictions (NaN where accuracy has no meaning).  The data sets go through as
+one where they can (``SetData``), so a small model takes one batch per point for all of them.  With
+``compile`` the work of one batch (forward, loss, counts) is one ``torch.compile``d function, so the
+loss and the counts fuse into the model's last kernels.  Nothing here knows about grids, files or ranks.
 """
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from .losses import Loss
+from .losses import Loss, at_least_float32, cross_entropy_terms
 
-# One batch's contribution: loss sum, sum of squared losses, correct predictions (NaN when the output
-# has no class dimension to compare), outputs holding NaN (0 or 1, whose argmax means nothing).
+# One batch's contribution per data set: loss sum, sum of squared losses, correct predictions (NaN when
+# the output has no class dimension to compare), samples whose output holds NaN (their argmax means nothing).
 SUM, SQUARES, CORRECT, NAN = range(4)
 
 
-def correct_predictions(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | None:
-    """Predictions equal to the label, counted on the output's device: classes along the last dim
-    (``(B, C)``, ``(B, T, V)``) or, torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).
+def correct_per_sample(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | None:
+    """Predictions equal to the label, per sample ``(B,)`` (per point ``(K, B)`` when ``output`` has a
+    leading dimension of K points): classes along the last dim (``(B, C)``, ``(B, T, V)``: a sample
+    counts its correct tokens) or, torch's convention for dense outputs, along dim 1 (``(B, C, H, W)``).
     None when the output has no class dimension to compare with (a single logit, say): accuracy is
-    then NaN rather than wrong; so it is when the output holds NaN."""
-    if output.shape[:-1] == targets.shape and output.shape[-1] > 1:
-        return (output.argmax(dim=-1) == targets).sum()
-    if output.dim() >= 3 and output.shape[:1] + output.shape[2:] == targets.shape and output.shape[1] > 1:
-        return (output.argmax(dim=1) == targets).sum()
-    return None
+    then NaN rather than wrong."""
+    lead = output.dim() - targets.dim() - 1  # 0 for one point, 1 for K points
+    if output.shape[lead:-1] == targets.shape and output.shape[-1] > 1:
+        right = output.argmax(dim=-1) == targets
+    elif (output.dim() >= 3 + lead and output.shape[lead:lead + 1] + output.shape[lead + 2:] == targets.shape
+          and output.shape[lead + 1] > 1):
+        right = output.argmax(dim=lead + 1) == targets
+    else:
+        return None
+    return right.flatten(lead + 1).sum(dim=-1) if right.dim() > lead + 1 else right
 
 
-def correct_many(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | None:
-    """``correct_predictions`` of K outputs ``(K, B, ...)`` against one set of targets: ``(K,)``."""
-    if output.shape[1:-1] == targets.shape and output.shape[-1] > 1:
-        return (output.argmax(dim=-1) == targets).flatten(1).sum(dim=1)
-    if output.dim() >= 4 and output.shape[1:2] + output.shape[3:] == targets.shape and output.shape[2] > 1:
-        return (output.argmax(dim=2) == targets).flatten(1).sum(dim=1)
-    return None
+def _per_set(values: torch.Tensor, sets: torch.Tensor) -> torch.Tensor:
+    """Per-sample ``values`` (``(..., B)``) summed per data set in float64: ``sets`` is the batch's
+    ``(B, S)`` one-hot set membership; returns ``(..., S)``."""
+    return torch.where(sets, values.to(torch.float64).unsqueeze(-1), 0.0).sum(dim=-2)  # not a product: inf * 0 is NaN
 
 
 RECOMPILE_LIMIT = 256  # shapes compiled per step: each batch size (and a set's shorter last batch) is one
@@ -62,20 +66,64 @@ def compiled(step):
     return torch.compile(step, dynamic=False)
 
 
-class _Passes:
-    """What both sweeps share: the data in batches and the accumulation of the per-batch sums."""
+def joinable(data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss) -> bool:
+    """Whether the data sets can go through the model as one: per-sample losses (a callable's batch
+    mean cannot be split between sets) and inputs and targets of one shape and type in every set."""
+    tensors = list(data.values())
+    return loss.per_sample and all(x.shape[1:] == tensors[0][0].shape[1:] and x.dtype == tensors[0][0].dtype
+                                   and y.shape[1:] == tensors[0][1].shape[1:] and y.dtype == tensors[0][1].dtype
+                                   and x.device == tensors[0][0].device for x, y in tensors)
 
-    def __init__(self, model: nn.Module, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss,
-                 batch_size: int, with_accuracy: bool, compile: bool = False):
-        self.model, self.data, self.loss = model, data, loss
+
+@dataclass(frozen=True)
+class SetData:
+    """The evaluation data as the sweeps go through it.
+
+    The data sets go through the model as one concatenation when they can (``joinable``), the
+    batches running on from the training set into the test set, so a small model's evaluation is
+    one batch per point rather than a batch per set (and a short last batch per set).  Each pass is
+    (inputs, targets, the samples' ``(N, S)`` set membership, the slot of sets it adds to); ``data``
+    keeps each set by name, as views into the concatenation (the data are held once)."""
+
+    data: dict[str, tuple[torch.Tensor, torch.Tensor]]
+    passes: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, slice]]
+    joined: bool
+
+    @classmethod
+    def of(cls, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss) -> "SetData":
+        if len(data) > 1 and joinable(data, loss):
+            inputs, targets = (torch.cat([pair[i] for pair in data.values()]) for i in (0, 1))
+            which = torch.cat([torch.full((len(y),), i, device=y.device) for i, (_, y) in enumerate(data.values())])
+            sets = which.unsqueeze(1) == torch.arange(len(data), device=which.device)
+            ends = torch.cumsum(torch.tensor([0] + [len(y) for _, y in data.values()]), 0).tolist()
+            views = {name: (inputs[a:b], targets[a:b]) for name, a, b in zip(data, ends, ends[1:])}
+            return cls(views, [(inputs, targets, sets, slice(None))], True)
+        return cls(dict(data), [(x, y, torch.ones((len(y), 1), dtype=torch.bool, device=y.device), slice(i, i + 1))
+                                for i, (x, y) in enumerate(data.values())], False)
+
+
+class _Passes:
+    """What both sweeps share: the data in batches (``SetData``) and the accumulation of the per-batch
+    sums; ``data`` is a dict of named (inputs, targets) or, to share one concatenation, ``SetData``."""
+
+    def __init__(self, model: nn.Module, data: "dict | SetData", loss: Loss, batch_size: int, with_accuracy: bool,
+                 compile: bool = False):
+        self.model, self.loss = model, loss
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
+        self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
+        self.data, self.joined = self.sets.data, self.sets.joined
         self.step = compiled(self._step) if compile else self._step
 
-    def _step(self, weights, x, y) -> torch.Tensor:
+    def _step(self, weights, x, y, sets) -> torch.Tensor:
         raise NotImplementedError
 
     def _points(self, weights) -> tuple[int, ...]:
         return ()
+
+    @property
+    def largest_pass(self) -> int:
+        """Samples in the longest pass: the largest useful batch size."""
+        return max(len(targets) for _, targets, _, _ in self.sets.passes)
 
     def with_batch_size(self, batch_size: int) -> "_Passes":
         """The same sweep in batches of ``batch_size``, sharing the (compiled) step: a step takes any batch."""
@@ -85,29 +133,48 @@ class _Passes:
 
     def __call__(self, weights: dict[str, torch.Tensor]) -> torch.Tensor:
         """Per data set ``(..., sets, 3)``: loss sum, squared-loss sum, correct predictions."""
-        sums = []
-        for inputs, targets in self.data.values():
-            total = torch.zeros(self._points(weights) + (4,), dtype=torch.float64, device=targets.device)
+        device = self.sets.passes[0][1].device
+        total = torch.zeros(self._points(weights) + (len(self.data), 4), dtype=torch.float64, device=device)
+        for inputs, targets, sets, slot in self.sets.passes:
+            part = total[..., slot, :]
             for start in range(0, len(targets), self.batch_size):
-                total = total + self.step(weights, inputs[start:start + self.batch_size],
-                                          targets[start:start + self.batch_size])
-            correct = torch.where(total[..., NAN] > 0, torch.nan, total[..., CORRECT])
-            sums.append(torch.stack([total[..., SUM], total[..., SQUARES], correct], dim=-1))
-        return torch.stack(sums, dim=-2)
+                end = start + self.batch_size
+                part += self.step(weights, inputs[start:end], targets[start:end], sets[start:end])
+        correct = torch.where(total[..., NAN] > 0, torch.nan, total[..., CORRECT])
+        return torch.stack([total[..., SUM], total[..., SQUARES], correct], dim=-1)
+
+    def _sums(self, output: torch.Tensor, targets: torch.Tensor, sets: torch.Tensor, points: int) -> torch.Tensor:
+        """A batch's ``(..., S, 4)`` contribution from the model's output (``(K, B, ...)`` for K = ``points``
+        points, ``(B, ...)`` for one: ``points`` 0)."""
+        lead = (points,) if points else ()
+        if (self.loss.name == "crossentropy" and self.with_accuracy and output.dim() == len(lead) + 2
+                and output.shape[-1] > 1 and targets.dim() == 1):  # class scores: all in one pass
+            losses, right, broken = cross_entropy_terms(at_least_float32(output), targets)
+            losses = losses.to(torch.float64)
+            return torch.stack([_per_set(losses, sets), _per_set(losses * losses, sets), _per_set(right, sets),
+                                _per_set(broken, sets)], dim=-1)
+        if self.loss.per_sample:
+            losses = self.loss.of_samples(output, targets, points).to(torch.float64)
+            total, squares = _per_set(losses, sets), _per_set(losses * losses, sets)
+        else:  # a callable's batch mean: the sets went through apart (one column)
+            total = self.loss.batch_total(output, targets, points).unsqueeze(-1)
+            squares = torch.full_like(total, float("nan"))
+        right = correct_per_sample(output, targets) if self.with_accuracy else None
+        if right is None:
+            right = torch.full(lead + sets.shape[1:], float("nan"), dtype=torch.float64, device=targets.device)
+            broken = torch.zeros_like(right)
+        else:
+            right = _per_set(right, sets)
+            broken = _per_set(torch.isnan(output).flatten(len(lead) + 1).any(dim=-1), sets)
+        return torch.stack([total, squares, right, broken], dim=-1)
 
 
 class Sweep(_Passes):
     """One point: ``self(weights)`` is a ``(sets, 3)`` float64 tensor on the device, so a point's
     results come back in one transfer."""
 
-    def _step(self, weights, x, y) -> torch.Tensor:
-        output = functional_call(self.model, weights, (x,))
-        batch_sum, batch_squares = self.loss.total(output, y)
-        right = correct_predictions(output, y) if self.with_accuracy else None
-        nan = torch.isnan(output).any() if right is not None else torch.zeros((), dtype=torch.bool, device=y.device)
-        right = right.to(torch.float64) if right is not None else torch.full((), float("nan"), dtype=torch.float64,
-                                                                              device=y.device)
-        return torch.stack([batch_sum, batch_squares, right, nan.to(torch.float64)])
+    def _step(self, weights, x, y, sets) -> torch.Tensor:
+        return self._sums(functional_call(self.model, weights, (x,)), y, sets, 0)
 
 
 class BatchedSweep(_Passes):
@@ -121,14 +188,6 @@ class BatchedSweep(_Passes):
     def _points(self, stacked) -> tuple[int, ...]:
         return (next(iter(stacked.values())).shape[0],)
 
-    def _step(self, stacked, x, y) -> torch.Tensor:
+    def _step(self, stacked, x, y, sets) -> torch.Tensor:
         output = self.forward(stacked, x)  # (K, B, ...)
-        k = output.shape[0]
-        batch_sum, batch_squares = self.loss.total_many(output, y)
-        right = correct_many(output, y) if self.with_accuracy else None
-        if right is None:
-            right = torch.full((k,), float("nan"), dtype=torch.float64, device=y.device)
-            nan = torch.zeros(k, dtype=torch.float64, device=y.device)
-        else:
-            right, nan = right.to(torch.float64), torch.isnan(output).flatten(1).any(dim=1).to(torch.float64)
-        return torch.stack([batch_sum, batch_squares, right, nan], dim=1)
+        return self._sums(output, y, sets, output.shape[0])

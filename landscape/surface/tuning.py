@@ -72,14 +72,15 @@ def _runs(make, batch: int, k: int, rng) -> float:
         raise
 
 
-def tune(make, samples: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET) -> Choice:
+def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET) -> Choice:
     """The fastest (batch size, points per pass), trying only what is ``auto``.
 
     ``make(batch_size, points_per_pass)`` builds an evaluation kernel on a prefix of the data
-    (``samples`` samples per set); a value given as an int is kept as it is.
+    (``SAMPLES`` samples per set), whose longest pass holds ``largest`` samples (the batch sizes tried
+    end there); a value given as an int is kept as it is.
     """
     rng = np.random.default_rng(seed)
-    batches = ([b for b in BATCHES if b < samples] + [samples]) if batch_size == AUTO else [batch_size]
+    batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
     passes = list(PASSES) if points_per_pass == AUTO else [points_per_pass]
     results: dict[tuple[int, int], float] = {}
     deadline = time.perf_counter() + budget

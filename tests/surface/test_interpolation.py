@@ -2,11 +2,10 @@
 import numpy as np
 import torch
 
-from conftest import landscape
+from conftest import landscape, mean_losses
 from landscape.io.checkpoint import save
 from landscape.cli.surface import main
 from landscape.data import load_named
-from landscape.surface.losses import Loss
 from landscape.models import DigitsCNN
 from landscape.io.surface_file import read as read_surface
 
@@ -23,10 +22,7 @@ def network(seed: int) -> DigitsCNN:
 
 
 def loss_of(model) -> float:
-    train = load_named("digits").train
-    with torch.inference_mode():
-        return sum(Loss("crossentropy").total(model(train.inputs[i:i + 128]), train.targets[i:i + 128])[0]
-                   for i in range(0, len(train), 128)) / len(train)
+    return mean_losses(model, {"train": load_named("digits").train})[0]
 
 
 def test_states_interpolation_reaches_model2_exactly_weights_alone_does_not(tmp_path):

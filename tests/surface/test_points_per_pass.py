@@ -82,3 +82,20 @@ def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monke
     assert tuning.tune(Fake, 2000, 256, "auto").points_per_pass == 16  # the batch given is kept
     kept = tuning.tune(Fake, 2000, 128, 2)
     assert (kept.batch_size, kept.points_per_pass, kept.tried) == (128, 2, 1)
+
+
+def test_the_ladder_of_batch_sizes_ends_at_the_kernels_longest_pass(monkeypatch):
+    """With the training and test sets joined, a whole small data set in one batch is a candidate."""
+    monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.01)
+    tried = []
+
+    class Fake:
+        def __init__(self, batch, k):
+            self.points_per_pass = k
+            tried.append(batch)
+
+        def evaluate(self, points):
+            pass
+
+    tuning.tune(Fake, 1797, "auto", 1)
+    assert sorted(set(tried)) == [64, 128, 256, 512, 1024, 1797]
