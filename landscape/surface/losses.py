@@ -135,7 +135,8 @@ class Loss:
         """A callable loss's batch mean times the batch size, float64: a scalar, or ``(K,)`` of K points."""
         output = at_least_float32(output)
         means = [self.fn(out, targets) for out in (output if points else [output])]
-        sums = torch.stack([torch.as_tensor(m, dtype=torch.float64, device=output.device) for m in means]) * len(targets)
+        sums = torch.stack([torch.as_tensor(m, dtype=torch.float64, device=output.device) for m in means])
+        sums = sums * len(targets)
         return sums if points else sums[0]
 
     def total(self, output: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -11,8 +11,10 @@ loss and the counts fuse into the model's last kernels.  Nothing here knows abou
 """
 from __future__ import annotations
 
+import bisect
 import copy
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -42,9 +44,11 @@ def correct_per_sample(output: torch.Tensor, targets: torch.Tensor) -> torch.Ten
     return right.flatten(lead + 1).sum(dim=-1) if right.dim() > lead + 1 else right
 
 
-def _per_set(values: torch.Tensor, sets: torch.Tensor) -> torch.Tensor:
-    """Per-sample ``values`` (``(..., B)``) summed per data set in float64: ``sets`` is the batch's
-    ``(B, S)`` one-hot set membership; returns ``(..., S)``."""
+def _per_set(values: torch.Tensor, sets: torch.Tensor | None) -> torch.Tensor:
+    """Per-sample ``values`` (``(..., B)``) summed in float64 per data set: ``sets`` is the batch's
+    ``(B, S)`` set membership, or None for a batch within one set; returns ``(..., S)`` (S = 1 for None)."""
+    if sets is None:
+        return values.sum(dim=-1, keepdim=True, dtype=torch.float64)
     return torch.where(sets, values.to(torch.float64).unsqueeze(-1), 0.0).sum(dim=-2)  # not a product: inf * 0 is NaN
 
 
@@ -82,24 +86,43 @@ class SetData:
     The data sets go through the model as one concatenation when they can (``joinable``), the
     batches running on from the training set into the test set, so a small model's evaluation is
     one batch per point rather than a batch per set (and a short last batch per set).  Each pass is
-    (inputs, targets, the samples' ``(N, S)`` set membership, the slot of sets it adds to); ``data``
-    keeps each set by name, as views into the concatenation (the data are held once)."""
+    (inputs, targets, its first set's index, where its sets end); ``data`` keeps each set by name, as
+    views into the concatenation (the data are held once)."""
 
     data: dict[str, tuple[torch.Tensor, torch.Tensor]]
-    passes: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, slice]]
+    passes: list[tuple[torch.Tensor, torch.Tensor, int, list[int]]]
     joined: bool
+    plans: dict = field(default_factory=dict, compare=False, repr=False)  # batch size -> its batches
 
     @classmethod
     def of(cls, data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss) -> "SetData":
         if len(data) > 1 and joinable(data, loss):
             inputs, targets = (torch.cat([pair[i] for pair in data.values()]) for i in (0, 1))
-            which = torch.cat([torch.full((len(y),), i, device=y.device) for i, (_, y) in enumerate(data.values())])
-            sets = which.unsqueeze(1) == torch.arange(len(data), device=which.device)
-            ends = torch.cumsum(torch.tensor([0] + [len(y) for _, y in data.values()]), 0).tolist()
+            ends = [0, *itertools.accumulate(len(y) for _, y in data.values())]
             views = {name: (inputs[a:b], targets[a:b]) for name, a, b in zip(data, ends, ends[1:])}
-            return cls(views, [(inputs, targets, sets, slice(None))], True)
-        return cls(dict(data), [(x, y, torch.ones((len(y), 1), dtype=torch.bool, device=y.device), slice(i, i + 1))
-                                for i, (x, y) in enumerate(data.values())], False)
+            return cls(views, [(inputs, targets, 0, ends)], True)
+        return cls(dict(data), [(x, y, i, [0, len(y)]) for i, (x, y) in enumerate(data.values())], False)
+
+    def batches(self, batch_size: int) -> list:
+        """``(inputs, targets, membership, slot)`` per batch: ``membership`` is None for a batch within
+        one set, else the ``(B, S)`` set membership of a batch that straddles S sets; ``slot`` is the
+        slice of sets it adds to.  Planned once per batch size (a point's passes only look it up)."""
+        if batch_size not in self.plans:
+            self.plans[batch_size] = [batch for inputs, targets, offset, ends in self.passes
+                                      for batch in _plan(inputs, targets, offset, ends, batch_size)]
+        return self.plans[batch_size]
+
+
+def _plan(inputs: torch.Tensor, targets: torch.Tensor, offset: int, ends: list[int], batch_size: int):
+    for start in range(0, len(targets), batch_size):
+        end = min(start + batch_size, len(targets))
+        first, last = bisect.bisect_right(ends, start) - 1, bisect.bisect_right(ends, end - 1) - 1
+        membership = None
+        if first != last:
+            position = torch.arange(start, end, device=targets.device).unsqueeze(1)
+            low, high = (torch.tensor(ends[first + i:last + 1 + i], device=targets.device) for i in (0, 1))
+            membership = (position >= low) & (position < high)
+        yield inputs[start:end], targets[start:end], membership, slice(offset + first, offset + last + 1)
 
 
 class _Passes:
@@ -112,6 +135,7 @@ class _Passes:
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
         self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
         self.data, self.joined = self.sets.data, self.sets.joined
+        self.compiled = compile
         self.step = compiled(self._step) if compile else self._step
 
     def _step(self, weights, x, y, sets) -> torch.Tensor:
@@ -135,20 +159,20 @@ class _Passes:
         """Per data set ``(..., sets, 3)``: loss sum, squared-loss sum, correct predictions."""
         device = self.sets.passes[0][1].device
         total = torch.zeros(self._points(weights) + (len(self.data), 4), dtype=torch.float64, device=device)
-        for inputs, targets, sets, slot in self.sets.passes:
-            part = total[..., slot, :]
-            for start in range(0, len(targets), self.batch_size):
-                end = start + self.batch_size
-                part += self.step(weights, inputs[start:end], targets[start:end], sets[start:end])
+        for inputs, targets, membership, slot in self.sets.batches(self.batch_size):
+            total[..., slot, :] += self.step(weights, inputs, targets, membership)
         correct = torch.where(total[..., NAN] > 0, torch.nan, total[..., CORRECT])
         return torch.stack([total[..., SUM], total[..., SQUARES], correct], dim=-1)
 
-    def _sums(self, output: torch.Tensor, targets: torch.Tensor, sets: torch.Tensor, points: int) -> torch.Tensor:
+    def _sums(self, output: torch.Tensor, targets: torch.Tensor, sets: torch.Tensor | None,
+              points: int) -> torch.Tensor:
         """A batch's ``(..., S, 4)`` contribution from the model's output (``(K, B, ...)`` for K = ``points``
         points, ``(B, ...)`` for one: ``points`` 0)."""
         lead = (points,) if points else ()
-        if (self.loss.name == "crossentropy" and self.with_accuracy and output.dim() == len(lead) + 2
-                and output.shape[-1] > 1 and targets.dim() == 1):  # class scores: all in one pass
+        if (self.compiled and self.loss.name == "crossentropy" and self.with_accuracy
+                and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1):
+            # class scores, compiled: all in one pass (eagerly, its many small operations cost more than
+            # torch's own cross-entropy and argmax kernels save)
             losses, right, broken = cross_entropy_terms(at_least_float32(output), targets)
             losses = losses.to(torch.float64)
             return torch.stack([_per_set(losses, sets), _per_set(losses * losses, sets), _per_set(right, sets),
@@ -156,13 +180,17 @@ class _Passes:
         if self.loss.per_sample:
             losses = self.loss.of_samples(output, targets, points).to(torch.float64)
             total, squares = _per_set(losses, sets), _per_set(losses * losses, sets)
-        else:  # a callable's batch mean: the sets went through apart (one column)
+        else:  # a callable's batch mean: the sets went through apart (one set per batch)
             total = self.loss.batch_total(output, targets, points).unsqueeze(-1)
             squares = torch.full_like(total, float("nan"))
         right = correct_per_sample(output, targets) if self.with_accuracy else None
         if right is None:
-            right = torch.full(lead + sets.shape[1:], float("nan"), dtype=torch.float64, device=targets.device)
+            columns = (1,) if sets is None else sets.shape[1:]
+            right = torch.full(lead + columns, float("nan"), dtype=torch.float64, device=targets.device)
             broken = torch.zeros_like(right)
+        elif sets is None:  # within one set: whether any output holds NaN will do
+            right = _per_set(right, sets)
+            broken = torch.isnan(output).flatten(len(lead)).any(dim=-1, keepdim=True).to(torch.float64)
         else:
             right = _per_set(right, sets)
             broken = _per_set(torch.isnan(output).flatten(len(lead) + 1).any(dim=-1), sets)

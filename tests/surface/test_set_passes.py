@@ -150,3 +150,20 @@ def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_
     assert torch.equal(broken, torch.isnan(logits).any(dim=-1))
     assert not right[1, 0] and right[1, 1] and right[1, 2] and torch.isnan(losses[1, 2])
     assert broken[2, 4] and not broken[2, 3] and broken.sum() == 1
+
+
+@pytest.mark.parametrize("batch", [1, 4, 5, 12, 50])
+def test_every_sample_is_counted_once_in_its_own_set_an_empty_set_included(batch):
+    data = {name: (torch.randn(n, 2), torch.zeros(n, dtype=torch.long)) for name, n in (("a", 5), ("b", 0), ("c", 7))}
+    plan = SetData.of(data, Loss("crossentropy"))
+    assert plan.joined
+    counted = torch.zeros(3, dtype=torch.long)
+    for inputs, targets, membership, slot in plan.batches(batch):
+        assert len(inputs) == len(targets) <= batch
+        if membership is None:                     # a batch within one set: the slot is that set
+            assert slot.stop - slot.start == 1
+            counted[slot] += len(targets)
+        else:                                      # a batch across sets: each sample in exactly one
+            assert membership.shape == (len(targets), slot.stop - slot.start) and (membership.sum(1) == 1).all()
+            counted[slot] += membership.sum(0)
+    assert counted.tolist() == [5, 0, 7]
