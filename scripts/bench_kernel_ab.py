@@ -1,0 +1,72 @@
+#!/usr/bin/env python
+"""The evaluation kernel of this checkout against another landscape's, in one process, taking turns.
+
+    git worktree add /tmp/old <commit>
+    python scripts/bench_kernel_ab.py --old /tmp/old --batch 128 --points_per_pass 1
+    python scripts/bench_kernel_ab.py --old /tmp/old --batch 1797 --points_per_pass 1 --compile
+
+On a shared machine two processes run minutes apart can differ by tens of percent; here both
+kernels evaluate the same points of the same model and data in one process, alternating in trials
+of 0.1 s, so a slow spell hits both.  Prints the largest relative difference of their values, the
+fastest trial of each (ms per point) and the median ratio new / old over the paired trials.
+"""
+import argparse
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--old", required=True, help="root of another landscape checkout (holding landscape/)")
+    p.add_argument("--model", default="digits_mlp")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--points_per_pass", type=int, default=1)
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--trials", type=int, default=15)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    # the other checkout as the package landscape_old (its modules import each other relatively)
+    root = tempfile.mkdtemp(prefix="landscape_old_")
+    shutil.copytree(os.path.join(args.old, "landscape"), os.path.join(root, "landscape_old"))
+    sys.path.insert(0, root)
+    from landscape.data import load_named
+    from landscape.models import build_model
+    from landscape.surface import directions as dirs
+    torch.manual_seed(0)
+    model = build_model(args.model).eval()
+    data = load_named("digits")
+    origin = dirs.origin_tensors(model, "weights")
+    g = torch.Generator().manual_seed(0)
+    dx, dy = (dirs.random_direction(origin, "filter", "biasbn", g) for _ in range(2))
+    kernels = {}
+    for tag, module in (("old", "landscape_old.surface.evaluation"), ("new", "landscape.surface.evaluation")):
+        ev = importlib.import_module(module)
+        cfg = ev.EvaluationConfig(batch_size=args.batch, points_per_pass=args.points_per_pass, compile=args.compile)
+        kernels[tag] = ev.Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test},
+                                    "crossentropy", cfg)
+    points = np.random.default_rng(0).uniform(-1, 1, (args.points_per_pass, 2))
+    old, new = (kernels[t].evaluate(points) for t in ("old", "new"))
+    print(f"largest relative difference of the values: {float(np.nanmax(np.abs(new - old) / np.abs(old))):.1e}")
+    import time
+    times = {tag: [] for tag in kernels}
+    for _ in range(args.trials):
+        for tag, kernel in kernels.items():
+            done, started = 0, time.perf_counter()
+            while time.perf_counter() - started < 0.1:
+                kernel.evaluate(points)
+                done += len(points)
+            times[tag].append((time.perf_counter() - started) / done)
+    o, n = np.array(times["old"]), np.array(times["new"])
+    print(f"{args.model} batch {args.batch}, {args.points_per_pass} per pass{', compiled' if args.compile else ''}: "
+          f"old {o.min() * 1e3:.3f} ms per point, new {n.min() * 1e3:.3f}; median new / old {np.median(n / o):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
