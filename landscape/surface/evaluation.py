@@ -147,11 +147,6 @@ class Evaluator:
         return self.cfg.points_per_pass if self.batched is not None else 1
 
     @property
-    def largest_batch(self) -> int:
-        """Samples in the kernel's longest pass over its data: no larger batch size changes anything."""
-        return self.sweep.largest_pass
-
-    @property
     def names(self) -> list[str]:
         return [q.name for q in self.quantities]
 

@@ -298,7 +298,7 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
     first = make(tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
                  1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
-    chosen = tuning.tune(make, first.largest_batch, cfg.batch_size, cfg.points_per_pass,
+    chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
 

@@ -135,7 +135,9 @@ class _Passes:
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
         self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
         self.data, self.joined = self.sets.data, self.sets.joined
-        self.compiled = compile
+        # compiled class scores take the cross-entropy and the argmax in one pass (``cross_entropy_terms``);
+        # eagerly its many small operations cost more than torch's own kernels save
+        self.scores_in_one_pass = compile and loss.name == "crossentropy" and with_accuracy
         self.step = compiled(self._step) if compile else self._step
 
     def _step(self, weights, x, y, sets) -> torch.Tensor:
@@ -169,10 +171,7 @@ class _Passes:
         """A batch's ``(..., S, 4)`` contribution from the model's output (``(K, B, ...)`` for K = ``points``
         points, ``(B, ...)`` for one: ``points`` 0)."""
         lead = (points,) if points else ()
-        if (self.compiled and self.loss.name == "crossentropy" and self.with_accuracy
-                and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1):
-            # class scores, compiled: all in one pass (eagerly, its many small operations cost more than
-            # torch's own cross-entropy and argmax kernels save)
+        if self.scores_in_one_pass and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1:
             losses, right, broken = cross_entropy_terms(at_least_float32(output), targets)
             losses = losses.to(torch.float64)
             return torch.stack([_per_set(losses, sets), _per_set(losses * losses, sets), _per_set(right, sets),
