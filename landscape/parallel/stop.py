@@ -9,6 +9,7 @@ together, with the exit code of ``errors.Stopped``.  Rerunning the command resum
 """
 from __future__ import annotations
 
+import atexit
 import signal
 import threading
 
@@ -20,11 +21,24 @@ _installed: "StopSignals | None" = None
 
 def install() -> "StopSignals":
     """Catch the stop signals for the rest of this process.  The command line does so first thing:
-    a Slurm signal can come while torch is still being imported, and must not kill the job then."""
+    a Slurm signal can come while torch is still being imported, and must not kill the job then.
+    Nor at the other end: Python's shutdown puts back the default handlers (which kill) while torch
+    and MPI are still being torn down, so a job whose work is done and saved would die of a stop
+    signal sent just then (``requeue.sbatch``'s timer, racing the job's end) and Slurm would call it
+    FAILED.  The signals are ignored from the exit handlers on, which shutdown leaves in place."""
     global _installed
     if _installed is None:
         _installed = StopSignals().__enter__()
+        atexit.register(_ignore_from_now_on)
     return _installed
+
+
+def _ignore_from_now_on() -> None:
+    if threading.current_thread() is threading.main_thread():
+        for name in SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, signal.SIG_IGN)
 
 
 def installed() -> "StopSignals | None":

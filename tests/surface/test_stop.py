@@ -52,3 +52,21 @@ def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plu
     a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
     assert a.done.all() and all(np.array_equal(a.values[q], b.values[q]) for q in b.values)
     assert [r["ended"] for r in a.runs] == [f"stopped by {name}", "complete"]
+
+
+def test_a_stop_signal_during_shutdown_does_not_kill_a_finished_process():
+    """Python's shutdown puts back the killing default handlers while modules are still torn down; a
+    requeue timer's SIGUSR1 arriving then must not turn a finished job into a failed one."""
+    import subprocess
+    import sys
+    code = ("import os, signal\n"
+            "from landscape.parallel import stop\n"
+            "stop.install()\n"
+            "class Late:\n"
+            "    def __del__(self):\n"   # runs in the module teardown, after the default handlers are back
+            "        os.kill(os.getpid(), signal.SIGUSR1)\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        os.write(1, b'survived')\n"
+            "late = Late()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "survived", (done.returncode, done.stderr)
