@@ -1,5 +1,6 @@
 """Shared helpers: run the CLIs in a subprocess, serially or under an MPI launcher, and watch them."""
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -112,3 +113,37 @@ def one_thread():
 @pytest.fixture
 def plugins() -> str:
     return PLUGINS
+
+
+SHARED_MEMORY = Path("/dev/shm")
+MPI_SEGMENTS = ("mpich_", "vader_segment.")  # MPICH's node-shared memory, and Open MPI's (the phdf5 stack)
+
+
+def mpi_segments() -> set[str]:
+    """The MPI libraries' shared-memory files, removed by the last rank's MPI_Finalize on each node."""
+    if not SHARED_MEMORY.is_dir():
+        return set()
+    return {p.name for p in SHARED_MEMORY.iterdir() if p.name.startswith(MPI_SEGMENTS)}
+
+
+def mapped_segments() -> set[str]:
+    names = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/maps") as maps:
+                    names.update(re.findall(r" /dev/shm/(\S+)", maps.read()))
+            except OSError:
+                continue
+    return names
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_shared_memory_left_behind():
+    """Ranks the tests kill with SIGKILL leave their MPI's segments in /dev/shm (2 MB each, never reclaimed,
+    and named after the launcher's job id, which a fresh Slurm repeats); remove those this session left
+    that no process maps any more."""
+    before = mpi_segments()
+    yield
+    for name in mpi_segments() - before - mapped_segments():
+        (SHARED_MEMORY / name).unlink(missing_ok=True)

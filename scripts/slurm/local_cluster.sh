@@ -8,16 +8,26 @@
 # Everything the cluster writes stays in DIR (configuration, state, logs, the job completion log
 # DIR/jobcomp.log). The node claims 4 CPUs whatever the machine has (config_overrides), so a
 # 2-rank job and an array can run side by side. Needs root (the daemons run as root and munge).
+#
+# MPICH names a node's shared memory after the job and step id (/dev/shm/mpich_shm_<FNV-1a of
+# "JOB.STEP">_<node>), and a rank killed with SIGKILL leaves it behind; a later step with the same
+# ids attaches to that stale segment and fails or hangs in MPI_Init. So job ids do not restart at 1
+# on each start (FirstJobId from the clock: 10 ids a second, wrapping after about 70 days), and an
+# epilog removes a job's segments when it ends, as a production site's epilog cleans /dev/shm.
 set -euo pipefail
 
 action=${1:?usage: local_cluster.sh start|stop DIR}
 dir=$(mkdir -p "${2:?usage: local_cluster.sh start|stop DIR}" && cd "$2" && pwd)
 host=$(hostname -s)
 
-stop() {
+stop() {  # and wait until they are gone: a daemon still shutting down keeps the ports of the next start
+  local daemon pid
   for daemon in slurmd slurmctld munged; do
     if [ -f "$dir/$daemon.pid" ]; then
-      kill "$(cat "$dir/$daemon.pid")" 2>/dev/null || true
+      pid=$(cat "$dir/$daemon.pid")
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
       rm -f "$dir/$daemon.pid"
     fi
   done
@@ -54,6 +64,8 @@ EnforcePartLimits=ALL
 MailProg=/bin/true
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 MinJobAge=0
+FirstJobId=$(( $(date +%s) * 10 % 60000000 + 1 ))
+Epilog=$dir/epilog.sh
 KillWait=10
 OverTimeLimit=0
 InactiveLimit=0
@@ -67,6 +79,23 @@ SlurmdLogFile=$dir/slurmd.log
 NodeName=$host NodeAddr=127.0.0.1 CPUs=4 RealMemory=4000 State=UNKNOWN
 PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
+cat > "$dir/epilog.sh" <<'EPILOG'
+#!/usr/bin/env bash
+# Removes the shared memory MPICH left for this job's steps 0-63 (a rank killed by a time limit or scancel).
+fnv1a() {
+  local text=$1 hash=2166136261 i code
+  for (( i = 0; i < ${#text}; i++ )); do
+    printf -v code '%d' "'${text:i:1}"
+    hash=$(( ((hash ^ code) * 16777619) & 0xffffffff ))
+  done
+  printf '%x' "$hash"
+}
+for step in $(seq 0 63); do
+  rm -f /dev/shm/mpich_shm_"$(fnv1a "$SLURM_JOB_ID.$step")"_*
+done
+exit 0
+EPILOG
+chmod +x "$dir/epilog.sh"
 
 stop  # a cluster left running by an earlier start
 chown munge:munge /run/munge
@@ -80,9 +109,19 @@ munge -n >/dev/null || { echo "local_cluster.sh: munge did not start (see $dir/m
 
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -D -c -f "$dir/slurm.conf" >"$dir/slurmctld.out" 2>&1 &
+controller=$!
 slurmd -D -f "$dir/slurm.conf" >"$dir/slurmd.out" 2>&1 &
+node=$!
 for _ in $(seq 300); do
-  [ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && { echo "Slurm is up: export SLURM_CONF=$dir/slurm.conf"; exit 0; }
+  kill -0 "$controller" 2>/dev/null && kill -0 "$node" 2>/dev/null || {
+    echo "local_cluster.sh: slurmctld or slurmd exited at start (see $dir/slurmctld.log, $dir/slurmd.log)" >&2
+    stop; exit 1; }
+  if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then
+    answering=$(scontrol show config 2>/dev/null | awk '$1 == "StateSaveLocation" {print $3}')
+    [ "$answering" = "$dir/state" ] && { echo "Slurm is up: export SLURM_CONF=$dir/slurm.conf"; exit 0; }
+    echo "local_cluster.sh: the cluster of ${answering%/state} holds the ports; stop it first:" \
+         "local_cluster.sh stop ${answering%/state}" >&2; stop; exit 1
+  fi
   sleep 0.1
 done
 echo "local_cluster.sh: the node did not become idle (see $dir/slurmctld.log, $dir/slurmd.log)" >&2

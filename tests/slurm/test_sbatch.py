@@ -189,3 +189,34 @@ def test_a_study_trains_as_an_array_then_its_scorecard_after_all_networks(cluste
     assert (tmp_path / "figures" / "tiny_measures.png").read_bytes()[:4] == b"\x89PNG"
     log = next(tmp_path.glob("landscape-report-*.out")).read_text()
     assert "2 ranks" in log and "rank 1)" in log
+
+
+def fnv1a(text: str) -> int:
+    value = 2166136261
+    for byte in text.encode():
+        value = (value ^ byte) * 16777619 & 0xFFFFFFFF
+    return value
+
+
+def test_a_cancelled_job_leaves_no_mpich_memory_for_a_later_job_with_its_ids(cluster, tmp_path):
+    """MPICH names a node's shared memory after the PMI job and step (FNV-1a of "JOB.STEP"); ranks killed
+    by scancel leave it, and a step with those ids attaches to it and fails in MPI_Init (CI saw it when
+    a fresh cluster reused job ids). The local cluster's epilog removes it; its job ids do not restart."""
+    folder, env = cluster
+    script = tmp_path / "wait.sh"
+    script.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -c "
+                      "'from mpi4py import MPI; import time; MPI.COMM_WORLD.Barrier(); print(\"up\", flush=True); "
+                      "time.sleep(300)'\n")
+    job = submit(env, "--ntasks=2", f"--output={tmp_path}/out.txt", script, cwd=tmp_path)
+    segment = Path(f"/dev/shm/mpich_shm_{fnv1a(f'{job}.0'):x}_0")
+    deadline = time.monotonic() + 120
+    while not segment.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert segment.exists(), (tmp_path / "out.txt").read_text()
+    subprocess.run(["scancel", job], env=env, check=True, timeout=60)
+    assert final_state(folder, job, 120) == "CANCELLED"
+    deadline = time.monotonic() + 30
+    while segment.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not segment.exists()
+    assert int(job) > 1000  # ids from the clock, not from 1 on every start
