@@ -15,7 +15,10 @@ surface on ``--ranks`` ranks through one direction file, with the reference code
 computing time of each surface comes from its run record (start-up, and so compilation, is
 excluded from it; tuning and compilation are printed apart).  Each surface is computed
 ``--repeats`` times, the settings taking turns, and its fastest run counts, as the roofline's
-fastest trial does.  Prints one table; every number is from this run.
+fastest trial does; and since this machine's speed drifts, each turn also measures the roofline
+again just before its surfaces, and the median of those paired ratios is printed.  Compiled on a CPU, where landscape runs a pass's points one after another in one
+compiled call, the roofline sweep tries that form of K points per pass as well as vmap, and keeps the faster.
+Prints one table; every number is from this run.
 """
 import argparse
 import os
@@ -67,28 +70,38 @@ def sync(device: str) -> None:
 
 
 _FORWARDS: dict = {}
+FORMS = ("vmap", "unrolled")  # K points per pass: one vmapped forward, or (compiled) K forwards in one call
 
 
-def forward_of(model, k: int, compiled: bool):
+def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
     """The bare forward of ``k`` points (a plain one for one point: vmap over one costs more), eager or
-    compiled as landscape compiles (static shapes: each batch shape compiled once)."""
-    if (k, compiled) not in _FORWARDS:
+    compiled as landscape compiles (static shapes: each batch shape compiled once).  ``unrolled``: as
+    landscape's compiled CPU passes, ``min(k, UNROLL)`` forwards one after another in one compiled call."""
+    if (k, compiled, form) not in _FORWARDS:
         if k == 1:
             forward = lambda w, x: functional_call(model, w, (x,))
+        elif form == "unrolled":
+            group = min(k, sweep_module.UNROLL)
+            forward = lambda w, x: [functional_call(model, {n: v[i] for n, v in w.items()}, (x,)) for i in range(group)]
         else:
             forward = vmap(lambda w, x: functional_call(model, w, (x,)), in_dims=(0, None))
-        _FORWARDS[(k, compiled)] = sweep_module.compiled(forward) if compiled else forward
-    return _FORWARDS[(k, compiled)]
+        _FORWARDS[(k, compiled, form)] = sweep_module.compiled(forward) if compiled else forward
+    return _FORWARDS[(k, compiled, form)]
 
 
 def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3,
-              start_at: float = 0.0) -> float:
+              start_at: float = 0.0, form: str = "vmap") -> float:
     """Seconds per point of bare forward passes of ``k`` points over all ``inputs`` (measured from the
     wall-clock time ``start_at`` on, so that processes started together measure together)."""
     device = str(inputs.device)
     params = {n: p.detach() for n, p in model.named_parameters()}
-    stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
-    forward = forward_of(model, k, compiled)
+    calls = 1
+    if form == "unrolled" and k > 1:
+        calls, k_call = -(-k // sweep_module.UNROLL), min(k, sweep_module.UNROLL)
+        stacked = {n: torch.stack([p] * k_call) for n, p in params.items()}
+    else:
+        stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
+    forward = forward_of(model, k, compiled, form)
     with torch.inference_mode():
         for start in range(0, len(inputs), batch):  # warm up (and compile)
             forward(stacked, inputs[start:start + batch])
@@ -101,35 +114,39 @@ def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds
             done, started = 0, time.perf_counter()
             while time.perf_counter() - started < seconds:
                 for start in range(0, len(inputs), batch):
-                    forward(stacked, inputs[start:start + batch])
+                    for _ in range(calls):
+                        forward(stacked, inputs[start:start + batch])
                 sync(device)
                 done += k
             best = min(best, (time.perf_counter() - started) / done)
     return best
 
 
-def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int]]:
-    """(seconds per point, batch, k), fastest first: every batch size at one point per pass, then
-    more points per pass at the best two batches."""
+def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int, str]]:
+    """(seconds per point, batch, k, form), fastest first: every batch size at one point per pass, then
+    more points per pass at the best two batches (compiled on a CPU, both vmapped and unrolled)."""
     results = {}
     for batch in [b for b in BATCHES if b < len(inputs)] + [len(inputs)]:
-        results[(batch, 1)] = per_point(model, inputs, batch, 1, compiled)
-    for batch in sorted({b for b, _ in results}, key=lambda b: results[(b, 1)])[:2]:
-        for k in PASSES[1:]:
-            try:
-                results[(batch, k)] = per_point(model, inputs, batch, k, compiled)
-            except RuntimeError:
-                break
-            if k * results[(batch, k)] > 2.0:
-                break
-    return sorted((t, batch, k) for (batch, k), t in results.items())
+        results[(batch, 1, "vmap")] = per_point(model, inputs, batch, 1, compiled)
+    forms = FORMS if compiled and inputs.device.type == "cpu" else FORMS[:1]
+    for batch in sorted({b for b, _, _ in results}, key=lambda b: results[(b, 1, "vmap")])[:2]:
+        for form in forms:
+            for k in PASSES[1:]:
+                try:
+                    results[(batch, k, form)] = per_point(model, inputs, batch, k, compiled, form=form)
+                except RuntimeError:
+                    break
+                if k * results[(batch, k, form)] > 2.0:
+                    break
+    return sorted((t, batch, k, form) for (batch, k, form), t in results.items())
 
 
-def concurrent(args, batch: int, k: int, compiled: bool) -> float:
-    """Mean seconds per point of the bare forward at (batch, k) in ``args.ranks`` processes at once."""
+def concurrent(args, batch: int, k: int, compiled: bool, form: str) -> float:
+    """Mean seconds per point of the bare forward at (batch, k, form) in ``args.ranks`` processes at once."""
     start_at = time.time() + (25 if compiled else 8)  # after every process has loaded (and compiled)
     cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
-           "--measure", f"{batch},{k},{int(compiled)},{start_at}", *(["--cifar_folder", args.folder] if args.cifar_images else [])]
+           "--measure", f"{batch},{k},{int(compiled)},{start_at},{form}",
+           *(["--cifar_folder", args.folder] if args.cifar_images else [])]
     jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
     return float(np.mean([float(job.communicate()[0].split()[-1]) for job in jobs]))
 
@@ -170,25 +187,28 @@ def main() -> int:
     model = build_model(args.model).eval().to(args.device)
     inputs = inputs.to(args.device)
     if args.measure:
-        batch, k, compiled, start_at = args.measure.split(",")
-        print(per_point(model, inputs, int(batch), int(k), compiled == "1", seconds=1.0, start_at=float(start_at)))
+        batch, k, compiled, start_at, form = args.measure.split(",")
+        print(per_point(model, inputs, int(batch), int(k), compiled == "1", seconds=1.0, start_at=float(start_at),
+                        form=form))
         return 0
     points = Grid.parse(args.grid, args.grid).size
     m = machine()
     print(f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}; "
           f"{args.model}, {len(inputs)} samples per point, {points} points, {args.ranks} ranks x "
           f"{args.threads} thread(s)")
-    bounds = {}
+    bounds, settings = {}, {}
     for compiled in (False, True) if args.compile else (False,):
         # several processes share caches and memory: the best alone need not be the best together, so
         # the three fastest settings alone are measured together, and the best of them is the roofline
         ranked = roofline(model, inputs, compiled)[:3 if args.ranks > 1 else 1]
-        together = [concurrent(args, batch, k, compiled) if args.ranks > 1 else alone for alone, batch, k in ranked]
-        best, (alone, batch, k) = min(zip(together, ranked))
+        together = [concurrent(args, batch, k, compiled, form) if args.ranks > 1 else alone
+                    for alone, batch, k, form in ranked]
+        best, (alone, batch, k, form) = min(zip(together, ranked))
         bounds[compiled] = points / args.ranks * best
+        settings[compiled] = (batch, k, form)
         print(f"{'compiled' if compiled else 'eager'} roofline: {best * 1e3:.3f} ms per point in each of {args.ranks} "
-              f"processes at once ({alone * 1e3:.3f} alone; batch {batch}, {k} per pass) -> {bounds[compiled]:.2f} s "
-              "for the surface")
+              f"processes at once ({alone * 1e3:.3f} alone; batch {batch}, {k} per pass"
+              f"{f', {form}' if k > 1 else ''}) -> {bounds[compiled]:.2f} s for the surface")
     dir_file = os.path.join(out, "d.h5")
     runs = [("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
             ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5")]
@@ -198,13 +218,19 @@ def main() -> int:
                                                                        if args.compile else ""))
     # each surface --repeats times, the settings taking turns (so a slow spell of a shared machine hits
     # all of them), and the fastest run of each kept, as the roofline keeps its fastest trial
+    # and, on a machine whose speed drifts, each turn measures the roofline again (its best setting, in
+    # --ranks processes at once) just before its surfaces: the median of these paired ratios
     timed = {label: [] for label, _, _ in runs}
+    paired = {label: {c: [] for c in bounds} for label, _, _ in runs}
     for repeat in range(args.repeats):
+        now = {c: points / args.ranks * concurrent(args, *settings[c][:2], c, settings[c][2]) for c in bounds}
         for label, extra, name in runs:
             path = os.path.join(out, f"{repeat}_{name}")
             took = run_surface(args, extra, path, dir_file)
             attrs = read_surface(path).attrs
             timed[label].append((took, int(attrs["batch_size"]), int(attrs["points_per_pass"])))
+            for c in bounds:
+                paired[label][c].append(took / now[c])
     seconds = {}
     for label, _, _ in runs:
         took, batch, k = min(timed[label])
@@ -216,6 +242,9 @@ def main() -> int:
         print(f"(fastest of {args.repeats} runs each; all runs, seconds and the setting auto chose: "
               + "; ".join(f"{label}: " + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{b}/{k}]")
                                                    for t, b, k in timed[label]) for label in timed) + ")")
+        print("median over the turns of seconds / that turn's roofline: " + "; ".join(
+            f"{label}: " + ", ".join(f"{float(np.median(r)):.2f} x {'compiled' if c else 'eager'}"
+                                     for c, r in paired[label].items()) for label in paired))
     reference = seconds[runs[0][0]]
     print("speed-up over the reference settings: " + ", ".join(f"{label} {reference / t:.2f}x"
                                                               for label, t in seconds.items() if t != reference))

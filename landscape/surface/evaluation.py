@@ -26,7 +26,7 @@ from ..plugins import is_plugin
 from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
-from .sweep import BatchedSweep, SetData, Sweep
+from .sweep import BatchedSweep, SetData, Sweep, UnrolledSweep
 from .quantities import Quantity, curvature_quantities, forward_quantities
 
 # bfloat16 and float16: the model and the data in that type (not autocast, which keeps float32 weights
@@ -121,9 +121,16 @@ class Evaluator:
         self.sweep = Sweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
         self.recalibrator = (batchnorm.Recalibrator(self.model, sets.data["train"][0], cfg.batch_size, cfg.bn_batches)
                              if bn == "recalibrate" else None)
-        # Several points per pass need vmap, which cannot update BatchNorm statistics in place.
+        # Compiled on a CPU, every pass (one point or several) makes its points' weights and runs them one
+        # after another in one compiled call; elsewhere several points per pass need vmap.  Neither can
+        # update BatchNorm statistics in place, and a curvature map takes one point at a time.
+        plain = self.recalibrator is None and not cfg.curvature
+        self.unrolled = (UnrolledSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, origin=self.origin,
+                                       dx=self.dx, dy=self.dy, dtype=self.dtype, running_vars=self.running_vars,
+                                       points=cfg.points_per_pass)
+                         if plain and cfg.compile and self.device.type == "cpu" else None)
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
-                        if cfg.points_per_pass > 1 and self.recalibrator is None and not cfg.curvature else None)
+                        if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)
         self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
                      "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
         if cfg.points_per_pass > 1 and cfg.curvature:
@@ -136,6 +143,7 @@ class Evaluator:
         other.cfg = replace(self.cfg, batch_size=batch_size)
         other.sweep = self.sweep.with_batch_size(batch_size)
         other.batched = self.batched.with_batch_size(batch_size) if self.batched is not None else None
+        other.unrolled = self.unrolled.with_batch_size(batch_size) if self.unrolled is not None else None
         if self.recalibrator is not None:
             other.recalibrator = batchnorm.Recalibrator(self.model, self.sweep.data["train"][0], batch_size,
                                                         self.cfg.bn_batches)
@@ -144,7 +152,7 @@ class Evaluator:
     @property
     def points_per_pass(self) -> int:
         """Points evaluated together: as configured, or 1 where vmap cannot be used."""
-        return self.cfg.points_per_pass if self.batched is not None else 1
+        return self.cfg.points_per_pass if self.batched is not None or self.unrolled is not None else 1
 
     @property
     def names(self) -> list[str]:
@@ -201,6 +209,12 @@ class Evaluator:
         sums = self.batched(stacked).cpu().tolist()  # (K, sets, 3): one transfer for K points
         return np.stack([self._quantities(one) for one in sums])
 
+    @torch.inference_mode()
+    def _values_unrolled(self, points: np.ndarray) -> np.ndarray:
+        """The values of points whose weights are made inside the compiled calls (``UnrolledSweep``)."""
+        sums = self.unrolled(torch.from_numpy(points).to(self.device)).cpu().tolist()
+        return np.stack([self._quantities(one) for one in sums])
+
     def _quantities(self, sums: list) -> np.ndarray:
         """A point's quantities, in the order of ``self.quantities``, from its per-set sums."""
         out = []
@@ -243,8 +257,12 @@ class Evaluator:
     def evaluate(self, points: np.ndarray) -> np.ndarray:
         """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        where = f"(x={points[0, 0]:g}, y={points[0, 1]:g})" + (f" and {len(points) - 1} more points"
+                                                              if len(points) > 1 else "")
+        if self.unrolled is not None and len(points):
+            with _naming_failures(where):
+                return self._values_unrolled(points)
         if self.batched is not None and len(points) > 1:
-            where = f"(x={points[0, 0]:g}, y={points[0, 1]:g}) and {len(points) - 1} more points"
             with _naming_failures(where):
                 return self._values_many(points)
         out = np.empty((len(points), len(self.quantities)))

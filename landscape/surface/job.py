@@ -37,6 +37,7 @@ from .direction_set import DirectionConfig
 from .evaluation import LOW_PRECISION, EvaluationConfig, Evaluator
 from .grid import Grid
 from .losses import Loss
+from .sweep import UNROLL
 from .progress import Progress, duration
 
 
@@ -298,8 +299,11 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
     first = make(tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
                  1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
+    # compiled on a CPU, a pass's points run one after another in calls of up to UNROLL: more points per
+    # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
     chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
-                         budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET)
+                         budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
+                         ladder=(1, UNROLL) if first.unrolled is not None else tuning.PASSES)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
 
 

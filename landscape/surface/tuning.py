@@ -72,16 +72,18 @@ def _runs(make, batch: int, k: int, rng) -> float:
         raise
 
 
-def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET) -> Choice:
+def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET,
+         ladder: tuple[int, ...] = PASSES) -> Choice:
     """The fastest (batch size, points per pass), trying only what is ``auto``.
 
     ``make(batch_size, points_per_pass)`` builds an evaluation kernel on a prefix of the data
     (``SAMPLES`` samples per set), whose longest pass holds ``largest`` samples (the batch sizes tried
-    end there); a value given as an int is kept as it is.
+    end there); a value given as an int is kept as it is.  ``ladder``: the points per pass to try
+    (a kernel that runs a call's points one after another gains nothing between 1 and its largest call).
     """
     rng = np.random.default_rng(seed)
     batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
-    passes = list(PASSES) if points_per_pass == AUTO else [points_per_pass]
+    passes = list(ladder) if points_per_pass == AUTO else [points_per_pass]
     results: dict[tuple[int, int], float] = {}
     deadline = time.perf_counter() + budget
     # the batch first, at the smallest number of points per pass; then the points per pass at the best

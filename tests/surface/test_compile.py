@@ -37,10 +37,33 @@ def test_compiled_values_agree_with_eager_ones(k, dtype, rtol):
 def test_a_compiled_kernel_rebatched_runs_the_same_compiled_code_and_gives_the_values_of_that_batch_size():
     ev = kernel(True, batch=500)
     ev.evaluate(POINTS[:1])
-    step = ev.sweep.step
+    step, whole = ev.unrolled.step, ev.unrolled.whole
     other = ev.rebatched(200)
-    assert other.sweep.step is step and other.cfg.batch_size == 200 and ev.cfg.batch_size == 500
+    assert (other.unrolled.step, other.unrolled.whole) == (step, whole)
+    assert other.cfg.batch_size == 200 and ev.cfg.batch_size == 500
     assert np.array_equal(other.evaluate(POINTS), kernel(True, batch=200).evaluate(POINTS))
+    # a batch holding both sets: one compiled call per pass, its sums finished inside it
+    one_call = ev.rebatched(2000)
+    assert np.allclose(one_call.evaluate(POINTS), ev.evaluate(POINTS), rtol=1e-6, atol=0)
+
+
+def test_compiled_on_a_cpu_points_go_one_after_another_in_calls_of_at_most_unroll_points(monkeypatch):
+    """Weights made inside the call from the coefficients; the points that do not fill a call go one per
+    call (not padded with copies); the values those of eager one-point evaluation."""
+    from landscape.surface import sweep
+    monkeypatch.setattr(sweep, "UNROLL", 2)
+    ev = kernel(True, k=3)
+    assert ev.unrolled is not None and ev.batched is None and ev.unrolled.group == 2 and ev.points_per_pass == 3
+    calls = []
+    whole = ev.unrolled.whole
+    ev.unrolled.whole = lambda c, *rest: calls.append(c.clone()) or whole(c, *rest)
+    ev.unrolled.batch_size = 2000  # one batch: one call per group
+    got = ev.evaluate(POINTS)
+    assert [c.shape[0] for c in calls] == [2, 2, 1]
+    eager = kernel(False, batch=2000).evaluate(POINTS)
+    assert got.shape == eager.shape and np.allclose(got, eager, rtol=1e-6, atol=0)
+    assert np.array_equal(got[:, [1, 3]], eager[:, [1, 3]])
+    assert np.array_equal(ev.evaluate(POINTS[2:]), got[2:])  # a chunk's points: the same bits however called
 
 
 def test_compile_is_recorded_and_a_resume_must_match_it(tmp_path, capsys):
@@ -61,3 +84,15 @@ def test_compiled_surfaces_are_the_same_bits_on_one_and_two_ranks(tmp_path):
     assert proc.returncode == 0, proc.stderr
     one, two = read_surface(str(tmp_path / "one.h5")), read_surface(str(tmp_path / "two.h5"))
     assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
+
+
+def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only(tmp_path, monkeypatch):
+    from landscape.surface import sweep, tuning
+    ladders = []
+    tune = tuning.tune
+    monkeypatch.setattr(tuning, "tune", lambda *a, **k: ladders.append(k["ladder"]) or tune(*a, **k))
+    monkeypatch.setattr(tuning, "COMPILED_BUDGET", 0.1)
+    assert landscape(*MLP, "--compile", "--batch_size", "2000", "--points_per_pass", "auto",
+                     "--surf_file", tmp_path / "c.h5") == 0
+    assert ladders == [(1, sweep.UNROLL)]
+    assert read_surface(str(tmp_path / "c.h5")).attrs["points_per_pass"] in (1, sweep.UNROLL)

@@ -82,6 +82,8 @@ def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monke
     assert tuning.tune(Fake, 2000, 256, "auto").points_per_pass == 16  # the batch given is kept
     kept = tuning.tune(Fake, 2000, 128, 2)
     assert (kept.batch_size, kept.points_per_pass, kept.tried) == (128, 2, 1)
+    rungs = tuning.tune(Fake, 2000, 512, "auto", ladder=(1, 4))  # only the rungs given are tried
+    assert (rungs.points_per_pass, rungs.tried) == (4, 2)
 
 
 def test_the_ladder_of_batch_sizes_ends_at_the_kernels_longest_pass(monkeypatch):
