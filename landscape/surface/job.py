@@ -236,6 +236,8 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "directions_sha256": d.digest,
         "device": "cuda" if ev.device.type == "cuda" else "cpu",  # the last bits differ between the two
     }
+    if ev.unrolled is not None:  # compiled on a CPU: the points' weights made in the compiled call (last bits)
+        identity["compiled_passes"] = "unrolled"
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):

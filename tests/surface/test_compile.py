@@ -70,7 +70,7 @@ def test_compile_is_recorded_and_a_resume_must_match_it(tmp_path, capsys):
     assert landscape(*MLP, "--compile", "--surf_file", tmp_path / "c.h5") == 0
     written = read_surface(str(tmp_path / "c.h5"))
     assert written.attrs["compile"] is True or written.attrs["compile"] == 1
-    assert written.run["compile_seconds"] > 0
+    assert written.run["compile_seconds"] > 0 and written.attrs["compiled_passes"] == "unrolled"
     assert landscape(*MLP, "--surf_file", tmp_path / "c.h5") != 0
     assert "compile: file has True, this run has False" in capsys.readouterr().err
 
@@ -96,3 +96,24 @@ def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only
                      "--surf_file", tmp_path / "c.h5") == 0
     assert ladders == [(1, sweep.UNROLL)]
     assert read_surface(str(tmp_path / "c.h5")).attrs["points_per_pass"] in (1, sweep.UNROLL)
+
+
+def test_a_compiled_surface_begun_before_the_unrolled_passes_is_plotted_not_resumed(tmp_path, capsys):
+    """Its weights were made outside the compiled call, so its last bits differ from this kernel's."""
+    import hashlib
+    import json
+
+    import h5py
+
+    from landscape.io.schema import IDENTITY
+    surf = tmp_path / "c.h5"
+    assert landscape(*MLP, "--compile", "--surf_file", surf) == 0
+    with h5py.File(surf, "r+") as f:
+        identity = json.loads(f.attrs[IDENTITY])
+        del identity["compiled_passes"], f.attrs["compiled_passes"]
+        f.attrs[IDENTITY] = json.dumps(identity)
+        f["done"][1] = False  # work left, as an interrupted older job leaves it
+    before = hashlib.sha256(surf.read_bytes()).hexdigest()
+    assert landscape(*MLP, "--compile", "--surf_file", surf) != 0
+    assert "compiled_passes: file has '(absent)', this run has 'unrolled'" in capsys.readouterr().err
+    assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
