@@ -131,12 +131,14 @@ def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int, str]]
     forms = FORMS if compiled and inputs.device.type == "cpu" else FORMS[:1]
     for batch in sorted({b for b, _, _ in results}, key=lambda b: results[(b, 1, "vmap")])[:2]:
         for form in forms:
-            for k in PASSES[1:]:
-                try:
-                    results[(batch, k, form)] = per_point(model, inputs, batch, k, compiled, form=form)
-                except RuntimeError:
+            # unrolled, a call of UNROLL points is what more points per pass repeat (and what auto tries)
+            last = results[(batch, 1, "vmap")]
+            for k in PASSES[1:] if form == "vmap" else (sweep_module.UNROLL,):
+                if k * last > 2.0:  # a pass would take too long (and, unrolled, its compilation longer)
                     break
-                if k * results[(batch, k, form)] > 2.0:
+                try:
+                    last = results[(batch, k, form)] = per_point(model, inputs, batch, k, compiled, form=form)
+                except RuntimeError:
                     break
     return sorted((t, batch, k, form) for (batch, k, form), t in results.items())
 
@@ -222,8 +224,11 @@ def main() -> int:
     # --ranks processes at once) just before its surfaces: the median of these paired ratios
     timed = {label: [] for label, _, _ in runs}
     paired = {label: {c: [] for c in bounds} for label, _, _ in runs}
+    turns = {c: [] for c in bounds}
     for repeat in range(args.repeats):
         now = {c: points / args.ranks * concurrent(args, *settings[c][:2], c, settings[c][2]) for c in bounds}
+        for c in bounds:
+            turns[c].append(now[c])
         for label, extra, name in runs:
             path = os.path.join(out, f"{repeat}_{name}")
             took = run_surface(args, extra, path, dir_file)
@@ -242,6 +247,8 @@ def main() -> int:
         print(f"(fastest of {args.repeats} runs each; all runs, seconds and the setting auto chose: "
               + "; ".join(f"{label}: " + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{b}/{k}]")
                                                    for t, b, k in timed[label]) for label in timed) + ")")
+        print("each turn's roofline, seconds for the surface: " + "; ".join(
+            f"{'compiled' if c else 'eager'} " + ", ".join(f"{t:.2f}" for t in turns[c]) for c in bounds))
         print("median over the turns of seconds / that turn's roofline: " + "; ".join(
             f"{label}: " + ", ".join(f"{float(np.median(r)):.2f} x {'compiled' if c else 'eager'}"
                                      for c, r in paired[label].items()) for label in paired))

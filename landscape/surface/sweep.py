@@ -170,8 +170,14 @@ class _Passes:
     def __call__(self, weights: dict[str, torch.Tensor]) -> torch.Tensor:
         """Per data set ``(..., sets, 3)``: loss sum, squared-loss sum, correct predictions."""
         batches = self.sets.batches(self.batch_size)
-        if len(batches) == 1 and batches[0][3] == slice(0, len(self.data)):
+        if self._one_batch(batches):
             return self.whole(weights, *batches[0][:3])
+        return self._accumulated(weights, batches)
+
+    def _one_batch(self, batches: list) -> bool:
+        return len(batches) == 1 and batches[0][3] == slice(0, len(self.data))
+
+    def _accumulated(self, weights, batches: list) -> torch.Tensor:
         device = self.sets.passes[0][1].device
         total = torch.zeros(self._points(weights) + (len(self.data), 4), dtype=torch.float64, device=device)
         for inputs, targets, membership, slot in batches:
@@ -243,14 +249,17 @@ class UnrolledSweep(_Passes):
     maps ``(K, 2)`` float64 coefficients ``(a, b)`` to ``(K, sets, 3)`` sums.
 
     Each point's weights ``origin + a*dx + b*dy`` are made inside the call (float64, rounded once into
-    the model's dtype; again for every batch of data, which costs little next to a forward) and go through the model's own forward, so a point runs at the speed of a
+    the model's dtype) and go through the model's own forward, so a point runs at the speed of a
     single forward pass, while what a call costs besides (torch.compile's guards, the eager glue, the
     weights' many small operations) is shared by the points of the call.  vmap would instead make
     K-fold activations, which on a CPU fall out of the caches: measured on this project's VM, the
-    digits MLP's compiled 8-point vmap took 1.5x the time of 8 bare forwards, this 1.02x.  Calls hold
-    ``min(K, UNROLL)`` points, so the graph compiled per batch shape stays small; the points of a pass
-    that do not fill a call go one per call (a second graph, of one point: padding a 5 x 5 grid's last
-    point to a call of 8 would compute 7 copies of it for nothing)."""
+    digits MLP's compiled 8-point vmap took 1.5x the time of 8 bare forwards, this 1.02x.  A sweep
+    of one batch is one call, weights to finished sums; a sweep of several batches makes the weights
+    once per call of points, in a compiled call of their own (making them again for each of
+    ResNet-20's 18 batches cost 4 %).  Calls hold ``min(K, UNROLL)`` points, so the graph compiled
+    per batch shape stays small; the points of a pass that do not fill a call go one per call (a
+    second graph, of one point: padding a 5 x 5 grid's last point to a call of 8 would compute 7
+    copies of it for nothing)."""
 
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, dx: dict, dy: dict | None,
                  dtype: torch.dtype, running_vars: set, points: int):
@@ -258,6 +267,11 @@ class UnrolledSweep(_Passes):
         self.dtype, self.running_vars = dtype, running_vars
         self.group = min(points, UNROLL)
         super().__init__(model, data, loss, batch_size, with_accuracy, compile=True)
+        self.made = compiled(self._made)
+
+    def _made(self, coefficients: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+        """Each point's weights, from its ``(a, b)``."""
+        return [self._weights(a, b) for a, b in coefficients]
 
     def _weights(self, a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
         out = {}
@@ -270,16 +284,23 @@ class UnrolledSweep(_Passes):
             out[name] = point.to(self.dtype)
         return out
 
-    def _points(self, coefficients) -> tuple[int, ...]:
-        return (coefficients.shape[0],)
+    def _points(self, points: list) -> tuple[int, ...]:
+        return (len(points),)
 
-    def _step(self, coefficients, x, y, sets) -> torch.Tensor:
-        return torch.stack([self._sums(functional_call(self.model, self._weights(a, b), (x,)), y, sets, 0)
-                            for a, b in coefficients])
+    def _step(self, points: list, x, y, sets) -> torch.Tensor:
+        return torch.stack([self._sums(functional_call(self.model, weights, (x,)), y, sets, 0) for weights in points])
+
+    def _whole(self, coefficients, x, y, sets) -> torch.Tensor:
+        return _finished(self._step(self._made(coefficients), x, y, sets))
+
+    def _call(self, coefficients: torch.Tensor) -> torch.Tensor:
+        batches = self.sets.batches(self.batch_size)
+        if self._one_batch(batches):
+            return self.whole(coefficients, *batches[0][:3])
+        return self._accumulated(self.made(coefficients), batches)
 
     def __call__(self, coefficients: torch.Tensor) -> torch.Tensor:
         full = len(coefficients) - len(coefficients) % self.group
-        parts = [super(UnrolledSweep, self).__call__(coefficients[start:start + self.group])
-                 for start in range(0, full, self.group)]
-        parts += [super(UnrolledSweep, self).__call__(coefficients[i:i + 1]) for i in range(full, len(coefficients))]
+        parts = [self._call(coefficients[start:start + self.group]) for start in range(0, full, self.group)]
+        parts += [self._call(coefficients[i:i + 1]) for i in range(full, len(coefficients))]
         return parts[0] if len(parts) == 1 else torch.cat(parts)
