@@ -81,6 +81,19 @@ def done_count(path) -> int:
         return 0
 
 
+def begun_before(path, field: str) -> None:
+    """Make the surface file at ``path`` what a landscape older than the identity ``field`` leaves when
+    its job is interrupted: the field absent, point 1 still to compute."""
+    import json
+
+    from landscape.io.schema import IDENTITY
+    with h5py.File(path, "r+") as f:
+        identity = json.loads(f.attrs[IDENTITY])
+        del identity[field], f.attrs[field]
+        f.attrs[IDENTITY] = json.dumps(identity)
+        f["done"][1] = False
+
+
 def landscape(*argv) -> int:
     """The ``landscape`` command run in this process (one error boundary): its exit code."""
     from landscape.cli.main import main

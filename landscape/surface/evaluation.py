@@ -257,17 +257,15 @@ class Evaluator:
     def evaluate(self, points: np.ndarray) -> np.ndarray:
         """Values ``(n, q)`` at the ``(n, 2)`` coefficients ``points``, one row per point."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-        where = f"(x={points[0, 0]:g}, y={points[0, 1]:g})" + (f" and {len(points) - 1} more points"
-                                                              if len(points) > 1 else "")
         if self.unrolled is not None and len(points):
-            with _naming_failures(where):
+            with _naming_failures(points):
                 return self._values_unrolled(points)
         if self.batched is not None and len(points) > 1:
-            with _naming_failures(where):
+            with _naming_failures(points):
                 return self._values_many(points)
         out = np.empty((len(points), len(self.quantities)))
         for row, (a, b) in enumerate(points):
-            with _naming_failures(f"(x={a:g}, y={b:g})"):
+            with _naming_failures(points[row:row + 1]):
                 out[row] = self._values(float(a), float(b))
         return out
 
@@ -276,16 +274,23 @@ class Evaluator:
         return self.evaluate(np.array([[a, b]]))[0]
 
 
+def _where(points: np.ndarray) -> str:
+    """The point(s) of a failed evaluation, for its message."""
+    more = f" and {len(points) - 1} more points" if len(points) > 1 else ""
+    return f"(x={points[0, 0]:g}, y={points[0, 1]:g}){more}"
+
+
 @contextmanager
-def _naming_failures(where: str):
-    """User code (model, loss) that fails at ``where`` becomes an ``EvaluationError`` naming the
-    point(s); a plug-in's ``sys.exit`` must neither end the job nor look like success."""
+def _naming_failures(points: np.ndarray):
+    """User code (model, loss) that fails at ``points`` becomes an ``EvaluationError`` naming the
+    point(s) (described only then, not on every call); a plug-in's ``sys.exit`` must neither end the
+    job nor look like success."""
     try:
         yield
     except LandscapeError:
         raise
     except SystemExit as exc:
-        raise EvaluationError(f"evaluating the model at {where} failed: the model or loss called "
+        raise EvaluationError(f"evaluating the model at {_where(points)} failed: the model or loss called "
                               f"sys.exit({exc.code!r})") from None
     except Exception as exc:  # noqa: BLE001 - user code
-        raise EvaluationError(f"evaluating the model at {where} failed: {describe(exc)}") from exc
+        raise EvaluationError(f"evaluating the model at {_where(points)} failed: {describe(exc)}") from exc

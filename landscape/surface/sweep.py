@@ -274,6 +274,7 @@ class UnrolledSweep(_Passes):
         return [self._weights(a, b) for a, b in coefficients]
 
     def _weights(self, a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
+        # Evaluator.weights' combination with 0-d tensor coefficients: its float alpha would recompile per point
         out = {}
         for name, origin in self.origin.items():
             point = origin + a * self.dx[name]

@@ -101,18 +101,11 @@ def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only
 def test_a_compiled_surface_begun_before_the_unrolled_passes_is_plotted_not_resumed(tmp_path, capsys):
     """Its weights were made outside the compiled call, so its last bits differ from this kernel's."""
     import hashlib
-    import json
 
-    import h5py
-
-    from landscape.io.schema import IDENTITY
+    from conftest import begun_before
     surf = tmp_path / "c.h5"
     assert landscape(*MLP, "--compile", "--surf_file", surf) == 0
-    with h5py.File(surf, "r+") as f:
-        identity = json.loads(f.attrs[IDENTITY])
-        del identity["compiled_passes"], f.attrs["compiled_passes"]
-        f.attrs[IDENTITY] = json.dumps(identity)
-        f["done"][1] = False  # work left, as an interrupted older job leaves it
+    begun_before(surf, "compiled_passes")
     before = hashlib.sha256(surf.read_bytes()).hexdigest()
     assert landscape(*MLP, "--compile", "--surf_file", surf) != 0
     assert "compiled_passes: file has '(absent)', this run has 'unrolled'" in capsys.readouterr().err

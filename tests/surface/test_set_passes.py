@@ -105,22 +105,14 @@ def test_sets_that_cannot_be_joined_go_through_apart():
 def test_the_file_records_how_the_sets_went_through_and_an_older_file_is_not_resumed(tmp_path, capsys):
     """An older landscape batched each set apart, so its last bits differ: its file is plotted, not resumed."""
     import hashlib
-    import json
 
-    import h5py
-
-    from conftest import landscape
-    from landscape.io.schema import IDENTITY
+    from conftest import begun_before, landscape
     from landscape.io.surface_file import read as read_surface
     surf = tmp_path / "s.h5"
     args = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--threads", "1", "--quiet", "--surf_file", surf]
     assert landscape(*args) == 0
     assert read_surface(str(surf)).attrs["set_passes"] == "joined"
-    with h5py.File(surf, "r+") as f:
-        identity = json.loads(f.attrs[IDENTITY])
-        del identity["set_passes"], f.attrs["set_passes"]
-        f.attrs[IDENTITY] = json.dumps(identity)
-        f["done"][1] = False  # work left, as an interrupted older job leaves it
+    begun_before(surf, "set_passes")
     before = hashlib.sha256(surf.read_bytes()).hexdigest()
     assert landscape(*args) != 0
     assert "set_passes: file has '(absent)', this run has 'joined'" in capsys.readouterr().err
