@@ -94,6 +94,24 @@ def begun_before(path, field: str) -> None:
         f["done"][1] = False
 
 
+def digits_kernel(cfg):
+    """An evaluation kernel of the digits MLP (seed 0) along two Gaussian directions (seed 1), on both
+    digits sets, with the ``EvaluationConfig`` ``cfg``."""
+    import torch
+
+    from landscape.data import load_named
+    from landscape.models import build_model
+    from landscape.surface.evaluation import Evaluator
+    torch.manual_seed(0)
+    model = build_model("digits_mlp").eval()
+    origin = {n: p.detach().double() for n, p in model.named_parameters()}
+    g = torch.Generator().manual_seed(1)
+    dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
+    dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
+    data = load_named("digits")
+    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, "crossentropy", cfg)
+
+
 def landscape(*argv) -> int:
     """The ``landscape`` command run in this process (one error boundary): its exit code."""
     from landscape.cli.main import main

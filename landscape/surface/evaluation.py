@@ -48,7 +48,7 @@ class EvaluationConfig:
     dtype: str = "float32"
     bn: str | None = None     # eval | states | recalibrate; None: states with states directions, else eval
     bn_batches: int = 10
-    points_per_pass: int | str = 1  # grid points evaluated together in one vmapped forward pass, or "auto"
+    points_per_pass: int | str = 1  # grid points evaluated together in one call (see surface.sweep), or "auto"
     compile: bool = False           # torch.compile the work of one batch (see surface.sweep)
     curvature: bool = False         # also the Hessian's extreme eigenvalues at every point (curvature maps)
     curvature_tol: float = 1e-3     # Lanczos tolerance of those eigenvalues (relative)
@@ -76,6 +76,14 @@ class EvaluationConfig:
         batchnorm.resolve(self.bn, None)
 
 
+def unrolls(device: torch.device, cfg: EvaluationConfig) -> bool:
+    """Whether a pass's points are made from their coefficients and run one after another in one call
+    (``UnrolledSweep``): on a CPU, compiled every pass (one point or several) and eagerly passes of
+    several points (at one point per pass ``Sweep`` is as fast, and faster at small batches).  On a GPU
+    several points per pass go through vmap (``BatchedSweep``), which fills it."""
+    return device.type == "cpu" and (cfg.compile or cfg.points_per_pass > 1)
+
+
 class Evaluator:
     """The quantities of ``model`` at ``origin + a*dx + b*dy`` on fixed tensors of data.
 
@@ -100,8 +108,11 @@ class Evaluator:
         self.model = copy.deepcopy(model).to(device=device, dtype=self.dtype).eval()
         as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
         self.origin = as_f64({k: origin[k] for k in dx})
-        self.dx = as_f64(dx)
-        self.dy = as_f64(dy) if dy is not None else None
+        # each tensor's directions held once, as the rows of a (1 or 2, n) matrix (UnrolledSweep's product)
+        self.plane = {k: torch.stack([torch.as_tensor(d[k]).flatten() for d in (dx, dy) if d is not None])
+                      .to(device=device, dtype=torch.float64) for k in dx}
+        self.dx = {k: rows[0].view(self.origin[k].shape) for k, rows in self.plane.items()}
+        self.dy = {k: rows[1].view(self.origin[k].shape) for k, rows in self.plane.items()} if dy is not None else None
         self.running_vars = {name for name in dx if name.endswith("running_var")}
         tensors = {}
         for name, samples in data.items():
@@ -121,18 +132,17 @@ class Evaluator:
         self.sweep = Sweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
         self.recalibrator = (batchnorm.Recalibrator(self.model, sets.data["train"][0], cfg.batch_size, cfg.bn_batches)
                              if bn == "recalibrate" else None)
-        # Compiled on a CPU, every pass (one point or several) makes its points' weights and runs them one
-        # after another in one compiled call; elsewhere several points per pass need vmap.  Neither can
-        # update BatchNorm statistics in place, and a curvature map takes one point at a time.
+        # Neither UnrolledSweep nor vmap can update BatchNorm statistics in place, and a curvature map
+        # takes one point at a time.
         plain = self.recalibrator is None and not cfg.curvature
         self.unrolled = (UnrolledSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, origin=self.origin,
-                                       dx=self.dx, dy=self.dy, dtype=self.dtype, running_vars=self.running_vars,
-                                       points=cfg.points_per_pass)
-                         if plain and cfg.compile and self.device.type == "cpu" else None)
+                                       dx=self.dx, dy=self.dy, plane=self.plane, dtype=self.dtype,
+                                       running_vars=self.running_vars, points=cfg.points_per_pass, compile=cfg.compile)
+                         if plain and unrolls(self.device, cfg) else None)
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)
-        self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, which vmap cannot "
-                     "do: one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
+        self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, point by point: "
+                     "one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
         if cfg.points_per_pass > 1 and cfg.curvature:
             self.note = "points_per_pass: curvature maps take one point at a time (a Lanczos run per point)"
 
@@ -211,7 +221,7 @@ class Evaluator:
 
     @torch.inference_mode()
     def _values_unrolled(self, points: np.ndarray) -> np.ndarray:
-        """The values of points whose weights are made inside the compiled calls (``UnrolledSweep``)."""
+        """The values of points whose weights are made inside the calls (``UnrolledSweep``)."""
         sums = self.unrolled(torch.from_numpy(points).to(self.device)).cpu().tolist()
         return np.stack([self._quantities(one) for one in sums])
 

@@ -236,8 +236,8 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "directions_sha256": d.digest,
         "device": "cuda" if ev.device.type == "cuda" else "cpu",  # the last bits differ between the two
     }
-    if ev.unrolled is not None:  # compiled on a CPU: the points' weights made in the compiled call (last bits)
-        identity["compiled_passes"] = "unrolled"
+    if ev.unrolled is not None:  # on a CPU: the points' weights made in the call, eagerly the scores in one pass
+        identity["compiled_passes" if ev.cfg.compile else "eager_passes"] = "unrolled"  # (their last bits)
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):
@@ -305,7 +305,7 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
     chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
-                         ladder=(1, UNROLL) if first.unrolled is not None else tuning.PASSES)
+                         ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
 
 

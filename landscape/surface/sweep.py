@@ -1,8 +1,8 @@
 """Passes of the model over the evaluation data: the sums a point's quantities are made of.
 
 ``Sweep`` runs one point, ``BatchedSweep`` K points at once with ``torch.func.vmap`` over stacked
-weights, so a small model does K points' work per matrix product, and ``UnrolledSweep`` (compiled, on
-a CPU) K points one after another inside one compiled call that also makes their weights.  All call the
+weights, so a small model does K points' work per matrix product (on a GPU), and ``UnrolledSweep`` (on
+a CPU) K points one after another in one call that also makes their weights.  All call the
 model through ``torch.func.functional_call`` with the point's weights, one batch of data at a time,
 and return float64 tensors on the device: per data set the loss sum, the sum of squared per-sample
 losses and the count of correct predictions (NaN where accuracy has no meaning).  The data sets go through as
@@ -134,8 +134,10 @@ def _plan(inputs: torch.Tensor, targets: torch.Tensor, offset: int, ends: list[i
 
 
 class _Passes:
-    """What both sweeps share: the data in batches (``SetData``) and the accumulation of the per-batch
+    """What the sweeps share: the data in batches (``SetData``) and the accumulation of the per-batch
     sums; ``data`` is a dict of named (inputs, targets) or, to share one concatenation, ``SetData``."""
+
+    one_pass_eagerly = False  # class scores in one pass without compile too (see __init__)
 
     def __init__(self, model: nn.Module, data: "dict | SetData", loss: Loss, batch_size: int, with_accuracy: bool,
                  compile: bool = False):
@@ -143,9 +145,12 @@ class _Passes:
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
         self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
         self.data, self.joined = self.sets.data, self.sets.joined
-        # compiled class scores take the cross-entropy and the argmax in one pass (``cross_entropy_terms``);
-        # eagerly its many small operations cost more than torch's own kernels save
-        self.scores_in_one_pass = compile and loss.name == "crossentropy" and with_accuracy
+        # class scores give the cross-entropy and the argmax in one pass (``cross_entropy_terms``): compiled,
+        # and eagerly on a CPU (``UnrolledSweep``), where torch's log_softmax and argmax over a few classes
+        # are slow (digits MLP, 8 points x 1,797 samples: 159 us per point against 459)
+        self.scores_in_one_pass = ((compile or self.one_pass_eagerly) and loss.name == "crossentropy"
+                                   and with_accuracy)
+        self.compile = compile
         self.step = compiled(self._step) if compile else self._step
         # a sweep of one batch holding every set (a small model's) is one call, sums finished and all
         self.whole = compiled(self._whole) if compile else self._whole
@@ -245,33 +250,55 @@ UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile 
 
 
 class UnrolledSweep(_Passes):
-    """K points per compiled call, one after another, for ``--compile`` on a CPU: ``self(coefficients)``
-    maps ``(K, 2)`` float64 coefficients ``(a, b)`` to ``(K, sets, 3)`` sums.
+    """K points per call, one after another, for a CPU: ``self(coefficients)`` maps ``(K, 2)`` float64
+    coefficients ``(a, b)`` to ``(K, sets, 3)`` sums.
 
     Each point's weights ``origin + a*dx + b*dy`` are made inside the call (float64, rounded once into
     the model's dtype) and go through the model's own forward, so a point runs at the speed of a
-    single forward pass, while what a call costs besides (torch.compile's guards, the eager glue, the
-    weights' many small operations) is shared by the points of the call.  vmap would instead make
-    K-fold activations, which on a CPU fall out of the caches: measured on this project's VM, the
-    digits MLP's compiled 8-point vmap took 1.5x the time of 8 bare forwards, this 1.02x.  A sweep
-    of one batch is one call, weights to finished sums; a sweep of several batches makes the weights
-    once per call of points, in a compiled call of their own (making them again for each of
+    single forward pass, while what a call costs besides is shared by its points.  vmap would instead
+    make K-fold activations, which on a CPU fall out of the caches: on the 1 MiB-L2 AMD EPYC of
+    BENCHMARKS.md the digits MLP's 8 points vmapped and compiled took 1.5x the time of 8 bare forwards,
+    this form 1.02x; on a 2 MiB-L2 Xeon, 32 points vmapped took 1.4-1.5x the time of this form, eagerly
+    or compiled (at 8 points compiled, about the same).
+
+    Compiled (``--compile``), what is shared is torch.compile's guards, the eager glue and the
+    weights' many small operations; the loss and the counts fuse into each point's last kernels.  A
+    sweep of one batch is one call, weights to finished sums; a sweep of several batches makes the
+    weights once per call of points, in a compiled call of their own (making them again for each of
     ResNet-20's 18 batches cost 4 %).  Calls hold ``min(K, UNROLL)`` points, so the graph compiled
     per batch shape stays small; the points of a pass that do not fill a call go one per call (a
     second graph, of one point: padding a 5 x 5 grid's last point to a call of 8 would compute 7
-    copies of it for nothing)."""
+    copies of it for nothing).
+
+    Eagerly, a call holds the whole pass: the weights of its K points are one matrix product per
+    tensor (``origin + coefficients @ plane``, the directions stacked as ``(2, n)`` rows, in float64),
+    and the loss and the counts are taken once over the stacked ``(K, B, ...)`` outputs, so their
+    many small operations are paid once per pass rather than once per point.  A pass's points are the
+    same in any run (chunks come from global point indices), so their bits are too."""
+
+    one_pass_eagerly = True
 
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, dx: dict, dy: dict | None,
-                 dtype: torch.dtype, running_vars: set, points: int):
-        self.origin, self.dx, self.dy = origin, dx, dy
+                 plane: dict, dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
+        self.origin, self.dx, self.dy, self.plane = origin, dx, dy, plane
         self.dtype, self.running_vars = dtype, running_vars
-        self.group = min(points, UNROLL)
-        super().__init__(model, data, loss, batch_size, with_accuracy, compile=True)
-        self.made = compiled(self._made)
+        self.group = min(points, UNROLL) if compile else points
+        super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
+        self.made = compiled(self._made) if compile else self._made
 
     def _made(self, coefficients: torch.Tensor) -> list[dict[str, torch.Tensor]]:
         """Each point's weights, from its ``(a, b)``."""
-        return [self._weights(a, b) for a, b in coefficients]
+        if self.compile:
+            return [self._weights(a, b) for a, b in coefficients]
+        # eagerly, each tensor's K points in one product: origin + (K, 2) coefficients @ (2, n) directions
+        coefficients = coefficients[:, :len(next(iter(self.plane.values())))]
+        stacked = {}
+        for name, origin in self.origin.items():
+            point = torch.addmm(origin.view(-1), coefficients, self.plane[name]).view(-1, *origin.shape)
+            if name in self.running_vars:
+                point = point.clamp(min=0.0)  # a perturbed variance is never negative
+            stacked[name] = point.to(self.dtype)
+        return [{name: tensor[i] for name, tensor in stacked.items()} for i in range(len(coefficients))]
 
     def _weights(self, a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
         # Evaluator.weights' combination with 0-d tensor coefficients: its float alpha would recompile per point
@@ -289,7 +316,11 @@ class UnrolledSweep(_Passes):
         return (len(points),)
 
     def _step(self, points: list, x, y, sets) -> torch.Tensor:
-        return torch.stack([self._sums(functional_call(self.model, weights, (x,)), y, sets, 0) for weights in points])
+        if self.compile:  # each point's loss and counts fuse into its forward's last kernels
+            return torch.stack([self._sums(functional_call(self.model, weights, (x,)), y, sets, 0)
+                                for weights in points])
+        outputs = torch.stack([functional_call(self.model, weights, (x,)) for weights in points])
+        return self._sums(outputs, y, sets, len(points))
 
     def _whole(self, coefficients, x, y, sets) -> torch.Tensor:
         return _finished(self._step(self._made(coefficients), x, y, sets))
@@ -301,6 +332,8 @@ class UnrolledSweep(_Passes):
         return self._accumulated(self.made(coefficients), batches)
 
     def __call__(self, coefficients: torch.Tensor) -> torch.Tensor:
+        if not self.compile:  # eagerly one call holds the pass, whatever its length
+            return self._call(coefficients)
         full = len(coefficients) - len(coefficients) % self.group
         parts = [self._call(coefficients[start:start + self.group]) for start in range(0, full, self.group)]
         parts += [self._call(coefficients[i:i + 1]) for i in range(full, len(coefficients))]

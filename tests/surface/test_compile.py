@@ -2,12 +2,9 @@
 recorded in the file, the same bits on any number of ranks, and reused across batch sizes in tuning."""
 import numpy as np
 import pytest
-import torch
 
-from conftest import landscape, run
-from landscape.data import load_named
+from conftest import digits_kernel, landscape, run
 from landscape.io.surface_file import read as read_surface
-from landscape.models import build_model
 from landscape.surface.evaluation import EvaluationConfig, Evaluator
 
 MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--threads", "1", "--quiet"]
@@ -15,15 +12,7 @@ POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0
 
 
 def kernel(compile: bool, k: int = 1, batch: int = 500, dtype: str = "float32") -> Evaluator:
-    torch.manual_seed(0)
-    model = build_model("digits_mlp").eval()
-    origin = {n: p.detach().double() for n, p in model.named_parameters()}
-    g = torch.Generator().manual_seed(1)
-    dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
-    dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
-    data = load_named("digits")
-    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, "crossentropy",
-                     EvaluationConfig(batch_size=batch, points_per_pass=k, compile=compile, dtype=dtype))
+    return digits_kernel(EvaluationConfig(batch_size=batch, points_per_pass=k, compile=compile, dtype=dtype))
 
 
 @pytest.mark.parametrize("k, dtype, rtol", [(1, "float32", 1e-6), (3, "float32", 1e-6), (1, "float64", 1e-12)])

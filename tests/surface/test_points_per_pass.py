@@ -1,4 +1,5 @@
-"""Several grid points per forward pass (vmap), and the batch and K chosen by measurement."""
+"""Several grid points per pass (one after another on a CPU, vmap on a GPU), and the batch and K chosen by
+measurement."""
 import h5py
 import numpy as np
 import pytest
@@ -101,3 +102,89 @@ def test_the_ladder_of_batch_sizes_ends_at_the_kernels_longest_pass(monkeypatch)
 
     tuning.tune(Fake, 1797, "auto", 1)
     assert sorted(set(tried)) == [64, 128, 256, 512, 1024, 1797]
+
+
+POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
+
+
+def test_on_a_cpu_a_pass_of_several_points_runs_them_one_after_another_and_agrees_with_one_per_pass():
+    """Not through vmap (its K-fold activations fall out of a CPU's caches): the weights made from the
+    coefficients in the call (one product per tensor); (0, 0) is the trained model exactly, and a
+    point's values do not depend on the points it shares its pass with."""
+    import torch
+
+    from conftest import digits_kernel
+    from landscape.surface.evaluation import EvaluationConfig
+    one = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=1))
+    five = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=5))
+    assert one.unrolled is None and five.unrolled is not None and five.batched is None
+    assert five.points_per_pass == 5 and not five.unrolled.compile
+    values = five.evaluate(POINTS)
+    assert np.isfinite(values).all() and values[4, 0] > 10 * values[0, 0]
+    assert np.allclose(values, one.evaluate(POINTS), rtol=1e-6, atol=0)
+    assert np.array_equal(values[:, [1, 3]], one.evaluate(POINTS)[:, [1, 3]])  # accuracies: counts
+    per_point = five.unrolled.made(torch.from_numpy(POINTS))
+    assert all(torch.equal(per_point[0][name], p) for name, p in five.model.named_parameters())
+    for (a, b), weights in zip(POINTS, per_point):
+        assert all(torch.allclose(weights[name], w, rtol=1e-7, atol=0) for name, w in one.weights(a, b).items())
+    shuffled = five.evaluate(POINTS[[3, 0, 4, 1, 2]])
+    assert np.array_equal(shuffled, values[[3, 0, 4, 1, 2]])
+    assert np.array_equal(five.evaluate(POINTS[1:3]), values[1:3])  # a shorter pass: the grid's last
+
+
+def test_through_vmap_k_points_agree_with_one_and_a_model_vmap_rejects_falls_back_to_one_per_pass(monkeypatch):
+    """As on a GPU: several points per pass in one vmapped forward."""
+    import torch
+    from torch import nn
+
+    from conftest import digits_kernel
+    from landscape.surface import evaluation
+    monkeypatch.setattr(evaluation, "unrolls", lambda device, cfg: False)  # as on a GPU
+    one = digits_kernel(evaluation.EvaluationConfig(batch_size=500, points_per_pass=1))
+    three = digits_kernel(evaluation.EvaluationConfig(batch_size=500, points_per_pass=3))
+    assert three.batched is not None and three.unrolled is None
+    assert np.allclose(three.evaluate(POINTS), one.evaluate(POINTS), rtol=1e-6, atol=0)
+
+    class Branching(nn.Module):
+        """A plug-in model vmap cannot run: its forward branches on a value."""
+
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(64, 10)
+
+        def forward(self, x):
+            out = self.linear(x.flatten(1))
+            return out if out.sum().item() > -1e30 else -out
+
+    torch.manual_seed(0)
+    model = Branching()
+    origin = {n: p.detach().double() for n, p in model.named_parameters()}
+    dx = {n: torch.ones_like(v) for n, v in origin.items()}
+    from landscape.data import load_named
+    data = load_named("digits")
+    ev = evaluation.Evaluator(model, origin, dx, None, {"train": data.train}, "crossentropy",
+                              evaluation.EvaluationConfig(batch_size=500, points_per_pass=4))
+    assert ev.batched is not None
+    ev.probe()
+    assert ev.batched is None and ev.points_per_pass == 1
+    assert ev.note.startswith("points_per_pass: vmap cannot run this model") and ev.note.endswith("one point per pass")
+    assert np.isfinite(ev.evaluate(POINTS[:3])).all()
+
+
+def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_before_is_plotted_not_resumed(tmp_path,
+                                                                                                    capsys):
+    """Its weights were made point by point and its points went through vmap: other last bits."""
+    import hashlib
+
+    from conftest import begun_before
+    args = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--threads", "1", "--quiet"]
+    assert landscape(*args, "--surf_file", tmp_path / "one.h5") == 0
+    assert "eager_passes" not in read_surface(str(tmp_path / "one.h5")).attrs  # one point per pass: as before
+    surf = tmp_path / "k.h5"
+    assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) == 0
+    assert read_surface(str(surf)).attrs["eager_passes"] == "unrolled"
+    begun_before(surf, "eager_passes")
+    before = hashlib.sha256(surf.read_bytes()).hexdigest()
+    assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) != 0
+    assert "eager_passes: file has '(absent)', this run has 'unrolled'" in capsys.readouterr().err
+    assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
