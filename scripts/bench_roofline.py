@@ -16,9 +16,11 @@ computing time of each surface comes from its run record (start-up, and so compi
 excluded from it; tuning and compilation are printed apart).  Each surface is computed
 ``--repeats`` times, the settings taking turns, and its fastest run counts, as the roofline's
 fastest trial does; and since this machine's speed drifts, each turn also measures the roofline
-again just before its surfaces, and the median of those paired ratios is printed.  Compiled on a CPU, where landscape runs a pass's points one after another in one
-compiled call, the roofline sweep tries that form of K points per pass as well as vmap, and keeps the faster.
-Prints one table; every number is from this run.
+again just before its surfaces, and the median of those paired ratios is printed.  On a CPU
+landscape runs a pass's points one after another in one call; compiled, the roofline sweep tries
+that form of K points per pass as well as vmap and keeps the faster (eagerly that form's bare
+forwards are one point per pass, which the sweep measures).  Prints one table; every number is
+from this run.
 """
 import argparse
 import os

@@ -109,8 +109,8 @@ class Evaluator:
         as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
         self.origin = as_f64({k: origin[k] for k in dx})
         # each tensor's directions held once, as the rows of a (1 or 2, n) matrix (UnrolledSweep's product)
-        self.plane = {k: torch.stack([torch.as_tensor(d[k]).flatten() for d in (dx, dy) if d is not None])
-                      .to(device=device, dtype=torch.float64) for k in dx}
+        self.plane = {k: torch.stack([torch.as_tensor(d[k]).to(device=device, dtype=torch.float64).flatten()
+                                      for d in (dx, dy) if d is not None]) for k in dx}
         self.dx = {k: rows[0].view(self.origin[k].shape) for k, rows in self.plane.items()}
         self.dy = {k: rows[1].view(self.origin[k].shape) for k, rows in self.plane.items()} if dy is not None else None
         self.running_vars = {name for name in dx if name.endswith("running_var")}

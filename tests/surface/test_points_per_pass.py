@@ -188,3 +188,53 @@ def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_before_is_
     assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) != 0
     assert "eager_passes: file has '(absent)', this run has 'unrolled'" in capsys.readouterr().err
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
+
+
+def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_variances_non_negative():
+    import torch
+
+    from landscape.data import load_named
+    from landscape.models import build_model
+    from landscape.surface import directions as dirs
+    from landscape.surface.evaluation import EvaluationConfig, Evaluator
+    torch.manual_seed(0)
+    model = build_model("digits_cnn").eval()
+    torch.manual_seed(1)
+    other = build_model("digits_cnn").eval()
+    with torch.no_grad():
+        for name, buffer in other.named_buffers():
+            if name.endswith("running_var"):
+                buffer.mul_(3.0)  # variances that move: far enough back along dx they would go negative
+    origin, target = dirs.origin_tensors(model, "states"), dirs.origin_tensors(other, "states")
+    dx = {k: target[k].double() - origin[k].double() for k in origin}
+    data = load_named("digits")
+    ev = Evaluator(model, origin, dx, None, {"train": data.train}, "crossentropy",
+                   EvaluationConfig(batch_size=500, points_per_pass=3))
+    made = ev.unrolled.made(torch.tensor([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]], dtype=torch.float64))
+    assert all(torch.equal(made[0][k], origin[k].float()) and torch.equal(made[1][k], target[k].float()) for k in dx)
+    variances = [k for k in dx if k.endswith("running_var")]
+    assert variances and all(made[2][k].min() == 0 for k in variances)  # clamped, as Evaluator.weights does
+    assert all(torch.equal(made[2][k], ev.weights(-5.0, 0.0)[k]) for k in variances)
+    values = ev.evaluate(np.array([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]]))
+    one = Evaluator(model, origin, dx, None, {"train": data.train}, "crossentropy", EvaluationConfig(batch_size=500))
+    assert one.unrolled is None and np.allclose(values, one.evaluate(np.array([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]])),
+                                                 rtol=1e-6, atol=0)
+
+
+def test_directions_given_in_other_types_are_held_in_float64_and_give_the_same_values():
+    """An API user's directions may be float32 tensors or numpy arrays, one direction of each."""
+    import torch
+
+    from conftest import digits_kernel
+    from landscape.data import load_named
+    from landscape.surface.evaluation import EvaluationConfig, Evaluator
+    ref = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=2))
+    dy = {k: v.numpy() for k, v in ref.dy.items()}
+    dx = {k: v.float().double() for k, v in ref.dx.items()}  # float32 values, exact in float64
+    same = {k: v.float() for k, v in dx.items()}
+    data = {"train": load_named("digits").train}
+    ev = Evaluator(ref.model, ref.origin, same, dy, data, "crossentropy", ref.cfg)
+    assert all(v.dtype == torch.float64 for v in (*ev.dx.values(), *ev.dy.values(), *ev.plane.values()))
+    assert all(np.array_equal(ev.dy[k].numpy(), dy[k]) for k in dy)
+    values = Evaluator(ref.model, ref.origin, dx, ref.dy, data, "crossentropy", ref.cfg).evaluate(POINTS)
+    assert np.isfinite(values).all() and np.array_equal(ev.evaluate(POINTS), values)
