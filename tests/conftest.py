@@ -109,7 +109,7 @@ def digits_kernel(cfg):
     dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
     dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
     data = load_named("digits")
-    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, "crossentropy", cfg)
+    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg)
 
 
 def landscape(*argv) -> int:

@@ -100,9 +100,10 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
                    "(default: states with --dir_type states, else eval)")
     g.add_argument("--bn_batches", type=int, help="training batches for --bn recalibrate "
                    f"(default: {_default(EvaluationConfig, 'bn_batches')})")
-    g.add_argument("--points_per_pass", type=int_or_auto, metavar="K", help="grid points evaluated together in "
-                   "one forward pass (torch.func.vmap over stacked weights), or auto (measured with --batch_size): "
-                   "faster for small models; values agree with K=1 to ~1e-7 relative "
+    g.add_argument("--points_per_pass", type=int_or_auto, metavar="K", help="grid points evaluated together: on a "
+                   "CPU one call makes their weights and runs them one after another, on a GPU one forward pass "
+                   "(torch.func.vmap over stacked weights); or auto (measured with --batch_size): faster for small "
+                   "models; values agree with K=1 to ~1e-7 relative "
                    f"(default: {_default(EvaluationConfig, 'points_per_pass')})")
     g.add_argument("--compile", action="store_true", help="torch.compile the forward pass, loss and "
                    "counts of a batch: several times faster for convolutional models on CPUs (see BENCHMARKS.md), "

@@ -161,7 +161,8 @@ class Evaluator:
 
     @property
     def points_per_pass(self) -> int:
-        """Points evaluated together: as configured, or 1 where vmap cannot be used."""
+        """Points evaluated together: as configured, or 1 where a pass takes one point (BatchNorm
+        recalibration, curvature maps, a model vmap rejects on a GPU)."""
         return self.cfg.points_per_pass if self.batched is not None or self.unrolled is not None else 1
 
     @property
@@ -252,6 +253,11 @@ class Evaluator:
                     output = functional_call(self.model, weights, (inputs,))
                     check_labels(self.loss.name, output, *self.label_range[name])
             probe(weights)
+            if self.unrolled is not None and not self.cfg.compile:  # a pass's own kernel (compiled: see the job)
+                trial = UnrolledSweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy,
+                                      origin=self.origin, dx=self.dx, dy=self.dy, plane=self.plane, dtype=self.dtype,
+                                      running_vars=self.running_vars, points=2, compile=False)
+                trial(torch.zeros((2, 2), dtype=torch.float64, device=self.device))
         except LandscapeError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code

@@ -271,9 +271,9 @@ class UnrolledSweep(_Passes):
     copies of it for nothing).
 
     Eagerly, a call holds the whole pass: the weights of its K points are one matrix product per
-    tensor (``origin + coefficients @ plane``, the directions stacked as ``(2, n)`` rows, in float64),
-    and the loss and the counts are taken once over the stacked ``(K, B, ...)`` outputs, so their
-    many small operations are paid once per pass rather than once per point.  A pass's points are the
+    tensor (``origin + coefficients @ plane``, the directions the ``(1 or 2, n)`` rows of ``plane``, in
+    float64), and the loss and the counts are taken once over the stacked ``(K, B, ...)`` outputs, so
+    their many small operations are paid once per pass rather than once per point.  A pass's points are the
     same in any run (chunks come from global point indices), so their bits are too."""
 
     one_pass_eagerly = True
@@ -281,6 +281,7 @@ class UnrolledSweep(_Passes):
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, dx: dict, dy: dict | None,
                  plane: dict, dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
         self.origin, self.dx, self.dy, self.plane = origin, dx, dy, plane
+        self.flat_origin = {name: tensor.reshape(-1) for name, tensor in origin.items()}  # a channels-last one copied
         self.dtype, self.running_vars = dtype, running_vars
         self.group = min(points, UNROLL) if compile else points
         super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
@@ -294,7 +295,7 @@ class UnrolledSweep(_Passes):
         coefficients = coefficients[:, :len(next(iter(self.plane.values())))]
         stacked = {}
         for name, origin in self.origin.items():
-            point = torch.addmm(origin.view(-1), coefficients, self.plane[name]).view(-1, *origin.shape)
+            point = torch.addmm(self.flat_origin[name], coefficients, self.plane[name]).view(-1, *origin.shape)
             if name in self.running_vars:
                 point = point.clamp(min=0.0)  # a perturbed variance is never negative
             stacked[name] = point.to(self.dtype)
