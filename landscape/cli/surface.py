@@ -52,7 +52,7 @@ def int_or_auto(text: str):
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value: {text!r} (expected a whole number or auto)") from None
+        raise argparse.ArgumentTypeError(f"invalid value: {text!r} (expected a positive whole number or auto)") from None
 
 
 def _default(cls, name: str):

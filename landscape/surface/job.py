@@ -306,7 +306,8 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
                          ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES)
-    return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), chosen.describe()
+    return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
+        chosen.describe(samples=samples)
 
 
 def _compile(ev: Evaluator) -> float:

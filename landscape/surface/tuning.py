@@ -34,11 +34,12 @@ class Choice:
     points_per_second: float     # on the measured prefix of the data
     tried: int
 
-    def describe(self, measured: bool = True) -> str:
+    def describe(self, measured: bool = True, samples: int = SAMPLES) -> str:
+        """``samples``: per set, those the measurement ran on (``SAMPLES``, or all of a smaller set)."""
         if not measured:
             return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
         return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the fastest of {self.tried} "
-                f"settings measured ({self.points_per_second:.1f} points/s on the first {SAMPLES} samples)")
+                f"settings measured ({self.points_per_second:.1f} points/s on up to {samples} samples per set)")
 
 
 def _rate(evaluator, k: int, rng: np.random.Generator) -> float:

@@ -57,7 +57,7 @@ def test_auto_settings_are_measured_once_recorded_and_reused(tmp_path, capsys, m
             "--points_per_pass", "auto", "--surf_file", tmp_path / "a.h5"]
     assert landscape(*args) == 0
     first = capsys.readouterr().out
-    assert "auto: batch " in first and "settings measured" in first
+    assert "auto: batch " in first and "settings measured" in first and "on up to 1437 samples per set" in first
     s = read_surface(str(tmp_path / "a.h5"))
     assert isinstance(s.attrs["batch_size"], (int, np.integer)) and s.run["auto"].startswith("batch ")
     assert landscape(*args) == 0
