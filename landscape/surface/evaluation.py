@@ -135,9 +135,7 @@ class Evaluator:
         # Neither UnrolledSweep nor vmap can update BatchNorm statistics in place, and a curvature map
         # takes one point at a time.
         plain = self.recalibrator is None and not cfg.curvature
-        self.unrolled = (UnrolledSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, origin=self.origin,
-                                       dx=self.dx, dy=self.dy, plane=self.plane, dtype=self.dtype,
-                                       running_vars=self.running_vars, points=cfg.points_per_pass, compile=cfg.compile)
+        self.unrolled = (self._unrolled_sweep(sets, with_accuracy, cfg.points_per_pass, cfg.compile)
                          if plain and unrolls(self.device, cfg) else None)
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)
@@ -145,6 +143,11 @@ class Evaluator:
                      "one point per pass" if cfg.points_per_pass > 1 and self.recalibrator is not None else "")
         if cfg.points_per_pass > 1 and cfg.curvature:
             self.note = "points_per_pass: curvature maps take one point at a time (a Lanczos run per point)"
+
+    def _unrolled_sweep(self, data, with_accuracy: bool, points: int, compile: bool) -> UnrolledSweep:
+        return UnrolledSweep(self.model, data, self.loss, self.cfg.batch_size, with_accuracy, origin=self.origin,
+                             plane=self.plane, dtype=self.dtype, running_vars=self.running_vars, points=points,
+                             compile=compile)
 
     def rebatched(self, batch_size: int) -> "Evaluator":
         """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,
@@ -254,9 +257,7 @@ class Evaluator:
                     check_labels(self.loss.name, output, *self.label_range[name])
             probe(weights)
             if self.unrolled is not None and not self.cfg.compile:  # a pass's own kernel (compiled: see the job)
-                trial = UnrolledSweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy,
-                                      origin=self.origin, dx=self.dx, dy=self.dy, plane=self.plane, dtype=self.dtype,
-                                      running_vars=self.running_vars, points=2, compile=False)
+                trial = self._unrolled_sweep(few, self.sweep.with_accuracy, 2, compile=False)
                 trial(torch.zeros((2, 2), dtype=torch.float64, device=self.device))
         except LandscapeError:
             raise

@@ -278,9 +278,13 @@ class UnrolledSweep(_Passes):
 
     one_pass_eagerly = True
 
-    def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, dx: dict, dy: dict | None,
-                 plane: dict, dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
-        self.origin, self.dx, self.dy, self.plane = origin, dx, dy, plane
+    def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: dict,
+                 dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
+        """``plane``: each tensor's directions as the rows of a float64 ``(1 or 2, n)`` matrix."""
+        self.origin, self.plane = origin, plane
+        self.dx = {name: rows[0].view(origin[name].shape) for name, rows in plane.items()}
+        self.dy = ({name: rows[1].view(origin[name].shape) for name, rows in plane.items()}
+                   if len(next(iter(plane.values()))) > 1 else None)
         self.flat_origin = {name: tensor.reshape(-1) for name, tensor in origin.items()}  # a channels-last one copied
         self.dtype, self.running_vars = dtype, running_vars
         self.group = min(points, UNROLL) if compile else points
@@ -292,7 +296,7 @@ class UnrolledSweep(_Passes):
         if self.compile:
             return [self._weights(a, b) for a, b in coefficients]
         # eagerly, each tensor's K points in one product: origin + (K, 2) coefficients @ (2, n) directions
-        coefficients = coefficients[:, :len(next(iter(self.plane.values())))]
+        coefficients = coefficients if self.dy is not None else coefficients[:, :1]
         stacked = {}
         for name, origin in self.origin.items():
             point = torch.addmm(self.flat_origin[name], coefficients, self.plane[name]).view(-1, *origin.shape)
