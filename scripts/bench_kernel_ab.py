@@ -4,6 +4,7 @@
     git worktree add /tmp/old <commit>
     python scripts/bench_kernel_ab.py --old /tmp/old --batch 128 --points_per_pass 1
     python scripts/bench_kernel_ab.py --old /tmp/old --batch 1797 --points_per_pass 1 --compile
+    python scripts/bench_kernel_ab.py --old /tmp/old --batch 1797 --points_per_pass 8 --train_steps 300
 
 On a shared machine two processes run minutes apart can differ by tens of percent; here both
 kernels evaluate the same points of the same model and data in one process, alternating in trials
@@ -29,6 +30,9 @@ def main() -> int:
     p.add_argument("--points_per_pass", type=int, default=1)
     p.add_argument("--compile", action="store_true")
     p.add_argument("--trials", type=int, default=15)
+    p.add_argument("--train_steps", type=int, default=0,
+                   help="train the model this many full-batch Adam steps first: a trained model's confident "
+                        "scores cost the loss more than an untrained one's (default 0: as initialized)")
     args = p.parse_args()
     torch.set_num_threads(1)
     # the other checkout as the package landscape_old (its modules import each other relatively)
@@ -39,8 +43,14 @@ def main() -> int:
     from landscape.models import build_model
     from landscape.surface import directions as dirs
     torch.manual_seed(0)
-    model = build_model(args.model).eval()
+    model = build_model(args.model)
     data = load_named("digits")
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(args.train_steps):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(data.train.inputs), data.train.targets).backward()
+        optimizer.step()
+    model.eval()
     origin = dirs.origin_tensors(model, "weights")
     g = torch.Generator().manual_seed(0)
     dx, dy = (dirs.random_direction(origin, "filter", "biasbn", g) for _ in range(2))
@@ -63,7 +73,8 @@ def main() -> int:
                 done += len(points)
             times[tag].append((time.perf_counter() - started) / done)
     o, n = np.array(times["old"]), np.array(times["new"])
-    print(f"{args.model} batch {args.batch}, {args.points_per_pass} per pass{', compiled' if args.compile else ''}: "
+    trained = f" trained {args.train_steps} steps" if args.train_steps else ""
+    print(f"{args.model}{trained} batch {args.batch}, {args.points_per_pass} per pass{', compiled' if args.compile else ''}: "
           f"old {o.min() * 1e3:.3f} ms per point, new {n.min() * 1e3:.3f}; median new / old {np.median(n / o):.3f}")
     return 0
 

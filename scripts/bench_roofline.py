@@ -39,6 +39,7 @@ from landscape.io.surface_file import read as read_surface
 from landscape.models import build_model
 from landscape.parallel.launch import cli_command
 from landscape.provenance import machine
+from landscape.surface import compilation
 from landscape.surface import sweep as sweep_module
 from landscape.surface.grid import Grid
 
@@ -77,7 +78,8 @@ FORMS = ("vmap", "unrolled")  # K points per pass: one vmapped forward, or (comp
 
 def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
     """The bare forward of ``k`` points (a plain one for one point: vmap over one costs more), eager or
-    compiled as landscape compiles (static shapes: each batch shape compiled once).  ``unrolled``: as
+    compiled as landscape compiles its CPU passes (static shapes: each batch shape compiled once; a
+    linear layer's bias added after its product).  ``unrolled``: as
     landscape's compiled CPU passes, ``min(k, UNROLL)`` forwards one after another in one compiled call."""
     if (k, compiled, form) not in _FORWARDS:
         if k == 1:
@@ -87,7 +89,7 @@ def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
             forward = lambda w, x: [functional_call(model, {n: v[i] for n, v in w.items()}, (x,)) for i in range(group)]
         else:
             forward = vmap(lambda w, x: functional_call(model, w, (x,)), in_dims=(0, None))
-        _FORWARDS[(k, compiled, form)] = sweep_module.compiled(forward) if compiled else forward
+        _FORWARDS[(k, compiled, form)] = compilation.compiled(forward, split_biases=True) if compiled else forward
     return _FORWARDS[(k, compiled, form)]
 
 

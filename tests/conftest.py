@@ -81,15 +81,18 @@ def done_count(path) -> int:
         return 0
 
 
-def begun_before(path, field: str) -> None:
-    """Make the surface file at ``path`` what a landscape older than the identity ``field`` leaves when
-    its job is interrupted: the field absent, point 1 still to compute."""
+def begun_before(path, field: str, value=None) -> None:
+    """Make the surface file at ``path`` what an older landscape leaves when its job is interrupted: the
+    identity ``field`` absent (older than the field) or holding ``value``, point 1 still to compute."""
     import json
 
     from landscape.io.schema import IDENTITY
     with h5py.File(path, "r+") as f:
         identity = json.loads(f.attrs[IDENTITY])
-        del identity[field], f.attrs[field]
+        if value is None:
+            del identity[field], f.attrs[field]
+        else:
+            identity[field] = f.attrs[field] = value
         f.attrs[IDENTITY] = json.dumps(identity)
         f["done"][1] = False
 

@@ -11,6 +11,7 @@ knows about MPI or files.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -108,11 +109,19 @@ class Evaluator:
         self.model = copy.deepcopy(model).to(device=device, dtype=self.dtype).eval()
         as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
         self.origin = as_f64({k: origin[k] for k in dx})
-        # each tensor's directions held once, as the rows of a (1 or 2, n) matrix (UnrolledSweep's product)
-        self.plane = {k: torch.stack([torch.as_tensor(d[k]).to(device=device, dtype=torch.float64).flatten()
-                                      for d in (dx, dy) if d is not None]) for k in dx}
-        self.dx = {k: rows[0].view(self.origin[k].shape) for k, rows in self.plane.items()}
-        self.dy = {k: rows[1].view(self.origin[k].shape) for k, rows in self.plane.items()} if dy is not None else None
+        for name, direction in ((n, d[n]) for d in (dx, dy) if d is not None for n in dx):
+            if torch.as_tensor(direction).numel() != self.origin[name].numel():
+                raise ValueError(f"direction tensor {name!r} has shape {tuple(torch.as_tensor(direction).shape)}, "
+                                 f"expected that of the origin's, {tuple(self.origin[name].shape)}")
+        # the directions held once, as the (1 or 2, n) rows of one matrix, every tensor flattened in the order
+        # of origin (UnrolledSweep's product); dx and dy are views into it
+        self.plane = torch.stack([torch.cat([torch.as_tensor(d[k]).to(device=device, dtype=torch.float64).flatten()
+                                             for k in dx] or [torch.zeros(0, dtype=torch.float64, device=device)])
+                                  for d in (dx, dy) if d is not None])
+        ends = list(itertools.accumulate((v.numel() for v in self.origin.values()), initial=0))
+        rows = {k: self.plane[:, start:end] for k, start, end in zip(self.origin, ends, ends[1:])}
+        self.dx = {k: row[0].view(self.origin[k].shape) for k, row in rows.items()}
+        self.dy = {k: row[1].view(self.origin[k].shape) for k, row in rows.items()} if dy is not None else None
         self.running_vars = {name for name in dx if name.endswith("running_var")}
         tensors = {}
         for name, samples in data.items():

@@ -21,7 +21,8 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from .losses import Loss, at_least_float32, cross_entropy_terms
+from .compilation import compiled
+from .losses import Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_eagerly
 
 # One batch's contribution per data set: loss sum, sum of squared losses, correct predictions (NaN when
 # the output has no class dimension to compare), samples whose output holds NaN (their argmax means nothing).
@@ -53,29 +54,26 @@ def _per_set(values: torch.Tensor, sets: torch.Tensor | None) -> torch.Tensor:
     return torch.where(sets, values.to(torch.float64).unsqueeze(-1), 0.0).sum(dim=-2)  # not a product: inf * 0 is NaN
 
 
+def _sums_by_rows(losses: torch.Tensor, right: torch.Tensor, broken: torch.Tensor,
+                  sets: torch.Tensor | None) -> torch.Tensor:
+    """``_sums``' ``(..., S, 4)`` from per-sample terms ``(..., B)``, for eager passes: the four are rows of
+    one float64 tensor and each set's samples, a run of the batch (``_plan``), are one slice of it,
+    summed along rows (``_per_set``'s selection and sums across the sample dimension, four times over,
+    took 3x as long for the digits MLP's 8 points of 1,797 samples)."""
+    rows = torch.empty((*losses.shape[:-1], 4, losses.shape[-1]), dtype=torch.float64, device=losses.device)
+    rows[..., SUM, :] = losses
+    rows[..., SQUARES, :] = rows[..., SUM, :] * rows[..., SUM, :]
+    rows[..., CORRECT, :] = right
+    rows[..., NAN, :] = broken
+    ends = [0, *sets.sum(dim=0).cumsum(dim=0).tolist()] if sets is not None else [0, losses.shape[-1]]
+    return torch.stack([rows[..., start:end].sum(dim=-1) for start, end in zip(ends, ends[1:])], dim=-2)
+
+
 def _finished(total: torch.Tensor) -> torch.Tensor:
     """Summed ``(..., S, 4)`` contributions as ``(..., S, 3)``: a set's count of correct predictions is NaN
     when any of its outputs held NaN."""
     correct = torch.where(total[..., NAN] > 0, torch.nan, total[..., CORRECT])
     return torch.stack([total[..., SUM], total[..., SQUARES], correct], dim=-1)
-
-
-RECOMPILE_LIMIT = 256  # shapes compiled per step: each batch size (and a set's shorter last batch) is one
-
-
-def compiled(step):
-    """``step`` through ``torch.compile`` with static shapes: each batch shape is compiled once, when
-    first seen (symbolic shapes were tried: they recompiled all the same for convolutions and broke
-    inductor on ResNet-20).  Should torch ever give up compiling (too many recompilations), it must
-    raise rather than quietly run some points eagerly, since compiled and eager values differ in
-    their last bits."""
-    import torch._dynamo as dynamo
-    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
-        if hasattr(dynamo.config, name):
-            setattr(dynamo.config, name, max(getattr(dynamo.config, name), RECOMPILE_LIMIT))
-    if hasattr(dynamo.config, "fail_on_recompile_limit_hit"):
-        dynamo.config.fail_on_recompile_limit_hit = True
-    return torch.compile(step, dynamic=False)
 
 
 def joinable(data: dict[str, tuple[torch.Tensor, torch.Tensor]], loss: Loss) -> bool:
@@ -122,6 +120,8 @@ class SetData:
 
 
 def _plan(inputs: torch.Tensor, targets: torch.Tensor, offset: int, ends: list[int], batch_size: int):
+    """The batches of one pass; a batch's sets are consecutive runs of it, in order (``_sums_by_rows``
+    relies on that)."""
     for start in range(0, len(targets), batch_size):
         end = min(start + batch_size, len(targets))
         first, last = bisect.bisect_right(ends, start) - 1, bisect.bisect_right(ends, end - 1) - 1
@@ -138,6 +138,7 @@ class _Passes:
     sums; ``data`` is a dict of named (inputs, targets) or, to share one concatenation, ``SetData``."""
 
     one_pass_eagerly = False  # class scores in one pass without compile too (see __init__)
+    splits_biases = False     # compiled with compilation.split_bias (which changes last bits)
 
     def __init__(self, model: nn.Module, data: "dict | SetData", loss: Loss, batch_size: int, with_accuracy: bool,
                  compile: bool = False):
@@ -145,15 +146,16 @@ class _Passes:
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
         self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
         self.data, self.joined = self.sets.data, self.sets.joined
-        # class scores give the cross-entropy and the argmax in one pass (``cross_entropy_terms``): compiled,
-        # and eagerly on a CPU (``UnrolledSweep``), where torch's log_softmax and argmax over a few classes
-        # are slow (digits MLP, 8 points x 1,797 samples: 159 us per point against 459)
+        # class scores give the cross-entropy and the argmax in one pass: compiled (``cross_entropy_terms``),
+        # and eagerly on a CPU (``UnrolledSweep``: ``cross_entropy_terms_eagerly``), where torch's log_softmax
+        # and argmax over a few classes are slow (digits MLP, 8 points x 1,797 samples: 159 us per point
+        # against 459 for log_softmax and argmax; class by class, with _sums_by_rows, 72 against 155)
         self.scores_in_one_pass = ((compile or self.one_pass_eagerly) and loss.name == "crossentropy"
                                    and with_accuracy)
         self.compile = compile
-        self.step = compiled(self._step) if compile else self._step
+        self.step = compiled(self._step, self.splits_biases) if compile else self._step
         # a sweep of one batch holding every set (a small model's) is one call, sums finished and all
-        self.whole = compiled(self._whole) if compile else self._whole
+        self.whole = compiled(self._whole, self.splits_biases) if compile else self._whole
 
     def _step(self, weights, x, y, sets) -> torch.Tensor:
         raise NotImplementedError
@@ -198,6 +200,8 @@ class _Passes:
         points, ``(B, ...)`` for one: ``points`` 0)."""
         lead = (points,) if points else ()
         if self.scores_in_one_pass and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1:
+            if not self.compile:
+                return _sums_by_rows(*cross_entropy_terms_eagerly(at_least_float32(output), targets), sets)
             losses, right, broken = cross_entropy_terms(at_least_float32(output), targets)
             losses = losses.to(torch.float64)
             return torch.stack([_per_set(losses, sets), _per_set(losses * losses, sets), _per_set(right, sets),
@@ -247,6 +251,12 @@ class BatchedSweep(_Passes):
 
 
 UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile time grows with each
+# What a surface file records of UnrolledSweep's arithmetic, which fixes its values' last bits: a file begun
+# under another is not resumed.  unrolled-2: the weights of all tensors one product (eagerly one addmm, compiled
+# one fused kernel); eagerly the scores taken class by class and the sums set by set (cross_entropy_terms_eagerly,
+# _sums_by_rows); compiled, a linear layer's bias added after its product (compilation.split_bias); the gaps
+# below the top score floored before their exp (losses.exp_floor).
+UNROLLED_PASSES = "unrolled-2"
 
 
 class UnrolledSweep(_Passes):
@@ -261,61 +271,57 @@ class UnrolledSweep(_Passes):
     this form 1.02x; on a 2 MiB-L2 Xeon, 32 points vmapped took 1.4-1.5x the time of this form, eagerly
     or compiled (at 8 points compiled, about the same).
 
-    Compiled (``--compile``), what is shared is torch.compile's guards, the eager glue and the
-    weights' many small operations; the loss and the counts fuse into each point's last kernels.  A
+    The weights of a call's K points are made at once, for all tensors side by side, ``origin +
+    coefficients @ plane`` in float64 (``plane`` the directions as the ``(1 or 2, n)`` rows of one
+    matrix), then rounded into the model's dtype; each point's tensors are views into the result.
+
+    Compiled (``--compile``), what is shared is torch.compile's guards and the eager glue; the loss
+    and the counts fuse into each point's last kernels.  A
     sweep of one batch is one call, weights to finished sums; a sweep of several batches makes the
     weights once per call of points, in a compiled call of their own (making them again for each of
-    ResNet-20's 18 batches cost 4 %).  Calls hold ``min(K, UNROLL)`` points, so the graph compiled
-    per batch shape stays small; the points of a pass that do not fill a call go one per call (a
-    second graph, of one point: padding a 5 x 5 grid's last point to a call of 8 would compute 7
-    copies of it for nothing).
+    ResNet-20's 18 batches cost 4 %).  The weights' product is written out as one fused kernel
+    (inductor's float64 addmm of so thin a product took 2.5x as long), and since every point's tensors
+    are views of its output, inductor keeps that output rather than computing a bias again for every
+    sample it is added to (``compilation.split_bias`` moves the bias out of the layer's product).
+    Calls hold ``min(K, UNROLL)`` points, so the graph compiled per batch shape stays small; the
+    points of a pass that do not fill a call go one per call (a second graph, of one point: padding a
+    5 x 5 grid's last point to a call of 8 would compute 7 copies of it for nothing).
 
-    Eagerly, a call holds the whole pass: the weights of its K points are one matrix product per
-    tensor (``origin + coefficients @ plane``, the directions the ``(1 or 2, n)`` rows of ``plane``, in
-    float64), and the loss and the counts are taken once over the stacked ``(K, B, ...)`` outputs, so
-    their many small operations are paid once per pass rather than once per point.  A pass's points are the
+    Eagerly, a call holds the whole pass: the weights are one ``addmm``, and the loss and the counts
+    are taken once over the stacked ``(K, B, ...)`` outputs (class by class, ``_sums``), so their many
+    small operations are paid once per pass rather than once per point.  A pass's points are the
     same in any run (chunks come from global point indices), so their bits are too."""
 
-    one_pass_eagerly = True
+    one_pass_eagerly = splits_biases = True
 
-    def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: dict,
+    def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: torch.Tensor,
                  dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
-        """``plane``: each tensor's directions as the rows of a float64 ``(1 or 2, n)`` matrix."""
-        self.origin, self.plane = origin, plane
-        self.dx = {name: rows[0].view(origin[name].shape) for name, rows in plane.items()}
-        self.dy = ({name: rows[1].view(origin[name].shape) for name, rows in plane.items()}
-                   if len(next(iter(plane.values()))) > 1 else None)
-        self.flat_origin = {name: tensor.reshape(-1) for name, tensor in origin.items()}  # a channels-last one copied
-        self.dtype, self.running_vars = dtype, running_vars
+        """``origin``: float64 tensors by name; ``plane``: their directions, flattened in that order and side
+        by side, as the rows of a float64 ``(1 or 2, n)`` matrix."""
+        self.shapes = {name: tensor.shape for name, tensor in origin.items()}
+        self.flat_origin = torch.cat([tensor.reshape(-1) for tensor in origin.values()] or [plane.new_zeros(0)])
+        self.plane = plane
+        self.ends = list(itertools.accumulate((tensor.numel() for tensor in origin.values()), initial=0))
+        self.variances = [(start, end) for name, start, end in zip(origin, self.ends, self.ends[1:])
+                          if name in running_vars]
+        self.dtype = dtype
         self.group = min(points, UNROLL) if compile else points
         super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
-        self.made = compiled(self._made) if compile else self._made
+        self.made = compiled(self._made, True) if compile else self._made
 
     def _made(self, coefficients: torch.Tensor) -> list[dict[str, torch.Tensor]]:
         """Each point's weights, from its ``(a, b)``."""
         if self.compile:
-            return [self._weights(a, b) for a, b in coefficients]
-        # eagerly, each tensor's K points in one product: origin + (K, 2) coefficients @ (2, n) directions
-        coefficients = coefficients if self.dy is not None else coefficients[:, :1]
-        stacked = {}
-        for name, origin in self.origin.items():
-            point = torch.addmm(self.flat_origin[name], coefficients, self.plane[name]).view(-1, *origin.shape)
-            if name in self.running_vars:
-                point = point.clamp(min=0.0)  # a perturbed variance is never negative
-            stacked[name] = point.to(self.dtype)
-        return [{name: tensor[i] for name, tensor in stacked.items()} for i in range(len(coefficients))]
-
-    def _weights(self, a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
-        # Evaluator.weights' combination with 0-d tensor coefficients: its float alpha would recompile per point
-        out = {}
-        for name, origin in self.origin.items():
-            point = origin + a * self.dx[name]
-            if self.dy is not None:
-                point = point + b * self.dy[name]
-            if name in self.running_vars:
-                point = point.clamp(min=0.0)  # a perturbed variance is never negative
-            out[name] = point.to(self.dtype)
-        return out
+            stacked = self.flat_origin
+            for axis, row in enumerate(self.plane):
+                stacked = stacked + coefficients[:, axis:axis + 1] * row
+        else:
+            stacked = torch.addmm(self.flat_origin, coefficients[:, :len(self.plane)], self.plane)
+        for start, end in self.variances:
+            stacked[:, start:end].clamp_(min=0.0)  # a perturbed variance is never negative
+        stacked = stacked.to(self.dtype)
+        return [{name: point[start:end].view(shape) for (name, shape), start, end
+                 in zip(self.shapes.items(), self.ends, self.ends[1:])} for point in stacked]
 
     def _points(self, points: list) -> tuple[int, ...]:
         return (len(points),)

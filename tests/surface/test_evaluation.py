@@ -74,5 +74,7 @@ def test_nan_outputs_have_nan_accuracy_and_sys_exit_names_the_point():
     ev = Evaluator(NaNOut(), {}, {}, None, data, "crossentropy")
     loss, acc = ev(0.0)
     assert np.isnan(loss) and np.isnan(acc)
+    several = Evaluator(NaNOut(), {}, {}, None, data, "crossentropy", EvaluationConfig(points_per_pass=2))
+    assert several.unrolled is not None and np.isnan(several.evaluate(np.zeros((3, 2)))).all()  # no weights at all
     with pytest.raises(EvaluationError, match=r"at \(x=0.5, y=0\) failed: the model or loss called sys.exit\(0\)"):
         Evaluator(Exits(), {}, {}, None, data, "crossentropy")(0.5)

@@ -174,26 +174,33 @@ def test_through_vmap_k_points_agree_with_one_and_a_model_vmap_rejects_falls_bac
     assert np.isfinite(ev.evaluate(POINTS[:3])).all()
 
 
-def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_before_is_plotted_not_resumed(tmp_path,
-                                                                                                    capsys):
-    """Its weights were made point by point and its points went through vmap: other last bits."""
+@pytest.mark.parametrize("before", [None, "unrolled"])
+def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_under_other_passes_is_plotted_not_resumed(
+        tmp_path, capsys, before):
+    """Before the unrolled passes its weights were made point by point and its points went through vmap;
+    under the first unrolled passes its scores were reduced sample by sample: other last bits."""
     import hashlib
 
     from conftest import begun_before
+    from landscape.surface.sweep import UNROLLED_PASSES
     args = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--threads", "1", "--quiet"]
     assert landscape(*args, "--surf_file", tmp_path / "one.h5") == 0
     assert "eager_passes" not in read_surface(str(tmp_path / "one.h5")).attrs  # one point per pass: as before
     surf = tmp_path / "k.h5"
     assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) == 0
-    assert read_surface(str(surf)).attrs["eager_passes"] == "unrolled"
-    begun_before(surf, "eager_passes")
-    before = hashlib.sha256(surf.read_bytes()).hexdigest()
+    assert read_surface(str(surf)).attrs["eager_passes"] == UNROLLED_PASSES
+    begun_before(surf, "eager_passes", before)
+    sha = hashlib.sha256(surf.read_bytes()).hexdigest()
     assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) != 0
-    assert "eager_passes: file has '(absent)', this run has 'unrolled'" in capsys.readouterr().err
-    assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
+    message = f"eager_passes: file has {before or '(absent)'!r}, this run has {UNROLLED_PASSES!r}"
+    assert message in capsys.readouterr().err
+    assert hashlib.sha256(surf.read_bytes()).hexdigest() == sha
 
 
-def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_variances_non_negative():
+@pytest.mark.parametrize("compile", [False, True])
+def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_variances_non_negative(compile):
+    """Compiled, the variances are clamped in place on a slice of an intermediate inside the graph; a 1-D
+    grid: one row of directions."""
     import torch
 
     from landscape.data import load_named
@@ -212,7 +219,7 @@ def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_va
     dx = {k: target[k].double() - origin[k].double() for k in origin}
     data = load_named("digits")
     ev = Evaluator(model, origin, dx, None, {"train": data.train}, "crossentropy",
-                   EvaluationConfig(batch_size=500, points_per_pass=3))
+                   EvaluationConfig(batch_size=500, points_per_pass=3, compile=compile))
     made = ev.unrolled.made(torch.tensor([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]], dtype=torch.float64))
     assert all(torch.equal(made[0][k], origin[k].float()) and torch.equal(made[1][k], target[k].float()) for k in dx)
     variances = [k for k in dx if k.endswith("running_var")]
@@ -221,7 +228,21 @@ def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_va
     values = ev.evaluate(np.array([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]]))
     one = Evaluator(model, origin, dx, None, {"train": data.train}, "crossentropy", EvaluationConfig(batch_size=500))
     assert one.unrolled is None and np.allclose(values, one.evaluate(np.array([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]])),
-                                                 rtol=1e-6, atol=0)
+                                                 rtol=1e-5 if compile else 1e-6, atol=0)
+
+
+def test_directions_not_shaped_as_the_origin_are_refused_by_name():
+    """Held side by side in one matrix, sizes that only add up alike would otherwise be misaligned."""
+    import torch
+
+    from conftest import digits_kernel
+    from landscape.surface.evaluation import EvaluationConfig, Evaluator
+    ref = digits_kernel(EvaluationConfig(points_per_pass=2))
+    dx = {k: v.clone() for k, v in ref.dx.items()}
+    first, second = list(dx)[:2]
+    dx[first], dx[second] = torch.zeros(dx[first].numel() + 1), torch.zeros(dx[second].numel() - 1)
+    with pytest.raises(ValueError, match=rf"direction tensor '{first}' has shape"):
+        Evaluator(ref.model, ref.origin, dx, None, {"train": ref.sweep.data["train"]}, "crossentropy", ref.cfg)
 
 
 def test_directions_given_in_other_types_are_held_in_float64_and_give_the_same_values():
@@ -237,7 +258,7 @@ def test_directions_given_in_other_types_are_held_in_float64_and_give_the_same_v
     same = {k: v.float() for k, v in dx.items()}
     data = {"train": load_named("digits").train}
     ev = Evaluator(ref.model, ref.origin, same, dy, data, "crossentropy", ref.cfg)
-    assert all(v.dtype == torch.float64 for v in (*ev.dx.values(), *ev.dy.values(), *ev.plane.values()))
+    assert all(v.dtype == torch.float64 for v in (*ev.dx.values(), *ev.dy.values(), ev.plane))
     assert all(np.array_equal(ev.dy[k].numpy(), dy[k]) for k in dy)
     values = Evaluator(ref.model, ref.origin, dx, ref.dy, data, "crossentropy", ref.cfg).evaluate(POINTS)
     assert np.isfinite(values).all() and np.array_equal(ev.evaluate(POINTS), values)

@@ -119,11 +119,12 @@ def test_the_file_records_how_the_sets_went_through_and_an_older_file_is_not_res
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
 
 
-@pytest.mark.parametrize("compile", [False, True])
-def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_path(compile):
-    """Ties (the first maximum wins, as argmax breaks them), infinite and NaN scores included."""
-    from landscape.surface.losses import cross_entropy_terms, per_sample
-    from landscape.surface.sweep import compiled
+@pytest.mark.parametrize("form", ["eager", "compiled", "eagerly"])
+def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_path(form):
+    """Ties (the first maximum wins, as argmax breaks them), infinite and NaN scores included; ``eagerly``:
+    the class-by-class form of eager unrolled passes."""
+    from landscape.surface.losses import cross_entropy_terms, cross_entropy_terms_eagerly, per_sample
+    from landscape.surface.compilation import compiled
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(3, 40, 5, generator=g)
     targets = torch.randint(0, 5, (40,), generator=g)
@@ -133,7 +134,13 @@ def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_
     logits[1, 2, 3] = float("inf")                        # the label's score is +inf: right, its loss NaN
     logits[2, 3, :] = float("-inf")
     logits[2, 4, 2] = float("nan")
-    terms = compiled(cross_entropy_terms) if compile else cross_entropy_terms
+    terms = {"eager": cross_entropy_terms, "compiled": compiled(cross_entropy_terms),
+             "eagerly": cross_entropy_terms_eagerly}[form]
+    near = torch.tensor([[1e-3, 1e-3]]).nextafter(torch.tensor([[0.0, 1.0]]))  # exp 1.0 both: a tie to be checked
+    for one, label in ((near, 1), (near.flip(-1), 0), (torch.tensor([[0.5, 0.5]]), 1)):  # a batch of one sample
+        kept = one.clone()
+        assert torch.equal(terms(one, torch.tensor([label]))[1], one.argmax(dim=-1) == label)
+        assert torch.equal(one, kept)                                           # the scores left as they were
     losses, right, broken = terms(logits, targets)
     expected = per_sample("crossentropy", logits.reshape(-1, 5), targets.repeat(3)).view(3, 40)
     assert torch.allclose(losses, expected, rtol=1e-6, atol=1e-7, equal_nan=True)
@@ -142,6 +149,45 @@ def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_
     assert torch.equal(broken, torch.isnan(logits).any(dim=-1))
     assert not right[1, 0] and right[1, 1] and right[1, 2] and torch.isnan(losses[1, 2])
     assert broken[2, 4] and not broken[2, 3] and broken.sum() == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_scores_far_below_the_top_leave_the_loss_as_without_the_floor_to_the_bit(dtype):
+    """exp of a gap below exp_floor is subnormal (slow on a CPU); floored it is the smallest normal number,
+    and the sum holding the top class's 1 comes out the same."""
+    from landscape.surface.losses import cross_entropy_terms, cross_entropy_terms_eagerly, exp_floor
+    g = torch.Generator().manual_seed(0)
+    floor = exp_floor(dtype)
+    assert torch.exp(torch.tensor(floor, dtype=dtype)) >= torch.finfo(dtype).tiny
+    assert torch.exp(torch.tensor(floor - 1, dtype=dtype)) < torch.finfo(dtype).tiny
+    logits = torch.randn(4, 300, 10, generator=g, dtype=dtype)
+    logits[..., 3:] += floor - 40 * torch.rand(4, 300, 7, generator=g, dtype=dtype)   # gaps from subnormal to 0
+    targets = torch.randint(0, 10, (300,), generator=g)
+    shifted = logits - logits.amax(dim=-1, keepdim=True)
+    label = targets.expand(4, -1).unsqueeze(-1)
+    plain = torch.log(torch.exp(shifted).sum(dim=-1)) - shifted.gather(-1, label).squeeze(-1)
+    assert (torch.exp(shifted) < torch.finfo(dtype).tiny).logical_and(shifted > -745).any()  # subnormals were there
+    assert torch.equal(cross_entropy_terms(logits, targets)[0], plain)
+    eagerly = cross_entropy_terms_eagerly(logits, targets)[0]
+    assert torch.allclose(eagerly, plain, rtol=1e-6 if dtype == torch.float32 else 1e-14, atol=0)
+
+
+def test_eager_sums_by_rows_equal_the_sums_by_membership_an_empty_set_included():
+    from landscape.surface.sweep import _per_set, _sums_by_rows
+    g = torch.Generator().manual_seed(0)
+    losses = torch.rand(3, 12, generator=g)
+    right, broken = torch.rand(3, 12, generator=g) > 0.5, torch.rand(3, 12, generator=g) > 0.8
+    position = torch.arange(12).unsqueeze(1)
+    for ends in ([0, 12], [0, 5, 12], [0, 5, 5, 12], [0, 0, 12]):
+        low, high = torch.tensor(ends[:-1]), torch.tensor(ends[1:])
+        sets = (position >= low) & (position < high) if len(ends) > 2 else None
+        wide = losses.to(torch.float64)
+        expected = torch.stack([_per_set(wide, sets), _per_set(wide * wide, sets), _per_set(right, sets),
+                                _per_set(broken, sets)], dim=-1)
+        got = _sums_by_rows(losses, right, broken, sets)
+        assert got.shape == expected.shape == (3, len(ends) - 1, 4)
+        assert torch.allclose(got, expected, rtol=1e-12, atol=0)
+        assert torch.equal(got[..., 2:], expected[..., 2:])   # counts exactly
 
 
 @pytest.mark.parametrize("batch", [1, 4, 5, 12, 50])
