@@ -109,15 +109,15 @@ class Evaluator:
         self.model = copy.deepcopy(model).to(device=device, dtype=self.dtype).eval()
         as_f64 = lambda d: {k: torch.as_tensor(v).to(device=device, dtype=torch.float64) for k, v in d.items()}
         self.origin = as_f64({k: origin[k] for k in dx})
-        for name, direction in ((n, d[n]) for d in (dx, dy) if d is not None for n in dx):
-            if torch.as_tensor(direction).numel() != self.origin[name].numel():
-                raise ValueError(f"direction tensor {name!r} has shape {tuple(torch.as_tensor(direction).shape)}, "
+        directions = [as_f64({k: d[k] for k in dx}) for d in (dx, dy) if d is not None]
+        for name, direction in ((k, v) for d in directions for k, v in d.items()):
+            if direction.numel() != self.origin[name].numel():
+                raise ValueError(f"direction tensor {name!r} has shape {tuple(direction.shape)}, "
                                  f"expected that of the origin's, {tuple(self.origin[name].shape)}")
         # the directions held once, as the (1 or 2, n) rows of one matrix, every tensor flattened in the order
         # of origin (UnrolledSweep's product); dx and dy are views into it
-        self.plane = torch.stack([torch.cat([torch.as_tensor(d[k]).to(device=device, dtype=torch.float64).flatten()
-                                             for k in dx] or [torch.zeros(0, dtype=torch.float64, device=device)])
-                                  for d in (dx, dy) if d is not None])
+        empty = [torch.zeros(0, dtype=torch.float64, device=device)]
+        self.plane = torch.stack([torch.cat([v.flatten() for v in d.values()] or empty) for d in directions])
         ends = list(itertools.accumulate((v.numel() for v in self.origin.values()), initial=0))
         rows = {k: self.plane[:, start:end] for k, start, end in zip(self.origin, ends, ends[1:])}
         self.dx = {k: row[0].view(self.origin[k].shape) for k, row in rows.items()}

@@ -276,10 +276,9 @@ class UnrolledSweep(_Passes):
     matrix), then rounded into the model's dtype; each point's tensors are views into the result.
 
     Compiled (``--compile``), what is shared is torch.compile's guards and the eager glue; the loss
-    and the counts fuse into each point's last kernels.  A
-    sweep of one batch is one call, weights to finished sums; a sweep of several batches makes the
-    weights once per call of points, in a compiled call of their own (making them again for each of
-    ResNet-20's 18 batches cost 4 %).  The weights' product is written out as one fused kernel
+    and the counts fuse into each point's last kernels.  A sweep of one batch is one call, weights to
+    finished sums; a sweep of several batches makes the weights once per call of points, in a
+    compiled call of their own (making them again for each of ResNet-20's 18 batches cost 4 %).  The weights' product is written out as one fused kernel
     (inductor's float64 addmm of so thin a product took 2.5x as long), and since every point's tensors
     are views of its output, inductor keeps that output rather than computing a bias again for every
     sample it is added to (``compilation.split_bias`` moves the bias out of the layer's product).
