@@ -89,7 +89,7 @@ def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
             forward = lambda w, x: [functional_call(model, {n: v[i] for n, v in w.items()}, (x,)) for i in range(group)]
         else:
             forward = vmap(lambda w, x: functional_call(model, w, (x,)), in_dims=(0, None))
-        _FORWARDS[(k, compiled, form)] = compilation.compiled(forward, split_biases=True) if compiled else forward
+        _FORWARDS[(k, compiled, form)] = compilation.compiled(forward, cpu_passes=True) if compiled else forward
     return _FORWARDS[(k, compiled, form)]
 
 

@@ -1,4 +1,4 @@
-"""How a sweep's work is compiled: ``torch.compile`` with static shapes, and one graph pass of our own.
+"""How a sweep's work is compiled: ``torch.compile`` with static shapes, and two graph passes of our own.
 
 A linear layer reaches inductor as ``addmm(bias, x, weight)``; on a CPU torch runs that by copying
 the bias into every row of the output before the matrix product adds onto it, a pass over the
@@ -6,10 +6,17 @@ whole output (digits MLP, 1,797 samples: 31 µs for the first layer's 1,797 x 12
 its ReLU).  ``split_bias`` writes it as ``mm(x, weight) + bias``, so the bias is added by the kernel
 inductor makes anyway for what follows (the ReLU, the loss's reductions), as it is after a vmapped
 ``bmm``; it does so whatever follows, since where nothing fuses the add costs the pass the copy did.
-The sum is formed in another order, so its last bits may differ from ``addmm``'s: only the passes
-whose files record it (``UnrolledSweep``'s, ``sweep.UNROLLED_PASSES``) compile with it.  bfloat16
-and float16 keep ``addmm``: there its product is rounded only once.  torch's inductor is imported
-only when something is compiled, and a torch without custom graph passes compiles without it.
+
+A model's class scores are a samples x classes product, each sample's few scores side by side;
+``losses.cross_entropy_terms_by_class`` reads them class by class, which runs fastest when each
+class's scores lie side by side instead.  ``classes_as_rows`` computes a product that is only read
+column by column transposed, ``mm(weight.T, x.T)``, so its columns are rows (the matrix library
+takes either operand transposed at no cost).
+
+Both change the order of a sum, so its last bits: only the passes whose files record them
+(``UnrolledSweep``'s, ``sweep.COMPILED_PASSES``) compile with them.  bfloat16 and float16 keep
+``addmm``: there its product is rounded only once.  torch's inductor is imported only when something
+is compiled, and a torch without custom graph passes compiles without them.
 """
 from __future__ import annotations
 
@@ -29,50 +36,94 @@ def split_bias(graph: torch.fx.Graph) -> None:
             continue
         bias, left, right = node.args
         value = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
-        if value is None or value.dim() != 1 or value.device.type != "cpu" or value.dtype not in (torch.float32,
-                                                                                                    torch.float64):
+        if not _cpu_float(value) or value.dim() != 1:
             continue
         with graph.inserting_before(node):
-            product = graph.call_function(aten.mm.default, (left, right))
-            product.meta["val"] = aten.mm.default(left.meta["val"], right.meta["val"])
-            total = graph.call_function(aten.add.Tensor, (product, bias))
-            total.meta["val"] = aten.add.Tensor(product.meta["val"], value)
+            total = _call(graph, aten.add.Tensor, _call(graph, aten.mm.default, left, right), bias)
         node.replace_all_uses_with(total)
         graph.erase_node(node)
 
 
+def classes_as_rows(graph: torch.fx.Graph) -> None:
+    """In an aten graph whose nodes carry their (fake) values, a CPU float32 or float64 ``mm``, with or
+    without a 1-D bias added, that is only unbound along its last dimension is computed transposed and
+    unbound along its first: the same columns, each now contiguous."""
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not aten.unbind.int or node.kwargs:
+            continue
+        source, dim = node.args[0], (node.args[1] if len(node.args) > 1 else 0)
+        value = source.meta.get("val") if isinstance(source, torch.fx.Node) else None
+        if not _cpu_float(value) or value.dim() != 2 or dim not in (1, -1) or len(source.users) != 1:
+            continue
+        product, bias = source, None
+        if source.target is aten.add.Tensor and len(source.args) == 2 and not source.kwargs:
+            product, bias = (source.args if _is(source.args[0], aten.mm.default) else source.args[::-1])
+            bias_value = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
+            if bias_value is None or bias_value.dim() != 1:
+                continue
+        if not _is(product, aten.mm.default) or len(product.users) != 1:
+            continue
+        left, right = product.args
+        with graph.inserting_before(node):
+            rows = _call(graph, aten.mm.default, _call(graph, aten.permute.default, right, [1, 0]),
+                         _call(graph, aten.permute.default, left, [1, 0]))
+            if bias is not None:
+                rows = _call(graph, aten.add.Tensor, rows, _call(graph, aten.unsqueeze.default, bias, 1))
+            columns = _call(graph, aten.unbind.int, rows, 0)
+        node.replace_all_uses_with(columns)
+        for gone in (node, source, product) if bias is not None else (node, product):
+            graph.erase_node(gone)
+
+
+def _cpu_float(value) -> bool:
+    return value is not None and value.device.type == "cpu" and value.dtype in (torch.float32, torch.float64)
+
+
+def _is(node, target) -> bool:
+    return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target is target
+
+
+def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
+    """A new node of ``target`` on ``args``, carrying its fake value as the nodes around it do."""
+    node = graph.call_function(target, args)
+    node.meta["val"] = target(*(a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args))
+    return node
+
+
 @functools.cache
-def _bias_apart():
-    """``split_bias`` as an inductor post-grad pass (None where this torch has none); its uuid, inductor's
-    cache key for the graphs it compiled, is a hash of this file, so a changed pass is never served
-    graphs the old one made."""
+def _cpu_passes():
+    """``split_bias`` and then ``classes_as_rows`` as an inductor post-grad pass (None where this torch has
+    none); its uuid, inductor's cache key for the graphs it compiled, is a hash of this file, so a changed
+    pass is never served graphs the old one made."""
     try:
         from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
     except ImportError:
         return None
 
-    class BiasApart(CustomGraphPass):
+    class CpuPasses(CustomGraphPass):
         def __call__(self, graph: torch.fx.Graph) -> None:
             split_bias(graph)
+            classes_as_rows(graph)
 
         def uuid(self) -> bytes:
             return get_hash_for_files((__file__,))
 
-    return BiasApart()
+    return CpuPasses()
 
 
-def compiled(step, split_biases: bool = False):
+def compiled(step, cpu_passes: bool = False):
     """``step`` through ``torch.compile`` with static shapes: each batch shape is compiled once, when
     first seen (symbolic shapes were tried: they recompiled all the same for convolutions and broke
     inductor on ResNet-20).  Should torch ever give up compiling (too many recompilations), it must
     raise rather than quietly run some points eagerly, since compiled and eager values differ in
-    their last bits.  ``split_biases``: with ``split_bias``."""
+    their last bits.  ``cpu_passes``: with ``split_bias`` and ``classes_as_rows``."""
     import torch._dynamo as dynamo
     for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
         if hasattr(dynamo.config, name):
             setattr(dynamo.config, name, max(getattr(dynamo.config, name), RECOMPILE_LIMIT))
     if hasattr(dynamo.config, "fail_on_recompile_limit_hit"):
         dynamo.config.fail_on_recompile_limit_hit = True
-    apart = _bias_apart() if split_biases else None
-    options = {"post_grad_custom_post_pass": apart} if apart is not None else None
+    passes = _cpu_passes() if cpu_passes else None
+    options = {"post_grad_custom_post_pass": passes} if passes is not None else None
     return torch.compile(step, dynamic=False, options=options)

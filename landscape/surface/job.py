@@ -37,7 +37,7 @@ from .direction_set import DirectionConfig
 from .evaluation import LOW_PRECISION, EvaluationConfig, Evaluator
 from .grid import Grid
 from .losses import Loss
-from .sweep import UNROLL, UNROLLED_PASSES
+from .sweep import COMPILED_PASSES, EAGER_PASSES, UNROLL
 from .progress import Progress, duration
 
 
@@ -237,8 +237,11 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "device": "cuda" if ev.device.type == "cuda" else "cpu",  # the last bits differ between the two
     }
     if ev.unrolled is not None:  # on a CPU: the points' weights made in the call, eagerly the scores in one pass
-        # (their last bits: UNROLLED_PASSES names their arithmetic)
-        identity["compiled_passes" if ev.cfg.compile else "eager_passes"] = UNROLLED_PASSES
+        # (their last bits: the names of their arithmetic)
+        if ev.cfg.compile:
+            identity["compiled_passes"] = COMPILED_PASSES
+        else:
+            identity["eager_passes"] = EAGER_PASSES
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):

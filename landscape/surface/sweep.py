@@ -22,7 +22,8 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from .compilation import compiled
-from .losses import Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_eagerly
+from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
+                     cross_entropy_terms_eagerly)
 
 # One batch's contribution per data set: loss sum, sum of squared losses, correct predictions (NaN when
 # the output has no class dimension to compare), samples whose output holds NaN (their argmax means nothing).
@@ -138,7 +139,7 @@ class _Passes:
     sums; ``data`` is a dict of named (inputs, targets) or, to share one concatenation, ``SetData``."""
 
     one_pass_eagerly = False  # class scores in one pass without compile too (see __init__)
-    splits_biases = False     # compiled with compilation.split_bias (which changes last bits)
+    cpu_passes = False        # compiled with compilation's graph passes (which change last bits)
 
     def __init__(self, model: nn.Module, data: "dict | SetData", loss: Loss, batch_size: int, with_accuracy: bool,
                  compile: bool = False):
@@ -153,9 +154,9 @@ class _Passes:
         self.scores_in_one_pass = ((compile or self.one_pass_eagerly) and loss.name == "crossentropy"
                                    and with_accuracy)
         self.compile = compile
-        self.step = compiled(self._step, self.splits_biases) if compile else self._step
+        self.step = compiled(self._step, self.cpu_passes) if compile else self._step
         # a sweep of one batch holding every set (a small model's) is one call, sums finished and all
-        self.whole = compiled(self._whole, self.splits_biases) if compile else self._whole
+        self.whole = compiled(self._whole, self.cpu_passes) if compile else self._whole
 
     def _step(self, weights, x, y, sets) -> torch.Tensor:
         raise NotImplementedError
@@ -202,7 +203,9 @@ class _Passes:
         if self.scores_in_one_pass and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1:
             if not self.compile:
                 return _sums_by_rows(*cross_entropy_terms_eagerly(at_least_float32(output), targets), sets)
-            losses, right, broken = cross_entropy_terms(at_least_float32(output), targets)
+            by_class = self.cpu_passes and output.shape[-1] <= CLASSES_ONE_BY_ONE  # with classes_as_rows
+            terms = cross_entropy_terms_by_class if by_class else cross_entropy_terms
+            losses, right, broken = terms(at_least_float32(output), targets)
             losses = losses.to(torch.float64)
             return torch.stack([_per_set(losses, sets), _per_set(losses * losses, sets), _per_set(right, sets),
                                 _per_set(broken, sets)], dim=-1)
@@ -251,12 +254,15 @@ class BatchedSweep(_Passes):
 
 
 UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile time grows with each
-# What a surface file records of UnrolledSweep's arithmetic, which fixes its values' last bits: a file begun
-# under another is not resumed.  unrolled-2: the weights of all tensors one product (eagerly one addmm, compiled
-# one fused kernel); eagerly the scores taken class by class and the sums set by set (cross_entropy_terms_eagerly,
-# _sums_by_rows); compiled, a linear layer's bias added after its product (compilation.split_bias); the gaps
-# below the top score floored before their exp (losses.exp_floor).
-UNROLLED_PASSES = "unrolled-2"
+# What a surface file records of UnrolledSweep's arithmetic, which fixes its values' last bits, eager and
+# compiled apart: a file begun under other passes is not resumed.  unrolled-2: the weights of all tensors one
+# product (eagerly one addmm, compiled one fused kernel); eagerly the scores taken class by class and the sums set
+# by set (cross_entropy_terms_eagerly, _sums_by_rows); compiled, a linear layer's bias added after its product
+# (compilation.split_bias); the gaps below the top score floored before their exp (losses.exp_floor).
+# unrolled-3, compiled: besides, a few classes' scores made with the classes as rows and the loss taken class by
+# class (compilation.classes_as_rows, losses.cross_entropy_terms_by_class).
+EAGER_PASSES = "unrolled-2"
+COMPILED_PASSES = "unrolled-3"
 
 
 class UnrolledSweep(_Passes):
@@ -291,7 +297,7 @@ class UnrolledSweep(_Passes):
     small operations are paid once per pass rather than once per point.  A pass's points are the
     same in any run (chunks come from global point indices), so their bits are too."""
 
-    one_pass_eagerly = splits_biases = True
+    one_pass_eagerly = cpu_passes = True
 
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: torch.Tensor,
                  dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):

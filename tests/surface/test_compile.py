@@ -6,7 +6,7 @@ import pytest
 from conftest import digits_kernel, landscape, run
 from landscape.io.surface_file import read as read_surface
 from landscape.surface.evaluation import EvaluationConfig, Evaluator
-from landscape.surface.sweep import UNROLLED_PASSES
+from landscape.surface.sweep import COMPILED_PASSES
 
 MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--threads", "1", "--quiet"]
 POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
@@ -60,7 +60,7 @@ def test_compile_is_recorded_and_a_resume_must_match_it(tmp_path, capsys):
     assert landscape(*MLP, "--compile", "--points_per_pass", "2", "--surf_file", tmp_path / "c.h5") == 0
     written = read_surface(str(tmp_path / "c.h5"))
     assert written.attrs["compile"] is True or written.attrs["compile"] == 1
-    assert written.run["compile_seconds"] > 0 and written.attrs["compiled_passes"] == UNROLLED_PASSES
+    assert written.run["compile_seconds"] > 0 and written.attrs["compiled_passes"] == COMPILED_PASSES
     assert "eager_passes" not in written.attrs
     assert landscape(*MLP, "--points_per_pass", "2", "--surf_file", tmp_path / "c.h5") != 0
     assert "compile: file has True, this run has False" in capsys.readouterr().err
@@ -89,10 +89,11 @@ def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only
     assert read_surface(str(tmp_path / "c.h5")).attrs["points_per_pass"] in (1, sweep.UNROLL)
 
 
-@pytest.mark.parametrize("before", [None, "unrolled"])
+@pytest.mark.parametrize("before", [None, "unrolled", "unrolled-2"])
 def test_a_compiled_surface_begun_under_other_passes_is_plotted_not_resumed(tmp_path, capsys, before):
     """Before the unrolled passes its weights were made outside the compiled call; under the first unrolled
-    passes each linear layer's addmm added its bias: either way its last bits differ from this kernel's."""
+    passes each linear layer's addmm added its bias; under the second the loss reduced each sample's scores:
+    either way its last bits differ from this kernel's."""
     import hashlib
 
     from conftest import begun_before
@@ -101,6 +102,6 @@ def test_a_compiled_surface_begun_under_other_passes_is_plotted_not_resumed(tmp_
     begun_before(surf, "compiled_passes", before)
     before_bytes = hashlib.sha256(surf.read_bytes()).hexdigest()
     assert landscape(*MLP, "--compile", "--surf_file", surf) != 0
-    assert (f"compiled_passes: file has {before or '(absent)'!r}, this run has {UNROLLED_PASSES!r}"
+    assert (f"compiled_passes: file has {before or '(absent)'!r}, this run has {COMPILED_PASSES!r}"
             in capsys.readouterr().err)
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before_bytes

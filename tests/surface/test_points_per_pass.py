@@ -182,17 +182,17 @@ def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_under_othe
     import hashlib
 
     from conftest import begun_before
-    from landscape.surface.sweep import UNROLLED_PASSES
+    from landscape.surface.sweep import EAGER_PASSES
     args = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--threads", "1", "--quiet"]
     assert landscape(*args, "--surf_file", tmp_path / "one.h5") == 0
     assert "eager_passes" not in read_surface(str(tmp_path / "one.h5")).attrs  # one point per pass: as before
     surf = tmp_path / "k.h5"
     assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) == 0
-    assert read_surface(str(surf)).attrs["eager_passes"] == UNROLLED_PASSES
+    assert read_surface(str(surf)).attrs["eager_passes"] == EAGER_PASSES
     begun_before(surf, "eager_passes", before)
     sha = hashlib.sha256(surf.read_bytes()).hexdigest()
     assert landscape(*args, "--points_per_pass", "2", "--surf_file", surf) != 0
-    message = f"eager_passes: file has {before or '(absent)'!r}, this run has {UNROLLED_PASSES!r}"
+    message = f"eager_passes: file has {before or '(absent)'!r}, this run has {EAGER_PASSES!r}"
     assert message in capsys.readouterr().err
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == sha
 

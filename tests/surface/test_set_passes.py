@@ -119,11 +119,12 @@ def test_the_file_records_how_the_sets_went_through_and_an_older_file_is_not_res
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
 
 
-@pytest.mark.parametrize("form", ["eager", "compiled", "eagerly"])
+@pytest.mark.parametrize("form", ["eager", "compiled", "eagerly", "by_class", "by_class_compiled"])
 def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_path(form):
     """Ties (the first maximum wins, as argmax breaks them), infinite and NaN scores included; ``eagerly``:
-    the class-by-class form of eager unrolled passes."""
-    from landscape.surface.losses import cross_entropy_terms, cross_entropy_terms_eagerly, per_sample
+    the class-by-class form of eager unrolled passes; ``by_class``: compiled unrolled passes' form."""
+    from landscape.surface.losses import (cross_entropy_terms, cross_entropy_terms_by_class,
+                                          cross_entropy_terms_eagerly, per_sample)
     from landscape.surface.compilation import compiled
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(3, 40, 5, generator=g)
@@ -135,7 +136,8 @@ def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_
     logits[2, 3, :] = float("-inf")
     logits[2, 4, 2] = float("nan")
     terms = {"eager": cross_entropy_terms, "compiled": compiled(cross_entropy_terms),
-             "eagerly": cross_entropy_terms_eagerly}[form]
+             "eagerly": cross_entropy_terms_eagerly, "by_class": cross_entropy_terms_by_class,
+             "by_class_compiled": compiled(cross_entropy_terms_by_class, cpu_passes=True)}[form]
     near = torch.tensor([[1e-3, 1e-3]]).nextafter(torch.tensor([[0.0, 1.0]]))  # exp 1.0 both: a tie to be checked
     for one, label in ((near, 1), (near.flip(-1), 0), (torch.tensor([[0.5, 0.5]]), 1)):  # a batch of one sample
         kept = one.clone()
@@ -155,7 +157,8 @@ def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_
 def test_scores_far_below_the_top_leave_the_loss_as_without_the_floor_to_the_bit(dtype):
     """exp of a gap below exp_floor is subnormal (slow on a CPU); floored it is the smallest normal number,
     and the sum holding the top class's 1 comes out the same."""
-    from landscape.surface.losses import cross_entropy_terms, cross_entropy_terms_eagerly, exp_floor
+    from landscape.surface.losses import (cross_entropy_terms, cross_entropy_terms_by_class,
+                                          cross_entropy_terms_eagerly, exp_floor)
     g = torch.Generator().manual_seed(0)
     floor = exp_floor(dtype)
     assert torch.exp(torch.tensor(floor, dtype=dtype)) >= torch.finfo(dtype).tiny
@@ -168,8 +171,8 @@ def test_scores_far_below_the_top_leave_the_loss_as_without_the_floor_to_the_bit
     plain = torch.log(torch.exp(shifted).sum(dim=-1)) - shifted.gather(-1, label).squeeze(-1)
     assert (torch.exp(shifted) < torch.finfo(dtype).tiny).logical_and(shifted > -745).any()  # subnormals were there
     assert torch.equal(cross_entropy_terms(logits, targets)[0], plain)
-    eagerly = cross_entropy_terms_eagerly(logits, targets)[0]
-    assert torch.allclose(eagerly, plain, rtol=1e-6 if dtype == torch.float32 else 1e-14, atol=0)
+    for terms in (cross_entropy_terms_eagerly, cross_entropy_terms_by_class):
+        assert torch.allclose(terms(logits, targets)[0], plain, rtol=1e-6 if dtype == torch.float32 else 1e-14, atol=0)
 
 
 def test_eager_sums_by_rows_equal_the_sums_by_membership_an_empty_set_included():
