@@ -278,7 +278,7 @@ def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, devic
     return ev
 
 
-def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, rank: int):
+def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, rank: int, ranks: int):
     """``auto`` batch size and points per pass resolved: as a resumed file records them, else measured
     (rank 0 measures; the job broadcasts its choice).  Returns (config, how it was chosen) or None."""
     cfg = job.evaluation
@@ -309,7 +309,8 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
     chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
-                         ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES)
+                         ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES,
+                         points_per_rank=job.grid.size / ranks if ranks > 1 else 0.0)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
         chosen.describe(samples=samples)
 
@@ -384,7 +385,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device, comm.rank))
+    settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device,
+                                              comm.rank, comm.size))
     if chosen:
         show(f"auto: {chosen}")
     ev = agree(comm, _evaluator, job, loaded, directions, loss, device, settings)
