@@ -36,7 +36,7 @@ def split_bias(graph: torch.fx.Graph) -> None:
             continue
         bias, left, right = node.args
         value = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
-        if not _cpu_float(value) or value.dim() != 1:
+        if not _cpu_float(value) or value.dim() != 1 or not _carry_values(left, right):
             continue
         with graph.inserting_before(node):
             total = _call(graph, aten.add.Tensor, _call(graph, aten.mm.default, left, right), bias)
@@ -65,6 +65,8 @@ def classes_as_rows(graph: torch.fx.Graph) -> None:
         if not _is(product, aten.mm.default) or len(product.users) != 1:
             continue
         left, right = product.args
+        if not _carry_values(left, right):
+            continue
         with graph.inserting_before(node):
             rows = _call(graph, aten.mm.default, _call(graph, aten.permute.default, right, [1, 0]),
                          _call(graph, aten.permute.default, left, [1, 0]))
@@ -78,6 +80,11 @@ def classes_as_rows(graph: torch.fx.Graph) -> None:
 
 def _cpu_float(value) -> bool:
     return value is not None and value.device.type == "cpu" and value.dtype in (torch.float32, torch.float64)
+
+
+def _carry_values(*nodes) -> bool:
+    """Whether ``nodes`` all carry the fake values ``_call`` derives its own from (graph constants may not)."""
+    return all(isinstance(n, torch.fx.Node) and "val" in n.meta for n in nodes)
 
 
 def _is(node, target) -> bool:
@@ -110,6 +117,11 @@ def _cpu_passes():
             return get_hash_for_files((__file__,))
 
     return CpuPasses()
+
+
+def cpu_passes_available() -> bool:
+    """Whether this torch takes our graph passes (a torch without custom post-grad passes compiles without)."""
+    return _cpu_passes() is not None
 
 
 def compiled(step, cpu_passes: bool = False):

@@ -86,7 +86,8 @@ def cross_entropy_terms_eagerly(logits: torch.Tensor, targets: torch.Tensor
     return losses, right, torch.isnan(top.squeeze(-2))
 
 
-# classes at most for cross_entropy_terms_by_class: its graph grows with each (digits and CIFAR-10 have 10)
+# classes at most for cross_entropy_terms_by_class: its graph grows with each (digits and CIFAR-10 have 10; only
+# 10 was measured).  It changes which files' arithmetic sweep.COMPILED_PASSES names: a new value is a new name.
 CLASSES_ONE_BY_ONE = 16
 
 
@@ -96,7 +97,7 @@ def cross_entropy_terms_by_class(logits: torch.Tensor, targets: torch.Tensor
     class by class as operations on a column of samples each, so inductor makes one kernel that runs along
     the samples, many to a vector register, instead of reducing each sample's few scores across one.  That
     pays when a class's scores lie side by side in memory, as ``compilation.classes_as_rows`` lays out the
-    linear layer that makes them: digits MLP, 8 points x 1,797 samples x 10 classes, 32 µs per point
+    linear layer that makes them (a model whose scores come from anything else reads them strided): digits MLP, 8 points x 1,797 samples x 10 classes, 32 µs per point
     against 64 for ``cross_entropy_terms`` (114 on scores laid out sample by sample).
 
     The first maximum is the least class whose score equals the top, as argmax breaks ties; the exp of

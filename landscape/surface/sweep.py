@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from .compilation import compiled
+from .compilation import compiled, cpu_passes_available
 from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
                      cross_entropy_terms_eagerly)
 
@@ -203,7 +203,10 @@ class _Passes:
         if self.scores_in_one_pass and output.dim() == len(lead) + 2 and output.shape[-1] > 1 and targets.dim() == 1:
             if not self.compile:
                 return _sums_by_rows(*cross_entropy_terms_eagerly(at_least_float32(output), targets), sets)
-            by_class = self.cpu_passes and output.shape[-1] <= CLASSES_ONE_BY_ONE  # with classes_as_rows
+            # class by class where classes_as_rows can lay the scores out for it: float32 or float64 scores
+            # (a low-precision model's are converted first, which the pass does not see through) of few classes
+            by_class = (self.cpu_passes and output.shape[-1] <= CLASSES_ONE_BY_ONE and cpu_passes_available()
+                        and output.dtype in (torch.float32, torch.float64))
             terms = cross_entropy_terms_by_class if by_class else cross_entropy_terms
             losses, right, broken = terms(at_least_float32(output), targets)
             losses = losses.to(torch.float64)
@@ -260,7 +263,7 @@ UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile 
 # by set (cross_entropy_terms_eagerly, _sums_by_rows); compiled, a linear layer's bias added after its product
 # (compilation.split_bias); the gaps below the top score floored before their exp (losses.exp_floor).
 # unrolled-3, compiled: besides, a few classes' scores made with the classes as rows and the loss taken class by
-# class (compilation.classes_as_rows, losses.cross_entropy_terms_by_class).
+# class (compilation.classes_as_rows, losses.cross_entropy_terms_by_class; a new CLASSES_ONE_BY_ONE is a new name).
 EAGER_PASSES = "unrolled-2"
 COMPILED_PASSES = "unrolled-3"
 

@@ -38,9 +38,9 @@ class Choice:
         """``samples``: per set, those the measurement ran on (``SAMPLES``, or all of a smaller set)."""
         if not measured:
             return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
-        return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the fastest for this surface of "
-                f"{self.tried} settings measured ({self.points_per_second:.1f} points/s on up to {samples} samples "
-                "per set)")
+        return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the best for this surface of "
+                f"{self.tried} settings measured ({self.points_per_second:.1f} points/s measured on up to {samples} "
+                "samples per set)")
 
 
 def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
@@ -79,7 +79,8 @@ def over_surface(rate: float, k: int, points_per_rank: float) -> float:
     ``points_per_rank`` points per rank (0: one rank, or not known).  Ranks wait for each other at the
     end of round 0 (a chunk each) and when the last chunks are taken, each for about half a chunk of
     ``k`` points at each, so a surface costs about one chunk more than its points: on 2 ranks a 41 x 41
-    grid in passes of 64 points loses 7 %, in passes of 16, 2 %."""
+    grid in passes of 64 points loses 7 %, in passes of 16, 2 %.  The waits at the end of each later round
+    (every ``round_seconds``) are left out: a round holds many chunks."""
     return rate * points_per_rank / (points_per_rank + k) if points_per_rank > 0 else rate
 
 

@@ -45,14 +45,15 @@ def test_low_precision_and_a_full_matrix_added_keep_their_addmm():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("bias", ["after", "before", None])
 def test_a_product_read_column_by_column_is_computed_with_the_columns_as_rows(dtype, bias):
+    """A bias added after the product (as split_bias writes it) or before it, or none."""
     g = torch.Generator().manual_seed(0)
     x, w, b = (torch.randn(*shape, generator=g, dtype=dtype) for shape in ((7, 5), (3, 5), (3,)))
 
     def scores(x, w, b):
         product = x @ w.t()
-        columns = (product + b if bias else product).unbind(-1)
+        columns = {"after": lambda: product + b, "before": lambda: b + product, None: lambda: product}[bias]().unbind(-1)
         return columns[0] * columns[1] - columns[2]
 
     module = traced(scores, x, w, b)
@@ -88,6 +89,19 @@ def test_products_read_otherwise_and_sums_of_two_products_keep_their_layout():
         module = traced(fn, *args)
         before = [(node.target, node.args) for node in module.graph.nodes]
         classes_as_rows(module.graph)
+        assert [(node.target, node.args) for node in module.graph.nodes] == before
+
+
+def test_operands_without_fake_values_are_left_alone():
+    """A graph's constants may carry no fake value, from which the passes would derive their new nodes'."""
+    x, w, b = torch.randn(7, 5), torch.randn(3, 5), torch.randn(3)
+    for fn, rewrite in ((lambda x, w, b: (x @ w.t() + b).unbind(-1)[0], classes_as_rows),
+                        (lambda x, w, b: F.linear(x, w, b), split_bias)):
+        module = traced(fn, x, w, b)
+        product = next(node for node in module.graph.nodes if node.target in (aten.mm.default, aten.addmm.default))
+        del product.args[-1].meta["val"]  # the weight's operand
+        before = [(node.target, node.args) for node in module.graph.nodes]
+        rewrite(module.graph)
         assert [(node.target, node.args) for node in module.graph.nodes] == before
 
 

@@ -122,7 +122,8 @@ def test_the_file_records_how_the_sets_went_through_and_an_older_file_is_not_res
 @pytest.mark.parametrize("form", ["eager", "compiled", "eagerly", "by_class", "by_class_compiled"])
 def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_path(form):
     """Ties (the first maximum wins, as argmax breaks them), infinite and NaN scores included; ``eagerly``:
-    the class-by-class form of eager unrolled passes; ``by_class``: compiled unrolled passes' form."""
+    the class-by-class form of eager unrolled passes; ``by_class``: compiled unrolled passes' form (here on
+    scores that are an input, which classes_as_rows leaves as they are: test_compilation has the pass)."""
     from landscape.surface.losses import (cross_entropy_terms, cross_entropy_terms_by_class,
                                           cross_entropy_terms_eagerly, per_sample)
     from landscape.surface.compilation import compiled
