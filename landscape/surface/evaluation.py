@@ -11,7 +11,6 @@ knows about MPI or files.
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -27,7 +26,7 @@ from ..plugins import is_plugin
 from . import batchnorm
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
-from .sweep import BatchedSweep, SetData, Sweep, UnrolledSweep
+from .sweep import BatchedSweep, FlatLayout, SetData, Sweep, UnrolledSweep
 from .quantities import Quantity, curvature_quantities, forward_quantities
 
 # bfloat16 and float16: the model and the data in that type (not autocast, which keeps float32 weights
@@ -118,10 +117,9 @@ class Evaluator:
         # of origin (UnrolledSweep's product); dx and dy are views into it
         empty = [torch.zeros(0, dtype=torch.float64, device=device)]
         self.plane = torch.stack([torch.cat([v.flatten() for v in d.values()] or empty) for d in directions])
-        ends = list(itertools.accumulate((v.numel() for v in self.origin.values()), initial=0))
-        rows = {k: self.plane[:, start:end] for k, start, end in zip(self.origin, ends, ends[1:])}
-        self.dx = {k: row[0].view(self.origin[k].shape) for k, row in rows.items()}
-        self.dy = {k: row[1].view(self.origin[k].shape) for k, row in rows.items()} if dy is not None else None
+        layout = FlatLayout(self.origin)
+        self.dx = layout.views(self.plane[0])
+        self.dy = layout.views(self.plane[1]) if dy is not None else None
         self.running_vars = {name for name in dx if name.endswith("running_var")}
         tensors = {}
         for name, samples in data.items():

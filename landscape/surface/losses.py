@@ -97,8 +97,9 @@ def cross_entropy_terms_by_class(logits: torch.Tensor, targets: torch.Tensor
     class by class as operations on a column of samples each, so inductor makes one kernel that runs along
     the samples, many to a vector register, instead of reducing each sample's few scores across one.  That
     pays when a class's scores lie side by side in memory, as ``compilation.classes_as_rows`` lays out the
-    linear layer that makes them (a model whose scores come from anything else reads them strided): digits MLP, 8 points x 1,797 samples x 10 classes, 32 µs per point
-    against 64 for ``cross_entropy_terms`` (114 on scores laid out sample by sample).
+    linear layer that makes them (a model whose scores come from anything else reads them strided):
+    digits MLP, 8 points x 1,797 samples x 10 classes, 32 µs per point against 64 for
+    ``cross_entropy_terms`` (114 on scores laid out sample by sample).
 
     The first maximum is the least class whose score equals the top, as argmax breaks ties; the exp of
     the gaps are added in the order of the classes, so the last bits differ from a reduction's."""
@@ -109,8 +110,9 @@ def cross_entropy_terms_by_class(logits: torch.Tensor, targets: torch.Tensor
     labels = targets.to(torch.int32)
     total = picked = None
     first = torch.full_like(labels, len(columns))  # no class: a NaN top equals none
+    floor = exp_floor(logits.dtype)
     for c, column in enumerate(columns):
-        term = torch.exp((column - top).clamp(min=exp_floor(logits.dtype)))  # as in cross_entropy_terms
+        term = torch.exp((column - top).clamp(min=floor))  # as in cross_entropy_terms
         total = term if total is None else total + term
         picked = torch.where(labels == c, column, column.new_zeros(()) if picked is None else picked)
     for c in reversed(range(len(columns))):

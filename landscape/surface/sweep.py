@@ -70,6 +70,19 @@ def _sums_by_rows(losses: torch.Tensor, right: torch.Tensor, broken: torch.Tenso
     return torch.stack([rows[..., start:end].sum(dim=-1) for start, end in zip(ends, ends[1:])], dim=-2)
 
 
+class FlatLayout:
+    """Named tensors laid end to end in one flat vector, in their order: where each starts and ends, and
+    views of a flat vector as them (the directions' plane, a point's weights)."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor]):
+        self.shapes = {name: tensor.shape for name, tensor in tensors.items()}
+        ends = list(itertools.accumulate((tensor.numel() for tensor in tensors.values()), initial=0))
+        self.spans = {name: (start, end) for name, start, end in zip(tensors, ends, ends[1:])}
+
+    def views(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {name: flat[start:end].view(self.shapes[name]) for name, (start, end) in self.spans.items()}
+
+
 def _finished(total: torch.Tensor) -> torch.Tensor:
     """Summed ``(..., S, 4)`` contributions as ``(..., S, 3)``: a set's count of correct predictions is NaN
     when any of its outputs held NaN."""
@@ -287,8 +300,9 @@ class UnrolledSweep(_Passes):
     Compiled (``--compile``), what is shared is torch.compile's guards and the eager glue; the loss
     and the counts fuse into each point's last kernels.  A sweep of one batch is one call, weights to
     finished sums; a sweep of several batches makes the weights once per call of points, in a
-    compiled call of their own (making them again for each of ResNet-20's 18 batches cost 4 %).  The weights' product is written out as one fused kernel
-    (inductor's float64 addmm of so thin a product took 2.5x as long), and since every point's tensors
+    compiled call of their own (making them again for each of ResNet-20's 18 batches cost 4 %).  The
+    weights' product is written out as one fused kernel (inductor's float64 addmm of so thin a
+    product took 2.5x as long), and since every point's tensors
     are views of its output, inductor keeps that output rather than computing a bias again for every
     sample it is added to (``compilation.split_bias`` moves the bias out of the layer's product).
     Calls hold ``min(K, UNROLL)`` points, so the graph compiled per batch shape stays small; the
@@ -306,12 +320,10 @@ class UnrolledSweep(_Passes):
                  dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
         """``origin``: float64 tensors by name; ``plane``: their directions, flattened in that order and side
         by side, as the rows of a float64 ``(1 or 2, n)`` matrix."""
-        self.shapes = {name: tensor.shape for name, tensor in origin.items()}
+        self.layout = FlatLayout(origin)
         self.flat_origin = torch.cat([tensor.reshape(-1) for tensor in origin.values()] or [plane.new_zeros(0)])
         self.plane = plane
-        self.ends = list(itertools.accumulate((tensor.numel() for tensor in origin.values()), initial=0))
-        self.variances = [(start, end) for name, start, end in zip(origin, self.ends, self.ends[1:])
-                          if name in running_vars]
+        self.variances = [span for name, span in self.layout.spans.items() if name in running_vars]
         self.dtype = dtype
         self.group = min(points, UNROLL) if compile else points
         super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
@@ -328,8 +340,7 @@ class UnrolledSweep(_Passes):
         for start, end in self.variances:
             stacked[:, start:end].clamp_(min=0.0)  # a perturbed variance is never negative
         stacked = stacked.to(self.dtype)
-        return [{name: point[start:end].view(shape) for (name, shape), start, end
-                 in zip(self.shapes.items(), self.ends, self.ends[1:])} for point in stacked]
+        return [self.layout.views(point) for point in stacked]
 
     def _points(self, points: list) -> tuple[int, ...]:
         return (len(points),)
