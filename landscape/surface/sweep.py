@@ -167,6 +167,9 @@ class _Passes:
         self.scores_in_one_pass = ((compile or self.one_pass_eagerly) and loss.name == "crossentropy"
                                    and with_accuracy)
         self.compile = compile
+        # compiled, few classes' scores go class by class where classes_as_rows can lay them out (decided here,
+        # not while torch.compile traces _sums)
+        self.by_class_possible = compile and self.cpu_passes and cpu_passes_available()
         self.step = compiled(self._step, self.cpu_passes) if compile else self._step
         # a sweep of one batch holding every set (a small model's) is one call, sums finished and all
         self.whole = compiled(self._whole, self.cpu_passes) if compile else self._whole
@@ -218,7 +221,7 @@ class _Passes:
                 return _sums_by_rows(*cross_entropy_terms_eagerly(at_least_float32(output), targets), sets)
             # class by class where classes_as_rows can lay the scores out for it: float32 or float64 scores
             # (a low-precision model's are converted first, which the pass does not see through) of few classes
-            by_class = (self.cpu_passes and output.shape[-1] <= CLASSES_ONE_BY_ONE and cpu_passes_available()
+            by_class = (self.by_class_possible and output.shape[-1] <= CLASSES_ONE_BY_ONE
                         and output.dtype in (torch.float32, torch.float64))
             terms = cross_entropy_terms_by_class if by_class else cross_entropy_terms
             losses, right, broken = terms(at_least_float32(output), targets)
