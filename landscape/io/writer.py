@@ -61,9 +61,9 @@ class GatherWriter:
             return
         values = np.concatenate([p[1].reshape(-1, len(self.quantities)) for p in parts])
         order = np.argsort(flat, kind="stable")
-        surface_file.write_values(self.datasets, flat[order], values[order], self.quantities)
+        surface_file.write_values(self.datasets, flat[order], values[order], self.quantities, sole_writer=True)
         _sync(self.file)
-        surface_file.mark_done(self.datasets, flat[order])
+        surface_file.mark_done(self.datasets, flat[order], sole_writer=True)
         self.file.flush()
 
     def close(self) -> None:

@@ -196,6 +196,40 @@ def test_contiguous_slices_cover_each_point_once(shape):
     assert np.array_equal(target.reshape(-1), expected)
 
 
+@pytest.mark.parametrize("shape", [(40,), (6, 7), (1, 30), (30, 1)])
+def test_a_sole_writer_writes_whole_rows_to_the_same_file_as_pieces(tmp_path, shape):
+    """Rounds of consecutive chunks, a resumed run's scattered points and a single point, each written
+    over earlier values: whole rows (the gather writer's) and pieces (mpio's) leave the same bits."""
+    rng = np.random.default_rng(1)
+    n = int(np.prod(shape))
+    coordinates = [np.arange(float(k)) for k in shape] + [None] * (2 - len(shape))
+    rounds = [np.arange(0, n // 2), np.sort(rng.choice(n, size=3, replace=False)), np.array([n - 1]),
+              np.arange(n // 3, n)]
+    files = {}
+    for sole in (True, False):
+        path = str(tmp_path / f"{sole}.h5")
+        surface_file.create(path, *coordinates, {"train_loss": {"long_name": "loss", "units": "nats"},
+                                                  "train_acc": {"long_name": "accuracy", "units": "%"}}, {"k": "v"})
+        with h5py.File(path, "r+") as f:
+            for flat in rounds:
+                values = rng.standard_normal((len(flat), 2)) if sole else files["values"].pop(0)
+                if sole:
+                    files.setdefault("given", []).append(values)
+                surface_file.write_values(f, flat, values, ["train_loss", "train_acc"], sole_writer=sole)
+                surface_file.mark_done(f, flat, sole_writer=sole)
+        if sole:
+            files["values"] = list(files["given"])
+        files[sole] = surface_file.read(path)
+    assert np.array_equal(files[True].done, files[False].done)
+    assert files[True].done.sum() == len(np.unique(np.concatenate(rounds)))
+    for name in ("train_loss", "train_acc"):
+        assert np.array_equal(files[True].values[name], files[False].values[name], equal_nan=True)
+    with h5py.File(tmp_path / "True.h5") as a, h5py.File(tmp_path / "False.h5") as b:
+        assert np.array_equal(a["checksum"][()], b["checksum"][()]) and a["checksum"][()].any()
+    last = rounds[-1]
+    assert np.array_equal(files[True].values["train_loss"].reshape(-1)[last], files["given"][-1][:, 0])
+
+
 def test_partial_files_of_dead_makers_are_removed_and_live_ones_kept(tmp_path):
     import os
     import subprocess
