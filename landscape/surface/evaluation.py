@@ -23,7 +23,7 @@ from torch.func import functional_call
 from ..data import Samples
 from ..errors import ConfigError, EvaluationError, LandscapeError, describe
 from ..plugins import is_plugin
-from . import batchnorm
+from . import batchnorm, first_layer
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
 from .sweep import BatchedSweep, FlatLayout, SetData, Sweep, UnrolledSweep
@@ -142,8 +142,11 @@ class Evaluator:
         # Neither UnrolledSweep nor vmap can update BatchNorm statistics in place, and a curvature map
         # takes one point at a time.
         plain = self.recalibrator is None and not cfg.curvature
-        self.unrolled = (self._unrolled_sweep(sets, with_accuracy, cfg.points_per_pass, cfg.compile)
-                         if plain and unrolls(self.device, cfg) else None)
+        unrolled = plain and unrolls(self.device, cfg)
+        # compiled, a first linear layer is taken by linearity (first_layer), where it qualifies
+        self.start = (first_layer.find(self.model, self.dtype, sum(self.sizes.values())) if unrolled and cfg.compile
+                      else None)
+        self.unrolled = self._unrolled_sweep(sets, with_accuracy, cfg.points_per_pass, cfg.compile) if unrolled else None
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)
         self.note = ("points_per_pass: BatchNorm recalibration updates statistics in place, point by point: "
@@ -154,7 +157,7 @@ class Evaluator:
     def _unrolled_sweep(self, data, with_accuracy: bool, points: int, compile: bool) -> UnrolledSweep:
         return UnrolledSweep(self.model, data, self.loss, self.cfg.batch_size, with_accuracy, origin=self.origin,
                              plane=self.plane, dtype=self.dtype, running_vars=self.running_vars, points=points,
-                             compile=compile)
+                             compile=compile, start=self.start)
 
     def rebatched(self, batch_size: int) -> "Evaluator":
         """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,

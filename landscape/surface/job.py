@@ -240,6 +240,8 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         # (their last bits: the names of their arithmetic)
         if ev.cfg.compile:
             identity["compiled_passes"] = COMPILED_PASSES
+            if ev.start is not None:  # only then: other compiled files keep the identity they had
+                identity["first_layer"] = "by linearity"
         else:
             identity["eager_passes"] = EAGER_PASSES
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had

@@ -22,6 +22,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from .compilation import compiled, cpu_passes_available
+from .first_layer import LinearStart
 from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
                      cross_entropy_terms_eagerly)
 
@@ -308,6 +309,9 @@ class UnrolledSweep(_Passes):
     product took 2.5x as long), and since every point's tensors
     are views of its output, inductor keeps that output rather than computing a bias again for every
     sample it is added to (``compilation.split_bias`` moves the bias out of the layer's product).
+    Compiled, a model that begins with a wide linear layer has it taken by linearity (``first_layer``,
+    ``start``): the passes run the rest of the model from the layer's features of the data, each point's
+    input their combination by its coefficients, and the layer's tensors are left out of the weights.
     Calls hold ``min(K, UNROLL)`` points, so the graph compiled per batch shape stays small; the
     points of a pass that do not fill a call go one per call (a second graph, of one point: padding a
     5 x 5 grid's last point to a call of 8 would compute 7 copies of it for nothing).
@@ -320,9 +324,20 @@ class UnrolledSweep(_Passes):
     one_pass_eagerly = cpu_passes = True
 
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: torch.Tensor,
-                 dtype: torch.dtype, running_vars: set, points: int, compile: bool = True):
+                 dtype: torch.dtype, running_vars: set, points: int, compile: bool = True,
+                 start: LinearStart | None = None):
         """``origin``: float64 tensors by name; ``plane``: their directions, flattened in that order and side
-        by side, as the rows of a float64 ``(1 or 2, n)`` matrix."""
+        by side, as the rows of a float64 ``(1 or 2, n)`` matrix; ``start``: the model's first linear layer,
+        taken by linearity (``first_layer``): the passes go through its ``tail`` from features of the data."""
+        self.start = start
+        if start is not None:
+            spans, directions = FlatLayout(origin).spans, [FlatLayout(origin).views(row) for row in plane]
+            sets = data if isinstance(data, SetData) else SetData.of(data, loss)
+            data = SetData.of({name: (start.features(model, x, origin, directions, dtype), y)
+                               for name, (x, y) in sets.data.items()}, loss)
+            kept = [name for name in origin if name not in start.names]
+            plane = torch.cat([plane[:, slice(*spans[name])] for name in kept] or [plane[:, :0]], dim=1)
+            origin, model = {name: origin[name] for name in kept}, start.tail
         self.layout = FlatLayout(origin)
         self.flat_origin = torch.cat([tensor.reshape(-1) for tensor in origin.values()] or [plane.new_zeros(0)])
         self.plane = plane
@@ -345,24 +360,29 @@ class UnrolledSweep(_Passes):
         stacked = stacked.to(self.dtype)
         return [self.layout.views(point) for point in stacked]
 
-    def _points(self, points: list) -> tuple[int, ...]:
-        return (len(points),)
+    def _points(self, points: tuple) -> tuple[int, ...]:
+        return (len(points[1]),)
 
-    def _step(self, points: list, x, y, sets) -> torch.Tensor:
+    def _forwards(self, points: tuple, x: torch.Tensor) -> list[torch.Tensor]:
+        """The outputs of ``points``, (coefficients, their weights), on a batch ``x`` of the data (of the
+        first layer's features where it is taken by linearity)."""
+        coefficients, weights = points
+        inputs = [x] * len(weights) if self.start is None else [self.start.at(x, ab) for ab in coefficients]
+        return [functional_call(self.model, w, (inputs_,)) for w, inputs_ in zip(weights, inputs)]
+
+    def _step(self, points: tuple, x, y, sets) -> torch.Tensor:
         if self.compile:  # each point's loss and counts fuse into its forward's last kernels
-            return torch.stack([self._sums(functional_call(self.model, weights, (x,)), y, sets, 0)
-                                for weights in points])
-        outputs = torch.stack([functional_call(self.model, weights, (x,)) for weights in points])
-        return self._sums(outputs, y, sets, len(points))
+            return torch.stack([self._sums(output, y, sets, 0) for output in self._forwards(points, x)])
+        return self._sums(torch.stack(self._forwards(points, x)), y, sets, len(points[1]))
 
     def _whole(self, coefficients, x, y, sets) -> torch.Tensor:
-        return _finished(self._step(self._made(coefficients), x, y, sets))
+        return _finished(self._step((coefficients, self._made(coefficients)), x, y, sets))
 
     def _call(self, coefficients: torch.Tensor) -> torch.Tensor:
         batches = self.sets.batches(self.batch_size)
         if self._one_batch(batches):
             return self.whole(coefficients, *batches[0][:3])
-        return self._accumulated(self.made(coefficients), batches)
+        return self._accumulated((coefficients, self.made(coefficients)), batches)
 
     def __call__(self, coefficients: torch.Tensor) -> torch.Tensor:
         if not self.compile:  # eagerly one call holds the pass, whatever its length

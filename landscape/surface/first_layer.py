@@ -1,0 +1,150 @@
+"""A model that begins with a linear layer, evaluated on a plane of weights by that layer's linearity.
+
+The first layer's output at ``origin + a*dx + b*dy`` is ``x Wᵀ + c`` with ``W = W0 + a Dx + b Dy`` and
+``c = c0 + a cx + b cy``, so it is ``F0 + a Fx + b Fy`` for ``F0 = x W0ᵀ + c0``, ``Fx = x Dxᵀ + cx`` and
+``Fy = x Dyᵀ + cy``: three samples x outputs arrays, made once per surface from the float64 origin and
+directions and rounded once into the model's type.  A point then costs that layer two multiply-adds
+per output instead of a product over its inputs, which inductor fuses with what follows (the ReLU):
+compiled passes only (``UnrolledSweep``), for eagerly the sum is passes of its own over the arrays
+that cost about what the product did (digits MLP, 1,797 samples: 167 µs against addmm's 162).  For
+the digits MLP (64 inputs, 128 outputs) the first layer was half of its multiply-adds, and its
+compiled kernel took 0.76x as long (``scripts/bench_kernel_ab.py``, 8 points per pass).
+The arrays' rounding is no worse than the product's it replaces (which sums 64 rounded float32
+products), but it is another rounding: surfaces record it (``first_layer`` in their identity).
+
+``find`` says whether a model qualifies: its input goes, through reshapes only, into one ``nn.Linear``
+used once, whose weights no other layer shares, with at least ``FAN_IN`` inputs (below that the product
+is cheap and reading three arrays is not), in float32 or float64 (a low-precision model's surface
+shows its own products' rounding), the arrays within ``MEMORY``.  The rest of the model runs as a
+``torch.fx`` graph that takes the layer's output (``LinearStart.tail``); a model fx cannot trace
+does not qualify.  Nothing here knows about grids, files or ranks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+FAN_IN = 32          # inputs of the first layer at least (the digits MLP's 64 gain; see the module's text)
+MEMORY = 1 << 30     # bytes the arrays of one data set may take
+_RESHAPES = {"reshape", "view", "flatten", "contiguous"}
+
+
+class _Reached(Exception):
+    """Raised by the hook that catches the first layer's input, to stop the forward there."""
+
+    def __init__(self, inputs: torch.Tensor):
+        super().__init__()
+        self.inputs = inputs
+
+
+@dataclass(frozen=True)
+class LinearStart:
+    """The model after its first linear layer (``tail``, a module taking that layer's output), the layer
+    itself and the names of its weight and bias in the model (bias None when it has none)."""
+
+    tail: nn.Module
+    layer: nn.Linear
+    weight: str
+    bias: str | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.weight,) if self.bias is None else (self.weight, self.bias)
+
+    @torch.no_grad()
+    def features(self, model: nn.Module, inputs: torch.Tensor, origin: dict, directions: list[dict],
+                 dtype: torch.dtype, rows: int = 4096) -> torch.Tensor:
+        """``(N, 1 + len(directions), *outputs)``: per sample the layer's output at the origin and along each
+        direction, in float64 rounded into ``dtype`` (``origin`` and ``directions`` float64 by name; a
+        tensor they lack stays as the model has it and does not move)."""
+        def part(source: dict, name: str | None, fallback) -> torch.Tensor | None:
+            if name is None:
+                return None
+            return source[name] if name in source else fallback(getattr(self.layer, name.rsplit(".", 1)[-1]))
+
+        as_f64 = lambda t: t.detach().to(torch.float64)
+        zero = lambda t: torch.zeros_like(t, dtype=torch.float64)
+        pairs = [(part(origin, self.weight, as_f64), part(origin, self.bias, as_f64))]
+        pairs += [(part(d, self.weight, zero), part(d, self.bias, zero)) for d in directions]
+        out = []
+        for start in range(0, len(inputs), rows):  # float64 products a few thousand samples at a time
+            x = self._inputs(model, inputs[start:start + rows]).to(torch.float64)
+            out.append(torch.stack([x @ w.reshape(w.shape[0], -1).T + (c if c is not None else 0.0)
+                                    for w, c in pairs], dim=1).to(dtype))
+        return torch.cat(out) if out else inputs.new_zeros((0, len(pairs), self.layer.out_features), dtype=dtype)
+
+    def _inputs(self, model: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+        """What the layer receives from ``inputs`` (the model's reshapes), by running the model up to it."""
+        def reached(_module, args):
+            raise _Reached(args[0])
+
+        handle = self.layer.register_forward_pre_hook(reached)
+        try:
+            model(inputs)
+        except _Reached as caught:
+            return caught.inputs
+        finally:
+            handle.remove()
+        raise RuntimeError("the model did not reach its first linear layer")
+
+    @staticmethod
+    def at(features: torch.Tensor, coefficients: torch.Tensor) -> torch.Tensor:
+        """The layer's output at the point of ``coefficients`` (a, b) from a batch of ``features``."""
+        out = features[:, 0]
+        for axis in range(features.shape[1] - 1):
+            out = out + coefficients[axis].to(features.dtype) * features[:, axis + 1]
+        return out
+
+
+def find(model: nn.Module, dtype: torch.dtype, samples: int) -> LinearStart | None:
+    """The model's ``LinearStart`` if it qualifies (see the module's text), else None."""
+    if dtype not in (torch.float32, torch.float64):
+        return None
+    try:
+        graph = torch.fx.symbolic_trace(model)
+    except Exception:  # noqa: BLE001 - whatever fx cannot trace
+        return None
+    placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
+    if len(placeholders) != 1:
+        return None
+    chain, node = [placeholders[0]], placeholders[0]
+    while True:
+        if len(node.users) != 1:
+            return None
+        node = next(iter(node.users))
+        if node.op == "call_module" and isinstance(graph.get_submodule(node.target), nn.Linear):
+            break
+        if not _reshapes(node, chain[-1], graph):
+            return None
+        chain.append(node)
+    layer = graph.get_submodule(node.target)
+    used = [n for n in graph.graph.nodes if n.op in ("call_module", "get_attr")
+            and (n.target == node.target or str(n.target).startswith(node.target + "."))]
+    shared = [name for name, p in model.named_parameters(remove_duplicate=False)
+              if any(p is q for q in layer.parameters())]
+    if (len(used) != 1 or len(shared) != len(list(layer.parameters())) or node.kwargs or len(node.args) != 1
+            or layer.in_features < FAN_IN or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY):
+        return None
+    with graph.graph.inserting_before(chain[0]):
+        start = graph.graph.placeholder("start")
+    node.replace_all_uses_with(start)
+    graph.graph.erase_node(node)
+    for dead in reversed(chain):
+        graph.graph.erase_node(dead)
+    graph.delete_all_unused_submodules()
+    graph.recompile()
+    return LinearStart(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
+
+
+def _reshapes(node: torch.fx.Node, previous: torch.fx.Node, graph: torch.fx.GraphModule) -> bool:
+    """Whether ``node`` only reshapes ``previous`` (its one tensor argument)."""
+    others = [a for a in [*node.args[1:], *node.kwargs.values()] if isinstance(a, torch.fx.Node)]
+    if not node.args or node.args[0] is not previous or others:
+        return False
+    if node.op == "call_method":
+        return node.target in _RESHAPES
+    if node.op == "call_function":
+        return node.target in (torch.flatten, torch.reshape)
+    return node.op == "call_module" and isinstance(graph.get_submodule(node.target), nn.Flatten)

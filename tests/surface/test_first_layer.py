@@ -1,0 +1,133 @@
+"""A first linear layer taken by linearity: which models qualify, the features against the closed form,
+the rest of the model as a graph, and compiled surfaces that agree with eager ones and record it."""
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from conftest import begun_before, digits_kernel, landscape
+from landscape.io.surface_file import read as read_surface
+from landscape.surface import first_layer
+from landscape.surface.evaluation import EvaluationConfig
+from landscape.surface.first_layer import LinearStart, find
+
+
+class Flat(nn.Module):
+    """Images flattened, then a linear layer: the reshape is taken along with the layer (a reshape to a
+    size read from the input, `x.view(x.size(0), -1)`, uses the input twice and does not qualify)."""
+
+    def __init__(self, fan_in=64, hidden=40, classes=10):
+        super().__init__()
+        self.first, self.last = nn.Linear(fan_in, hidden), nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return self.last(torch.tanh(self.first(x.flatten(1))))
+
+
+class Skip(Flat):
+    def forward(self, x):  # the input is used past the first layer too
+        return self.last(torch.tanh(self.first(x))) + x[:, :10]
+
+
+class Twice(Flat):
+    def __init__(self):
+        super().__init__(hidden=64)
+
+    def forward(self, x):  # the first layer is used again
+        return self.last(self.first(torch.tanh(self.first(x))))
+
+
+class Tied(Flat):
+    def __init__(self):
+        super().__init__(hidden=64, classes=64)
+        self.last.weight = self.first.weight  # one tensor, two layers
+
+    def forward(self, x):
+        return self.last(torch.tanh(self.first(x)))
+
+
+class Branching(Flat):
+    def forward(self, x):  # fx cannot trace a branch on a value
+        return self.last(self.first(x)) if x.sum() > 0 else self.last(self.first(-x))
+
+
+def test_a_model_whose_input_goes_through_reshapes_into_a_wide_linear_layer_qualifies():
+    start = find(Flat(), torch.float32, 1000)
+    assert start is not None and start.names == ("first.weight", "first.bias")
+    assert {name for name, _ in start.tail.named_parameters()} == {"last.weight", "last.bias"}
+    mlp = find(nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)), torch.float64, 1000)
+    assert mlp is not None and mlp.names == ("0.weight", "0.bias")
+    assert find(nn.Sequential(nn.Flatten(), nn.Linear(64, 8, bias=False)), torch.float32, 10).names == ("1.weight",)
+
+
+@pytest.mark.parametrize("model, dtype, samples", [
+    (Flat(fan_in=first_layer.FAN_IN - 1), torch.float32, 100),   # too few inputs for the layer to pay
+    (Flat(), torch.bfloat16, 100),                                 # low precision shows its own products
+    (Flat(), torch.float32, first_layer.MEMORY // (3 * 40 * 4) + 1),   # arrays past the memory bound
+    (Skip(), torch.float32, 100), (Twice(), torch.float32, 100), (Tied(), torch.float32, 100),
+    (Branching(), torch.float32, 100),
+    (nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.Linear(144, 10)), torch.float32, 100),
+], ids=["narrow", "bfloat16", "memory", "skip", "twice", "tied", "untraceable", "conv-first"])
+def test_models_that_do_not_qualify_are_left_alone(model, dtype, samples):
+    assert find(model, dtype, samples) is None
+
+
+def test_the_features_are_the_layer_at_the_origin_and_along_each_direction_and_the_tail_the_rest():
+    """Closed form: at (a, b) the layer's output is x (W0 + a Dx + b Dy)ᵀ + c0 + a cx + b cy, exactly in
+    float64 up to rounding; the tail on it is the model at those weights."""
+    torch.manual_seed(0)
+    model = Flat().double()
+    start = find(model, torch.float64, 50)
+    x = torch.randn(50, 8, 8, dtype=torch.float64)
+    origin = {name: p.detach().clone() for name, p in model.named_parameters()}
+    dx, dy = ({name: torch.randn_like(p) for name, p in origin.items()} for _ in range(2))
+    features = start.features(model, x, origin, [dx, dy], torch.float64, rows=7)  # in pieces of 7 samples
+    assert features.shape == (50, 3, 40)
+    for a, b in [(0.0, 0.0), (0.5, -1.5), (3.0, 2.0)]:
+        w = {name: origin[name] + a * dx[name] + b * dy[name] for name in origin}
+        layer = x.reshape(50, -1) @ w["first.weight"].T + w["first.bias"]
+        got = LinearStart.at(features, torch.tensor([a, b], dtype=torch.float64))
+        assert torch.allclose(got, layer, rtol=1e-12, atol=1e-12)
+        whole = torch.func.functional_call(model, w, (x,))
+        rest = torch.func.functional_call(start.tail, {k: v for k, v in w.items() if k.startswith("last")}, (got,))
+        assert torch.allclose(rest, whole, rtol=1e-12, atol=1e-12)
+
+
+def test_a_layer_the_directions_leave_out_stays_as_the_model_has_it():
+    torch.manual_seed(1)
+    model = Flat().double()
+    start = find(model, torch.float64, 20)
+    x = torch.randn(20, 64, dtype=torch.float64)
+    moved = {"last.weight": torch.randn(10, 40, dtype=torch.float64)}
+    features = start.features(model, x, {}, [moved], torch.float64)
+    assert torch.equal(features[:, 1], torch.zeros(20, 40, dtype=torch.float64))
+    assert torch.allclose(features[:, 0], model.first(x), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
+def test_compiled_passes_take_the_digits_mlp_first_layer_by_linearity_and_agree_with_eager_ones(dtype, rtol):
+    points = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
+    compiled = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=2, compile=True, dtype=dtype))
+    eager = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=2, dtype=dtype))
+    assert compiled.start is not None and eager.start is None  # eagerly the sum costs what the product did
+    assert "net.0.weight" not in compiled.unrolled.layout.spans
+    got, expected = compiled.evaluate(points), eager.evaluate(points)
+    assert np.allclose(got, expected, rtol=rtol, atol=0)
+    assert np.array_equal(got[:, [1, 3]], expected[:, [1, 3]])
+
+
+def test_a_compiled_surface_records_it_and_one_begun_without_it_is_not_resumed(tmp_path, capsys):
+    mlp = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--y=-1:1:3", "--threads", "1", "--quiet", "--compile"]
+    surf = tmp_path / "c.h5"
+    assert landscape(*mlp, "--surf_file", surf) == 0
+    assert read_surface(str(surf)).attrs["first_layer"] == "by linearity"
+    begun_before(surf, "first_layer")
+    before = hashlib.sha256(surf.read_bytes()).hexdigest()
+    assert landscape(*mlp, "--surf_file", surf) != 0
+    assert "first_layer: file has '(absent)', this run has 'by linearity'" in capsys.readouterr().err
+    assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
+    cnn = ["surface", "--model", "digits_cnn", "--x=-1:1:2", "--threads", "1", "--quiet", "--compile"]
+    assert landscape(*cnn, "--surf_file", tmp_path / "cnn.h5") == 0
+    assert "first_layer" not in read_surface(str(tmp_path / "cnn.h5")).attrs
