@@ -25,6 +25,11 @@ import functools
 import torch
 
 RECOMPILE_LIMIT = 256  # shapes compiled per step: each batch size (and a set's shorter last batch) is one
+# classes_as_rows transposes products of this many inputs (the inner dimension) at most: the transposed
+# (1,797 x K) by (K x 10) product took the time of the plain one up to K = 256 (105 µs) and 2.2x it at
+# K = 512 (501 against 232 µs, one thread of the Xeon), which cost the demo CNN's 512-input classifier 2.4 %
+# of a point; past it the class-by-class loss reads its scores strided (a few µs a point).
+ROWS_INNER = 256
 
 
 def split_bias(graph: torch.fx.Graph) -> None:
@@ -45,9 +50,9 @@ def split_bias(graph: torch.fx.Graph) -> None:
 
 
 def classes_as_rows(graph: torch.fx.Graph) -> None:
-    """In an aten graph whose nodes carry their (fake) values, a CPU float32 or float64 ``mm``, with or
-    without a 1-D bias added, that is only unbound along its last dimension is computed transposed and
-    unbound along its first: the same columns, each now contiguous."""
+    """In an aten graph whose nodes carry their (fake) values, a CPU float32 or float64 ``mm`` of at most
+    ``ROWS_INNER`` inputs, with or without a 1-D bias added, that is only unbound along its last dimension
+    is computed transposed and unbound along its first: the same columns, each now contiguous."""
     aten = torch.ops.aten
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not aten.unbind.int or node.kwargs:
@@ -65,7 +70,7 @@ def classes_as_rows(graph: torch.fx.Graph) -> None:
         if not _is(product, aten.mm.default) or len(product.users) != 1:
             continue
         left, right = product.args
-        if not _carry_values(left, right):
+        if not _carry_values(left, right) or left.meta["val"].shape[-1] > ROWS_INNER:
             continue
         with graph.inserting_before(node):
             rows = _call(graph, aten.mm.default, _call(graph, aten.permute.default, right, [1, 0]),

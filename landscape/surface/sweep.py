@@ -281,8 +281,9 @@ UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile 
 # (compilation.split_bias); the gaps below the top score floored before their exp (losses.exp_floor).
 # unrolled-3, compiled: besides, a few classes' scores made with the classes as rows and the loss taken class by
 # class (compilation.classes_as_rows, losses.cross_entropy_terms_by_class; a new CLASSES_ONE_BY_ONE is a new name).
+# unrolled-4, compiled: classes as rows only from a product of at most compilation.ROWS_INNER inputs.
 EAGER_PASSES = "unrolled-2"
-COMPILED_PASSES = "unrolled-3"
+COMPILED_PASSES = "unrolled-4"
 
 
 class UnrolledSweep(_Passes):

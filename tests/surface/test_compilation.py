@@ -92,6 +92,15 @@ def test_products_read_otherwise_and_sums_of_two_products_keep_their_layout():
         assert [(node.target, node.args) for node in module.graph.nodes] == before
 
 
+def test_a_product_of_more_inputs_than_rows_inner_keeps_its_layout():
+    """Transposed, a product of many inputs and few columns is slower (the demo CNN's classifier)."""
+    for inputs, rewritten in ((compilation.ROWS_INNER, True), (compilation.ROWS_INNER + 1, False)):
+        module = traced(lambda x, w: (x @ w.t()).unbind(-1)[0], torch.randn(7, inputs), torch.randn(3, inputs))
+        classes_as_rows(module.graph)
+        unbound = [n for n in module.graph.nodes if n.target is aten.unbind.int]
+        assert unbound[0].args[1] in ((0,) if rewritten else (1, -1))
+
+
 def test_operands_without_fake_values_are_left_alone():
     """A graph's constants may carry no fake value, from which the passes would derive their new nodes'."""
     x, w, b = torch.randn(7, 5), torch.randn(3, 5), torch.randn(3)

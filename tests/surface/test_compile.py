@@ -89,11 +89,12 @@ def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only
     assert read_surface(str(tmp_path / "c.h5")).attrs["points_per_pass"] in (1, sweep.UNROLL)
 
 
-@pytest.mark.parametrize("before", [None, "unrolled", "unrolled-2"])
+@pytest.mark.parametrize("before", [None, "unrolled", "unrolled-2", "unrolled-3"])
 def test_a_compiled_surface_begun_under_other_passes_is_plotted_not_resumed(tmp_path, capsys, before):
     """Before the unrolled passes its weights were made outside the compiled call; under the first unrolled
-    passes each linear layer's addmm added its bias; under the second the loss reduced each sample's scores:
-    either way its last bits differ from this kernel's."""
+    passes each linear layer's addmm added its bias; under the second the loss reduced each sample's scores;
+    under the third a classifier of many inputs made its scores transposed: its last bits differ from this
+    kernel's."""
     import hashlib
 
     from conftest import begun_before
