@@ -144,8 +144,9 @@ class Evaluator:
         plain = self.recalibrator is None and not cfg.curvature
         unrolled = plain and unrolls(self.device, cfg)
         # compiled, a first linear layer is taken by linearity (first_layer), where it qualifies
-        self.start = (first_layer.find(self.model, self.dtype, sum(self.sizes.values())) if unrolled and cfg.compile
-                      else None)
+        example = next(iter(tensors.values()))[0][:2] if tensors else None
+        self.start = (first_layer.find(self.model, self.dtype, example, sum(self.sizes.values()))
+                      if unrolled and cfg.compile and example is not None and len(example) else None)
         self.unrolled = self._unrolled_sweep(sets, with_accuracy, cfg.points_per_pass, cfg.compile) if unrolled else None
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)

@@ -12,10 +12,12 @@ compiled kernel took 0.76x as long (``scripts/bench_kernel_ab.py``, 8 points per
 The arrays' rounding is no worse than the product's it replaces (which sums 64 rounded float32
 products), but it is another rounding: surfaces record it (``first_layer`` in their identity).
 
-``find`` says whether a model qualifies: its input goes, through reshapes only, into one ``nn.Linear``
-used once, whose weights no other layer shares, with at least ``FAN_IN`` inputs (below that the product
-is cheap and reading three arrays is not), in float32 or float64 (a low-precision model's surface
-shows its own products' rounding), the arrays within ``MEMORY``.  The rest of the model runs as a
+``find`` says whether a model qualifies: its input goes, through reshapes only, one row per sample,
+into one plain ``nn.Linear`` (not a subclass, no parametrization) used once, whose weights no other
+layer shares, with at least ``FAN_IN`` inputs (below that the product is cheap and reading three
+arrays is not), in float32 or float64 (a low-precision model's surface shows its own products'
+rounding), the arrays within ``MEMORY``, and no forward hooks anywhere in the model (the layer is not
+run, nor the model's own forward).  The rest of the model runs as a
 ``torch.fx`` graph that takes the layer's output (``LinearStart.tail``); a model fx cannot trace
 does not qualify.  Nothing here knows about grids, files or ranks.
 """
@@ -29,6 +31,9 @@ from torch import nn
 FAN_IN = 32          # inputs of the first layer at least (the digits MLP's 64 gain; see the module's text)
 MEMORY = 1 << 30     # bytes the arrays of one data set may take
 _RESHAPES = {"reshape", "view", "flatten", "contiguous"}
+# the layer's class exactly (a subclass, a quantization-aware or weight-normed layer computes otherwise), as
+# nn.MultiheadAttention's projection names it
+_PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
 class _Reached(Exception):
@@ -55,8 +60,8 @@ class LinearStart:
 
     @torch.no_grad()
     def features(self, model: nn.Module, inputs: torch.Tensor, origin: dict, directions: list[dict],
-                 dtype: torch.dtype, rows: int = 4096) -> torch.Tensor:
-        """``(N, 1 + len(directions), *outputs)``: per sample the layer's output at the origin and along each
+                 dtype: torch.dtype, rows: int | None = None) -> torch.Tensor:
+        """``(N, 1 + len(directions), outputs)``: per sample the layer's output at the origin and along each
         direction, in float64 rounded into ``dtype`` (``origin`` and ``directions`` float64 by name; a
         tensor they lack stays as the model has it and does not move)."""
         def part(source: dict, name: str | None, fallback) -> torch.Tensor | None:
@@ -69,7 +74,8 @@ class LinearStart:
         pairs = [(part(origin, self.weight, as_f64), part(origin, self.bias, as_f64))]
         pairs += [(part(d, self.weight, zero), part(d, self.bias, zero)) for d in directions]
         out = []
-        for start in range(0, len(inputs), rows):  # float64 products a few thousand samples at a time
+        rows = rows or max(1, (64 << 20) // (len(pairs) * self.layer.out_features * 8))  # 64 MiB of float64 at once
+        for start in range(0, len(inputs), rows):
             x = self._inputs(model, inputs[start:start + rows]).to(torch.float64)
             out.append(torch.stack([x @ w.reshape(w.shape[0], -1).T + (c if c is not None else 0.0)
                                     for w, c in pairs], dim=1).to(dtype))
@@ -98,9 +104,10 @@ class LinearStart:
         return out
 
 
-def find(model: nn.Module, dtype: torch.dtype, samples: int) -> LinearStart | None:
-    """The model's ``LinearStart`` if it qualifies (see the module's text), else None."""
-    if dtype not in (torch.float32, torch.float64):
+def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: int) -> LinearStart | None:
+    """The model's ``LinearStart`` if it qualifies (see the module's text), else None; ``example``: a few
+    inputs (the layer must see one row per sample), ``samples``: how many the features will be made of."""
+    if dtype not in (torch.float32, torch.float64) or _hooked(model):
         return None
     try:
         graph = torch.fx.symbolic_trace(model)
@@ -114,7 +121,7 @@ def find(model: nn.Module, dtype: torch.dtype, samples: int) -> LinearStart | No
         if len(node.users) != 1:
             return None
         node = next(iter(node.users))
-        if node.op == "call_module" and isinstance(graph.get_submodule(node.target), nn.Linear):
+        if node.op == "call_module" and type(graph.get_submodule(node.target)) in _PLAIN:
             break
         if not _reshapes(node, chain[-1], graph):
             return None
@@ -125,7 +132,13 @@ def find(model: nn.Module, dtype: torch.dtype, samples: int) -> LinearStart | No
     shared = [name for name, p in model.named_parameters(remove_duplicate=False)
               if any(p is q for q in layer.parameters())]
     if (len(used) != 1 or len(shared) != len(list(layer.parameters())) or node.kwargs or len(node.args) != 1
-            or layer.in_features < FAN_IN or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY):
+            or {name for name, _ in layer.named_parameters()} - {"weight", "bias"} or layer.in_features < FAN_IN
+            or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY):
+        return None
+    found = LinearStart(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
+    with torch.no_grad():  # one row per sample: a reshape that merges or splits samples would misalign the batches
+        seen = found._inputs(model, example)
+    if seen.dim() != 2 or seen.shape[0] != len(example):
         return None
     with graph.graph.inserting_before(chain[0]):
         start = graph.graph.placeholder("start")
@@ -135,7 +148,15 @@ def find(model: nn.Module, dtype: torch.dtype, samples: int) -> LinearStart | No
         graph.graph.erase_node(dead)
     graph.delete_all_unused_submodules()
     graph.recompile()
-    return LinearStart(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
+    return found
+
+
+def _hooked(model: nn.Module) -> bool:
+    """Whether forward hooks could see or change what the layer or the model computes: the tail, a graph,
+    runs its leaf modules' hooks but neither the model's own nor the layer's (which it does not run)."""
+    from torch.nn.modules import module as hooks
+    return bool(hooks._global_forward_hooks or hooks._global_forward_pre_hooks) or any(
+        m._forward_hooks or m._forward_pre_hooks for m in model.modules())
 
 
 def _reshapes(node: torch.fx.Node, previous: torch.fx.Node, graph: torch.fx.GraphModule) -> bool:

@@ -336,7 +336,10 @@ class UnrolledSweep(_Passes):
             sets = data if isinstance(data, SetData) else SetData.of(data, loss)
             data = SetData.of({name: (start.features(model, x, origin, directions, dtype), y)
                                for name, (x, y) in sets.data.items()}, loss)
-            kept = [name for name in origin if name not in start.names]
+            # the tail holds what its forward uses: a tensor it lacks (an unused head) cannot change the outputs
+            held = {name for name, _ in itertools.chain(start.tail.named_parameters(remove_duplicate=False),
+                                                        start.tail.named_buffers(remove_duplicate=False))}
+            kept = [name for name in origin if name in held]
             plane = torch.cat([plane[:, slice(*spans[name])] for name in kept] or [plane[:, :0]], dim=1)
             origin, model = {name: origin[name] for name in kept}, start.tail
         self.layout = FlatLayout(origin)
