@@ -77,7 +77,7 @@ class LinearStart:
         rows = rows or max(1, (64 << 20) // (len(pairs) * self.layer.out_features * 8))  # 64 MiB of float64 at once
         for start in range(0, len(inputs), rows):
             x = self._inputs(model, inputs[start:start + rows]).to(torch.float64)
-            out.append(torch.stack([x @ w.reshape(w.shape[0], -1).T + (c if c is not None else 0.0)
+            out.append(torch.stack([x @ w.T + (c if c is not None else 0.0)
                                     for w, c in pairs], dim=1).to(dtype))
         return torch.cat(out) if out else inputs.new_zeros((0, len(pairs), self.layer.out_features), dtype=dtype)
 

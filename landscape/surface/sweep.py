@@ -332,7 +332,8 @@ class UnrolledSweep(_Passes):
         taken by linearity (``first_layer``): the passes go through its ``tail`` from features of the data."""
         self.start = start
         if start is not None:
-            spans, directions = FlatLayout(origin).spans, [FlatLayout(origin).views(row) for row in plane]
+            whole = FlatLayout(origin)
+            directions = [whole.views(row) for row in plane]
             sets = data if isinstance(data, SetData) else SetData.of(data, loss)
             data = SetData.of({name: (start.features(model, x, origin, directions, dtype), y)
                                for name, (x, y) in sets.data.items()}, loss)
@@ -340,7 +341,7 @@ class UnrolledSweep(_Passes):
             held = {name for name, _ in itertools.chain(start.tail.named_parameters(remove_duplicate=False),
                                                         start.tail.named_buffers(remove_duplicate=False))}
             kept = [name for name in origin if name in held]
-            plane = torch.cat([plane[:, slice(*spans[name])] for name in kept] or [plane[:, :0]], dim=1)
+            plane = torch.cat([plane[:, slice(*whole.spans[name])] for name in kept] or [plane[:, :0]], dim=1)
             origin, model = {name: origin[name] for name in kept}, start.tail
         self.layout = FlatLayout(origin)
         self.flat_origin = torch.cat([tensor.reshape(-1) for tensor in origin.values()] or [plane.new_zeros(0)])
