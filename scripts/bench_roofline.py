@@ -42,6 +42,7 @@ from landscape.provenance import machine
 from landscape.surface import compilation
 from landscape.surface import sweep as sweep_module
 from landscape.surface.grid import Grid
+from landscape.surface.slots import caller
 
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32)
@@ -82,8 +83,8 @@ def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
     linear layer's bias added after its product).  ``unrolled``: as
     landscape's compiled CPU passes, ``min(k, UNROLL)`` forwards one after another in one compiled call."""
     if (k, compiled, form) not in _FORWARDS:
-        if k == 1:
-            forward = lambda w, x: functional_call(model, w, (x,))
+        if k == 1:  # eagerly the point's tensors put in place as the surfaces do, without functional_call's search
+            forward = caller(model, compiled)
         elif form == "unrolled":
             group = min(k, sweep_module.UNROLL)
             forward = lambda w, x: [functional_call(model, {n: v[i] for n, v in w.items()}, (x,)) for i in range(group)]

@@ -97,9 +97,9 @@ def begun_before(path, field: str, value=None) -> None:
         f["done"][1] = False
 
 
-def digits_kernel(cfg):
+def digits_kernel(cfg, stderr: bool = False):
     """An evaluation kernel of the digits MLP (seed 0) along two Gaussian directions (seed 1), on both
-    digits sets, with the ``EvaluationConfig`` ``cfg``."""
+    digits sets, with the ``EvaluationConfig`` ``cfg`` (and the losses' standard errors with ``stderr``)."""
     import torch
 
     from landscape.data import load_named
@@ -112,7 +112,8 @@ def digits_kernel(cfg):
     dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
     dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
     data = load_named("digits")
-    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg)
+    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg,
+                     stderr=stderr)
 
 
 def landscape(*argv) -> int:

@@ -202,8 +202,7 @@ class Evaluator:
         if self.recalibrator is not None:
             forward = lambda batch, stats: functional_call(self.model, {**tensors, **stats}, (batch,))
             tensors = {**tensors, **self.recalibrator.statistics(forward)}
-        sums = self.sweep(tensors).cpu().tolist()
-        values = self._quantities(sums)
+        values = self._quantities(self.sweep(tensors))
         if self.cfg.curvature:
             values = np.concatenate([values, self._curvature(tensors)])
         return values
@@ -231,27 +230,30 @@ class Evaluator:
         """The values of several points from one vmapped pass per batch of data."""
         per_point = [self.weights(float(a), float(b)) for a, b in points]
         stacked = {name: torch.stack([w[name] for w in per_point]) for name in per_point[0]}
-        sums = self.batched(stacked).cpu().tolist()  # (K, sets, 3): one transfer for K points
-        return np.stack([self._quantities(one) for one in sums])
+        return self._quantities(self.batched(stacked))  # (K, sets, 3): one transfer for K points
 
     @torch.inference_mode()
     def _values_unrolled(self, points: np.ndarray) -> np.ndarray:
         """The values of points whose weights are made inside the calls (``UnrolledSweep``)."""
-        sums = self.unrolled(torch.from_numpy(points).to(self.device)).cpu().tolist()
-        return np.stack([self._quantities(one) for one in sums])
+        return self._quantities(self.unrolled(torch.from_numpy(points).to(self.device)))
 
-    def _quantities(self, sums: list) -> np.ndarray:
-        """A point's quantities, in the order of ``self.quantities``, from its per-set sums."""
+    def _quantities(self, sums: torch.Tensor) -> np.ndarray:
+        """Points' quantities ``(..., q)``, in the order of ``self.quantities``, from their per-set sums
+        ``(..., sets, 3)``, all points at once (a loop over points in Python took 24 µs a point, 4 % of the
+        digits MLP's evaluation)."""
+        sums = sums.cpu().numpy()
         out = []
-        for (name, n), (total, squares, correct) in zip(self.sizes.items(), sums):
+        for s, (name, n) in enumerate(self.sizes.items()):
+            total, squares, correct = sums[..., s, 0], sums[..., s, 1], sums[..., s, 2]
             mean = total / n
             out.append(mean)
             if self.stderr:  # sample standard deviation of the per-sample losses / sqrt(n)
-                variance = max(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
-                out.append(math.sqrt(variance / n))
+                variance = (np.maximum(squares - n * mean * mean, 0.0) / (n - 1) if n > 1
+                            else np.full_like(mean, np.nan))
+                out.append(np.sqrt(variance / n))
             if self.sweep.with_accuracy:
                 out.append(100.0 * correct / self.counts[name])  # NaN stays NaN
-        return np.asarray(out, dtype=np.float64)
+        return np.stack(out, axis=-1).astype(np.float64, copy=False)
 
     @torch.inference_mode()
     def probe(self) -> None:

@@ -3,8 +3,8 @@
 ``Sweep`` runs one point, ``BatchedSweep`` K points at once with ``torch.func.vmap`` over stacked
 weights, so a small model does K points' work per matrix product (on a GPU), and ``UnrolledSweep`` (on
 a CPU) K points one after another in one call that also makes their weights.  All call the
-model through ``torch.func.functional_call`` with the point's weights, one batch of data at a time,
-and return float64 tensors on the device: per data set the loss sum, the sum of squared per-sample
+model with the point's weights in place of its own (``torch.func.functional_call``, or eagerly
+``slots.caller``, which finds where they go once), one batch of data at a time, and return float64 tensors on the device: per data set the loss sum, the sum of squared per-sample
 losses and the count of correct predictions (NaN where accuracy has no meaning).  The data sets go through as
 one where they can (``SetData``), so a small model takes one batch per point for all of them.  With
 ``compile`` the work of one batch (forward, loss, counts) is one ``torch.compile``d function, so the
@@ -23,6 +23,7 @@ from torch.func import functional_call, vmap
 
 from .compilation import compiled, cpu_passes_available
 from .first_layer import LinearStart
+from .slots import caller
 from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
                      cross_entropy_terms_eagerly)
 
@@ -158,6 +159,7 @@ class _Passes:
     def __init__(self, model: nn.Module, data: "dict | SetData", loss: Loss, batch_size: int, with_accuracy: bool,
                  compile: bool = False):
         self.model, self.loss = model, loss
+        self.call = caller(model, compile)  # (weights, x) -> the model's output with those weights
         self.batch_size, self.with_accuracy = batch_size, with_accuracy
         self.sets = data if isinstance(data, SetData) else SetData.of(data, loss)
         self.data, self.joined = self.sets.data, self.sets.joined
@@ -254,7 +256,7 @@ class Sweep(_Passes):
     results come back in one transfer."""
 
     def _step(self, weights, x, y, sets) -> torch.Tensor:
-        return self._sums(functional_call(self.model, weights, (x,)), y, sets, 0)
+        return self._sums(self.call(weights, x), y, sets, 0)
 
 
 class BatchedSweep(_Passes):
@@ -351,6 +353,7 @@ class UnrolledSweep(_Passes):
         self.group = min(points, UNROLL) if compile else points
         super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
         self.made = compiled(self._made, True) if compile else self._made
+        self.rounded: dict[int, tuple] = {}  # eagerly, K -> (K points' weights in the model's dtype, their views)
 
     def _made(self, coefficients: torch.Tensor) -> list[dict[str, torch.Tensor]]:
         """Each point's weights, from its ``(a, b)``."""
@@ -362,23 +365,51 @@ class UnrolledSweep(_Passes):
             stacked = torch.addmm(self.flat_origin, coefficients[:, :len(self.plane)], self.plane)
         for start, end in self.variances:
             stacked[:, start:end].clamp_(min=0.0)  # a perturbed variance is never negative
-        stacked = stacked.to(self.dtype)
-        return [self.layout.views(point) for point in stacked]
+        if self.compile:
+            return [self.layout.views(point) for point in stacked.to(self.dtype)]
+        # eagerly into one buffer per number of points, whose views are made once (a point's tensors as fresh
+        # views of the rounded product took 16 of the digits MLP's 37 µs a point for its weights)
+        if len(coefficients) not in self.rounded:
+            with torch.inference_mode(False):  # a buffer written in and out of inference mode alike
+                buffer = stacked.new_empty(stacked.shape, dtype=self.dtype)
+                self.rounded[len(coefficients)] = buffer, [self.layout.views(point) for point in buffer]
+        buffer, views = self.rounded[len(coefficients)]
+        buffer.copy_(stacked)
+        return views
 
     def _points(self, points: tuple) -> tuple[int, ...]:
         return (len(points[1]),)
 
-    def _forwards(self, points: tuple, x: torch.Tensor) -> list[torch.Tensor]:
-        """The outputs of ``points``, (coefficients, their weights), on a batch ``x`` of the data (of the
-        first layer's features where it is taken by linearity)."""
+    def _forward(self, points: tuple, i: int, x: torch.Tensor) -> torch.Tensor:
+        """The output of the ``i``-th of ``points``, (coefficients, their weights), on a batch ``x`` of the
+        data (of the first layer's features where it is taken by linearity)."""
         coefficients, weights = points
-        inputs = [x] * len(weights) if self.start is None else [self.start.at(x, ab) for ab in coefficients]
-        return [functional_call(self.model, w, (inputs_,)) for w, inputs_ in zip(weights, inputs)]
+        return self.call(weights[i], x if self.start is None else self.start.at(x, coefficients[i]))
 
     def _step(self, points: tuple, x, y, sets) -> torch.Tensor:
         if self.compile:  # each point's loss and counts fuse into its forward's last kernels
-            return torch.stack([self._sums(output, y, sets, 0) for output in self._forwards(points, x)])
-        return self._sums(torch.stack(self._forwards(points, x)), y, sets, len(points[1]))
+            return torch.stack([self._sums(self._forward(points, i, x), y, sets, 0) for i in range(len(points[1]))])
+        return self._sums(self._stacked(points, x), y, sets, len(points[1]))
+
+    def _stacked(self, points: tuple, x: torch.Tensor) -> torch.Tensor:
+        """The outputs of ``points`` as one ``(K, B, ...)`` tensor, each copied in right after its forward,
+        while it is in the cache.  Class scores ``(B, C)`` are laid out ``(K, C, B)`` underneath (the view
+        returned is ``(K, B, C)``), as ``cross_entropy_terms_eagerly`` reduces them: it then copies them
+        whole rather than transposing them (the digits MLP's 32 points of 1,024 samples: torch.stack and
+        the transposing copy cold took 30-50 µs a point)."""
+        stacked = None
+        for i in range(len(points[1])):
+            output = self._forward(points, i, x)
+            if stacked is None:
+                by_class = self.scores_in_one_pass and output.dim() == 2 and output.shape[-1] > 1
+                shape = (len(points[1]), *output.shape)
+                stacked = (output.new_empty((shape[0], shape[2], shape[1])).transpose(-1, -2) if by_class
+                           else output.new_empty(shape))
+            elif output.shape != stacked.shape[1:] or output.dtype != stacked.dtype:  # as torch.stack would
+                raise RuntimeError(f"the model's outputs differ from point to point: {tuple(output.shape)} "
+                                   f"{output.dtype} against {tuple(stacked.shape[1:])} {stacked.dtype}")
+            stacked[i].copy_(output)
+        return stacked
 
     def _whole(self, coefficients, x, y, sets) -> torch.Tensor:
         return _finished(self._step((coefficients, self._made(coefficients)), x, y, sets))

@@ -78,3 +78,32 @@ def test_nan_outputs_have_nan_accuracy_and_sys_exit_names_the_point():
     assert several.unrolled is not None and np.isnan(several.evaluate(np.zeros((3, 2)))).all()  # no weights at all
     with pytest.raises(EvaluationError, match=r"at \(x=0.5, y=0\) failed: the model or loss called sys.exit\(0\)"):
         Evaluator(Exits(), {}, {}, None, data, "crossentropy")(0.5)
+
+
+def test_quantities_of_many_points_at_once_are_the_bits_of_one_points_arithmetic(one_thread):
+    """The means, standard errors and accuracies of a pass's points, taken as arrays, against the same
+    formulas on each point's sums as Python floats, for a pass of three points and for one."""
+    import math
+
+    import torch
+
+    from conftest import digits_kernel
+    from landscape.surface.evaluation import EvaluationConfig
+
+    def by_hand(kernel, sums):
+        out = []
+        for (name, n), (total, squares, correct) in zip(kernel.sizes.items(), sums):
+            mean = total / n
+            out += [mean, math.sqrt(max(squares - n * mean * mean, 0.0) / (n - 1) / n),
+                    100.0 * correct / kernel.counts[name]]
+        return out
+
+    points = np.array([[0.0, 0.0], [0.3, -0.2], [-1.0, 0.5]])
+    three = digits_kernel(EvaluationConfig(batch_size=1797, points_per_pass=3), stderr=True)
+    one = digits_kernel(EvaluationConfig(batch_size=1797), stderr=True)
+    assert [q.name for q in three.quantities][:2] == ["train_loss", "train_loss_se"]
+    with torch.inference_mode():
+        sums = three.unrolled(torch.from_numpy(points)).tolist()
+        single = one.sweep(one.weights(0.3, -0.2)).tolist()
+    assert three.evaluate(points).tolist() == [by_hand(three, point) for point in sums]
+    assert one(0.3, -0.2).tolist() == by_hand(one, single)
