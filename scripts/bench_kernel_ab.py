@@ -1,10 +1,17 @@
 #!/usr/bin/env python
-"""The evaluation kernel of this checkout against another landscape's, in one process, taking turns.
+"""The evaluation kernel of this checkout against another landscape's, or against the bare forward
+passes, in one process, taking turns.
 
     git worktree add /tmp/old <commit>
     python scripts/bench_kernel_ab.py --old /tmp/old --batch 128 --points_per_pass 1
     python scripts/bench_kernel_ab.py --old /tmp/old --batch 1797 --points_per_pass 1 --compile
     python scripts/bench_kernel_ab.py --old /tmp/old --batch 1797 --points_per_pass 8 --train_steps 300
+    python scripts/bench_kernel_ab.py --old bare --model digits_cnn --batch 1797 --points_per_pass 8 --compile
+
+``--old bare`` times, in place of another checkout's kernel, the bare forwards of the same number of
+points over the same samples at the same batch, as ``bench_roofline.py`` measures its roofline (eager:
+one point per call; compiled: in calls of up to 8 points, as ``--compile`` runs them; each point the
+model's own weights; no loss, no weights to make, no values).
 
 On a shared machine two processes run minutes apart can differ by tens of percent; here both
 kernels evaluate the same points of the same model and data in one process, alternating in trials
@@ -24,7 +31,8 @@ import torch
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--old", required=True, help="root of another landscape checkout (holding landscape/)")
+    p.add_argument("--old", required=True, help="root of another landscape checkout (holding landscape/), or "
+                                                 "'bare': the bare forward passes")
     p.add_argument("--model", default="digits_mlp")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--points_per_pass", type=int, default=1)
@@ -35,10 +43,11 @@ def main() -> int:
                         "scores cost the loss more than an untrained one's (default 0: as initialized)")
     args = p.parse_args()
     torch.set_num_threads(1)
-    # the other checkout as the package landscape_old (its modules import each other relatively)
-    root = tempfile.mkdtemp(prefix="landscape_old_")
-    shutil.copytree(os.path.join(args.old, "landscape"), os.path.join(root, "landscape_old"))
-    sys.path.insert(0, root)
+    bare = args.old == "bare"
+    if not bare:  # the other checkout as the package landscape_old (its modules import each other relatively)
+        root = tempfile.mkdtemp(prefix="landscape_old_")
+        shutil.copytree(os.path.join(args.old, "landscape"), os.path.join(root, "landscape_old"))
+        sys.path.insert(0, root)
     from landscape.data import load_named
     from landscape.models import build_model
     from landscape.surface import directions as dirs
@@ -56,13 +65,17 @@ def main() -> int:
     dx, dy = (dirs.random_direction(origin, "filter", "biasbn", g) for _ in range(2))
     kernels = {}
     for tag, module in (("old", "landscape_old.surface.evaluation"), ("new", "landscape.surface.evaluation")):
+        if tag == "old" and bare:
+            kernels[tag] = _bare(model, data, args)
+            continue
         ev = importlib.import_module(module)
         cfg = ev.EvaluationConfig(batch_size=args.batch, points_per_pass=args.points_per_pass, compile=args.compile)
         kernels[tag] = ev.Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test},
                                     "crossentropy", cfg)
     points = np.random.default_rng(0).uniform(-1, 1, (args.points_per_pass, 2))
     old, new = (kernels[t].evaluate(points) for t in ("old", "new"))
-    print(f"largest relative difference of the values: {float(np.nanmax(np.abs(new - old) / np.abs(old))):.1e}")
+    if not bare:
+        print(f"largest relative difference of the values: {float(np.nanmax(np.abs(new - old) / np.abs(old))):.1e}")
     import time
     times = {tag: [] for tag in kernels}
     for _ in range(args.trials):
@@ -75,8 +88,35 @@ def main() -> int:
     o, n = np.array(times["old"]), np.array(times["new"])
     trained = f" trained {args.train_steps} steps" if args.train_steps else ""
     print(f"{args.model}{trained} batch {args.batch}, {args.points_per_pass} per pass{', compiled' if args.compile else ''}: "
-          f"old {o.min() * 1e3:.3f} ms per point, new {n.min() * 1e3:.3f}; median new / old {np.median(n / o):.3f}")
+          f"{'bare forward' if bare else 'old'} {o.min() * 1e3:.3f} ms per point, new {n.min() * 1e3:.3f}; "
+          f"median new / {'bare' if bare else 'old'} {np.median(n / o):.3f}")
     return 0
+
+
+def _bare(model, data, args):
+    """The bare forwards of ``bench_roofline.py``, as an object with ``evaluate(points)``."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_roofline
+
+    inputs = torch.cat([data.train.inputs, data.test.inputs])
+    form = "unrolled" if args.compile and args.points_per_pass > 1 else "vmap"
+    forward = bench_roofline.forward_of(model, args.points_per_pass if args.compile else 1, args.compile, form)
+    group = bench_roofline.sweep_module.UNROLL
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    if form == "unrolled":
+        params = {n: torch.stack([p] * min(args.points_per_pass, group)) for n, p in params.items()}
+    calls = -(-args.points_per_pass // group) if form == "unrolled" else args.points_per_pass
+
+    class Bare:
+        @staticmethod
+        @torch.inference_mode()
+        def evaluate(points):
+            for _ in range(calls):
+                for start in range(0, len(inputs), args.batch):
+                    forward(params, inputs[start:start + args.batch])
+            return np.zeros((len(points), 1))
+
+    return Bare()
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@
 The roofline is the time of the bare forward passes of all points over tensors already in memory,
 same model, data, dtype and threads, at the best batch size and points per pass found by a sweep
 (no loss, no accuracy, no scheduling, no file): the sweep runs in one process, then its three
-fastest settings run again in ``--ranks`` processes at once (as the ranks share the machine), and
-the roofline is points / ranks x the best mean time per point among them.  Then ``landscape surface`` computes the same
+fastest settings run again in ``--ranks`` processes at once (as the ranks share the machine), each
+process doing the bare forwards of its share of the points (points / ranks) start to end, three times,
+and the roofline is the fastest of these trials among them, a trial lasting as long as its slowest
+process: the time the forward passes alone take for the surface, measured as the surface's own time
+is (a surface ends with its last rank).  Then ``landscape surface`` computes the same
 surface on ``--ranks`` ranks through one direction file, with the reference code's settings
 (batch 128, one point per pass) and with ``--batch_size auto --points_per_pass auto``; with
 ``--compile`` also the roofline of the compiled forward and an ``auto --compile`` surface.  The
@@ -94,10 +97,9 @@ def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
     return _FORWARDS[(k, compiled, form)]
 
 
-def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3,
-              start_at: float = 0.0, form: str = "vmap") -> float:
-    """Seconds per point of bare forward passes of ``k`` points over all ``inputs`` (measured from the
-    wall-clock time ``start_at`` on, so that processes started together measure together)."""
+def bare_pass(model, inputs, batch: int, k: int, compiled: bool = False, form: str = "vmap"):
+    """A function that runs the bare forward passes of ``k`` points over all ``inputs`` once (warmed up,
+    and compiled, here)."""
     device = str(inputs.device)
     params = {n: p.detach() for n, p in model.named_parameters()}
     calls = 1
@@ -107,24 +109,49 @@ def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds
     else:
         stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
     forward = forward_of(model, k, compiled, form)
-    with torch.inference_mode():
-        for start in range(0, len(inputs), batch):  # warm up (and compile)
-            forward(stacked, inputs[start:start + batch])
+
+    @torch.inference_mode()
+    def one_pass():
+        for start in range(0, len(inputs), batch):
+            for _ in range(calls):
+                forward(stacked, inputs[start:start + batch])
         sync(device)
-        if time.time() > start_at > 0:
-            print("warning: the warm-up outlasted the common start; processes may not overlap", file=sys.stderr)
-        time.sleep(max(0.0, start_at - time.time()))
-        best = float("inf")
-        for _ in range(3):
-            done, started = 0, time.perf_counter()
-            while time.perf_counter() - started < seconds:
-                for start in range(0, len(inputs), batch):
-                    for _ in range(calls):
-                        forward(stacked, inputs[start:start + batch])
-                sync(device)
-                done += k
-            best = min(best, (time.perf_counter() - started) / done)
+
+    one_pass()
+    return one_pass
+
+
+def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3,
+              form: str = "vmap") -> float:
+    """Seconds per point of bare forward passes of ``k`` points over all ``inputs``: the best of three
+    trials ``seconds`` long (the sweep's measure, in one process)."""
+    one_pass = bare_pass(model, inputs, batch, k, compiled, form)
+    best = float("inf")
+    for _ in range(3):
+        done, started = 0, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            one_pass()
+            done += k
+        best = min(best, (time.perf_counter() - started) / done)
     return best
+
+
+def share_seconds(model, inputs, batch: int, k: int, compiled: bool, form: str, points: int, start_at: float,
+                  trials: int = 3) -> list[float]:
+    """Seconds for the bare forwards of ``points`` points in passes of ``k``, start to end, ``trials``
+    times back to back, from the wall-clock time ``start_at`` on (so that processes started together
+    measure together): one rank's share of the roofline, timed as its surface is."""
+    one_pass = bare_pass(model, inputs, batch, k, compiled, form)
+    if time.time() > start_at > 0:
+        print("warning: the warm-up outlasted the common start; processes may not overlap", file=sys.stderr)
+    time.sleep(max(0.0, start_at - time.time()))
+    times = []
+    for _ in range(trials):
+        started = time.perf_counter()
+        for _ in range(-(-points // k)):
+            one_pass()
+        times.append(time.perf_counter() - started)
+    return times
 
 
 def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int, str]]:
@@ -148,14 +175,18 @@ def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int, str]]
     return sorted((t, batch, k, form) for (batch, k, form), t in results.items())
 
 
-def concurrent(args, batch: int, k: int, compiled: bool, form: str) -> float:
-    """Mean seconds per point of the bare forward at (batch, k, form) in ``args.ranks`` processes at once."""
+def concurrent(args, batch: int, k: int, compiled: bool, form: str, points: int) -> float:
+    """Seconds for the bare forwards of ``points`` points at (batch, k, form) shared by ``args.ranks``
+    processes at once, each doing its share start to end as a rank does: the fastest of three trials,
+    a trial lasting as long as its slowest process (as a surface ends with its last rank)."""
     start_at = time.time() + (25 if compiled else 8)  # after every process has loaded (and compiled)
+    share = -(-points // args.ranks)
     cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
-           "--measure", f"{batch},{k},{int(compiled)},{start_at},{form}",
+           "--measure", f"{batch},{k},{int(compiled)},{start_at},{form},{share}",
            *(["--cifar_folder", args.folder] if args.cifar_images else [])]
     jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
-    return float(np.mean([float(job.communicate()[0].split()[-1]) for job in jobs]))
+    trials = np.array([[float(t) for t in job.communicate()[0].split("\n")[-2].split()] for job in jobs])
+    return float(trials.max(axis=0).min())
 
 
 def run_surface(args, extra: list[str], surf: str, dir_file: str) -> float:
@@ -194,9 +225,8 @@ def main() -> int:
     model = build_model(args.model).eval().to(args.device)
     inputs = inputs.to(args.device)
     if args.measure:
-        batch, k, compiled, start_at, form = args.measure.split(",")
-        print(per_point(model, inputs, int(batch), int(k), compiled == "1", seconds=1.0, start_at=float(start_at),
-                        form=form))
+        batch, k, compiled, start_at, form, share = args.measure.split(",")
+        print(*share_seconds(model, inputs, int(batch), int(k), compiled == "1", form, int(share), float(start_at)))
         return 0
     points = Grid.parse(args.grid, args.grid).size
     m = machine()
@@ -208,14 +238,14 @@ def main() -> int:
         # several processes share caches and memory: the best alone need not be the best together, so
         # the three fastest settings alone are measured together, and the best of them is the roofline
         ranked = roofline(model, inputs, compiled)[:3 if args.ranks > 1 else 1]
-        together = [concurrent(args, batch, k, compiled, form) if args.ranks > 1 else alone
-                    for alone, batch, k, form in ranked]
+        together = [concurrent(args, batch, k, compiled, form, points) for _, batch, k, form in ranked]
         best, (alone, batch, k, form) = min(zip(together, ranked))
-        bounds[compiled] = points / args.ranks * best
+        bounds[compiled] = best
         settings[compiled] = (batch, k, form)
-        print(f"{'compiled' if compiled else 'eager'} roofline: {best * 1e3:.3f} ms per point in each of {args.ranks} "
-              f"processes at once ({alone * 1e3:.3f} alone; batch {batch}, {k} per pass"
-              f"{f', {form}' if k > 1 else ''}) -> {bounds[compiled]:.2f} s for the surface")
+        share = -(-points // args.ranks)
+        print(f"{'compiled' if compiled else 'eager'} roofline: {best:.3f} s for the surface, {args.ranks} processes "
+              f"each doing the bare forwards of its {share} points at once ({best / share * 1e3:.3f} ms per point; "
+              f"{alone * 1e3:.3f} alone in the sweep; batch {batch}, {k} per pass{f', {form}' if k > 1 else ''})")
     dir_file = os.path.join(out, "d.h5")
     runs = [("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
             ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5")]
@@ -231,7 +261,7 @@ def main() -> int:
     paired = {label: {c: [] for c in bounds} for label, _, _ in runs}
     turns = {c: [] for c in bounds}
     for repeat in range(args.repeats):
-        now = {c: points / args.ranks * concurrent(args, *settings[c][:2], c, settings[c][2]) for c in bounds}
+        now = {c: concurrent(args, *settings[c][:2], c, settings[c][2], points) for c in bounds}
         for c in bounds:
             turns[c].append(now[c])
         for label, extra, name in runs:
