@@ -1,14 +1,15 @@
 """A model called with a point's weights in place of its own, where they go found once, not at every call.
 
 ``torch.func.functional_call`` finds, at every call, which of the model's tensors each name stands for
-and which names are tied to it, by walking the module tree: 33 µs a call for the digits MLP (one thread,
-the Intel Xeon VM of BENCHMARKS.md), which an eager surface pays once per batch of every point: 66 µs
-against 496 for the MLP's forward of the 1,797 digits in batches of 1,024.  ``caller`` finds the slots once: a call puts the
-weights into them, runs the model and puts the model's own tensors back, as ``functional_call`` does
-(the same module dictionaries, so the same arithmetic and the same bits).  Models where that search
-could come out otherwise at another call, or that ``functional_call`` treats apart, keep
-``functional_call``: tied tensors, scripted modules, ``DataParallel``.  torch.compile traces
-``functional_call`` itself into its graph, so compiled passes keep it too.
+and which names are tied to it, by walking the module tree: 33 µs a call for the digits MLP (one
+thread, the Intel Xeon VM of BENCHMARKS.md).  An eager surface pays that once per batch of every
+point: 66 µs against 496 for the MLP's forward of the 1,797 digits in batches of 1,024.  ``caller``
+finds the slots once: a call puts the weights into them, runs the model and puts the model's own
+tensors back, as ``functional_call`` does (the same module dictionaries, so the same arithmetic and
+the same bits).  Models where that search could come out otherwise at another call, or that
+``functional_call`` treats apart, keep ``functional_call``: tied tensors, scripted modules,
+``DataParallel``.  torch.compile traces ``functional_call`` itself into its graph, so compiled passes
+keep it too.
 """
 from __future__ import annotations
 

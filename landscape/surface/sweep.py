@@ -4,8 +4,9 @@
 weights, so a small model does K points' work per matrix product (on a GPU), and ``UnrolledSweep`` (on
 a CPU) K points one after another in one call that also makes their weights.  All call the
 model with the point's weights in place of its own (``torch.func.functional_call``, or eagerly
-``slots.caller``, which finds where they go once), one batch of data at a time, and return float64 tensors on the device: per data set the loss sum, the sum of squared per-sample
-losses and the count of correct predictions (NaN where accuracy has no meaning).  The data sets go through as
+``slots.caller``, which finds where they go once), one batch of data at a time, and return float64
+tensors on the device: per data set the loss sum, the sum of squared per-sample losses and the count
+of correct predictions (NaN where accuracy has no meaning).  The data sets go through as
 one where they can (``SetData``), so a small model takes one batch per point for all of them.  With
 ``compile`` the work of one batch (forward, loss, counts) is one ``torch.compile``d function, so the
 loss and the counts fuse into the model's last kernels.  Nothing here knows about grids, files or ranks.
@@ -23,9 +24,9 @@ from torch.func import functional_call, vmap
 
 from .compilation import compiled, cpu_passes_available
 from .first_layer import LinearStart
-from .slots import caller
 from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
                      cross_entropy_terms_eagerly)
+from .slots import caller
 
 # One batch's contribution per data set: loss sum, sum of squared losses, correct predictions (NaN when
 # the output has no class dimension to compare), samples whose output holds NaN (their argmax means nothing).
