@@ -248,8 +248,9 @@ class Evaluator:
             mean = total / n
             out.append(mean)
             if self.stderr:  # sample standard deviation of the per-sample losses / sqrt(n)
-                variance = (np.maximum(squares - n * mean * mean, 0.0) / (n - 1) if n > 1
-                            else np.full_like(mean, np.nan))
+                with np.errstate(invalid="ignore", over="ignore"):  # a diverged point's inf - inf: NaN, silently
+                    variance = (np.maximum(squares - n * mean * mean, 0.0) / (n - 1) if n > 1
+                                else np.full_like(mean, np.nan))
                 out.append(np.sqrt(variance / n))
             if self.sweep.with_accuracy:
                 out.append(100.0 * correct / self.counts[name])  # NaN stays NaN

@@ -6,7 +6,7 @@ thread, the Intel Xeon VM of BENCHMARKS.md).  An eager surface pays that once pe
 point: 66 µs against 496 for the MLP's forward of the 1,797 digits in batches of 1,024.  ``caller``
 finds the slots once: a call puts the weights into them, runs the model and puts the model's own
 tensors back, as ``functional_call`` does (the same module dictionaries, so the same arithmetic and
-the same bits).  Models where that search could come out otherwise at another call, or that
+the same bits; a tensor the forward replaced goes back into ``weights``, as there).  Models where that search could come out otherwise at another call, or that
 ``functional_call`` treats apart, keep ``functional_call``: tied tensors, scripted modules,
 ``DataParallel``.  torch.compile traces ``functional_call`` itself into its graph, so compiled passes
 keep it too.
@@ -62,9 +62,11 @@ class WeightSlots:
         try:
             for name, tensor in weights.items():
                 store, key = self.places[name]
-                saved.append((store, key, store[key]))
+                saved.append((name, store, key, store[key]))
                 store[key] = tensor
             return self.model(x)
         finally:
-            for store, key, tensor in reversed(saved):
+            for name, store, key, tensor in reversed(saved):
+                if store[key] is not weights[name]:  # the forward replaced it: functional_call hands it back
+                    weights[name] = store[key]
                 store[key] = tensor

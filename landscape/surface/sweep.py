@@ -376,7 +376,7 @@ class UnrolledSweep(_Passes):
                 self.rounded[len(coefficients)] = buffer, [self.layout.views(point) for point in buffer]
         buffer, views = self.rounded[len(coefficients)]
         buffer.copy_(stacked)
-        return views
+        return [dict(point) for point in views]  # a forward that replaces a tensor of its own changes only this pass's
 
     def _points(self, points: tuple) -> tuple[int, ...]:
         return (len(points[1]),)
@@ -406,7 +406,7 @@ class UnrolledSweep(_Passes):
                 shape = (len(points[1]), *output.shape)
                 stacked = (output.new_empty((shape[0], shape[2], shape[1])).transpose(-1, -2) if by_class
                            else output.new_empty(shape))
-            elif output.shape != stacked.shape[1:] or output.dtype != stacked.dtype:  # as torch.stack would
+            elif output.shape != stacked.shape[1:] or output.dtype != stacked.dtype:  # not copied in silently
                 raise RuntimeError(f"the model's outputs differ from point to point: {tuple(output.shape)} "
                                    f"{output.dtype} against {tuple(stacked.shape[1:])} {stacked.dtype}")
             stacked[i].copy_(output)

@@ -61,3 +61,20 @@ def test_tied_tensors_scripted_models_compiled_passes_and_unknown_names_keep_fun
     unknown = {**_other(model), "scale": torch.tensor(2.0)}  # functional_call sets it as an attribute
     assert torch.equal(caller(model)(unknown, x), functional_call(model, unknown, (x,)))
     assert not hasattr(model, "scale")
+
+
+def test_a_tensor_the_forward_replaces_goes_back_into_the_weights_as_functional_call_hands_it_back():
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("k", torch.zeros(()))
+
+        def forward(self, x):
+            self.k = self.k + 1
+            return x * self.k
+
+    model, x = Counting(), torch.ones(2)
+    ours, theirs = {"k": torch.zeros(())}, {"k": torch.zeros(())}
+    for _ in range(2):
+        assert torch.equal(caller(model)(ours, x), functional_call(model, theirs, (x,)))
+    assert float(ours["k"]) == float(theirs["k"]) == 2.0 and float(model.k) == 0.0
