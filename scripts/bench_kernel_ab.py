@@ -94,26 +94,20 @@ def main() -> int:
 
 
 def _bare(model, data, args):
-    """The bare forwards of ``bench_roofline.py``, as an object with ``evaluate(points)``."""
+    """The bare forwards of ``bench_roofline.py`` (its ``bare_pass``), as an object with ``evaluate(points)``:
+    eagerly K passes of one point, compiled one pass of K points (in calls of up to 8)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_roofline
 
     inputs = torch.cat([data.train.inputs, data.test.inputs])
-    form = "unrolled" if args.compile and args.points_per_pass > 1 else "vmap"
-    forward = bench_roofline.forward_of(model, args.points_per_pass if args.compile else 1, args.compile, form)
-    group = bench_roofline.sweep_module.UNROLL
-    params = {n: p.detach() for n, p in model.named_parameters()}
-    if form == "unrolled":
-        params = {n: torch.stack([p] * min(args.points_per_pass, group)) for n, p in params.items()}
-    calls = -(-args.points_per_pass // group) if form == "unrolled" else args.points_per_pass
+    k = args.points_per_pass if args.compile else 1
+    one_pass = bench_roofline.bare_pass(model, inputs, args.batch, k, args.compile, "unrolled" if k > 1 else "vmap")
 
     class Bare:
         @staticmethod
-        @torch.inference_mode()
         def evaluate(points):
-            for _ in range(calls):
-                for start in range(0, len(inputs), args.batch):
-                    forward(params, inputs[start:start + args.batch])
+            for _ in range(len(points) // k):
+                one_pass()
             return np.zeros((len(points), 1))
 
     return Bare()
