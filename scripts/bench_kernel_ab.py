@@ -28,6 +28,8 @@ import tempfile
 import numpy as np
 import torch
 
+from landscape import heap
+
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -43,6 +45,7 @@ def main() -> int:
                         "scores cost the loss more than an untrained one's (default 0: as initialized)")
     args = p.parse_args()
     torch.set_num_threads(1)
+    heap.keep_freed_memory()  # as landscape's computing commands do
     bare = args.old == "bare"
     if not bare:  # the other checkout as the package landscape_old (its modules import each other relatively)
         root = tempfile.mkdtemp(prefix="landscape_old_")

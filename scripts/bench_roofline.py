@@ -16,7 +16,8 @@ surface on ``--ranks`` ranks through one direction file, with the reference code
 (batch 128, one point per pass) and with ``--batch_size auto --points_per_pass auto``; with
 ``--compile`` also the roofline of the compiled forward and an ``auto --compile`` surface.  The
 computing time of each surface comes from its run record (start-up, and so compilation, is
-excluded from it; tuning and compilation are printed apart).  Each surface is computed
+excluded from it; tuning and compilation are printed apart).  The roofline's processes keep
+the memory a batch frees, as ``landscape``'s computing commands do (``landscape.heap``).  Each surface is computed
 ``--repeats`` times, the settings taking turns, and its fastest run counts, as the roofline's
 fastest trial does; and since this machine's speed drifts, each turn also measures the roofline
 again just before its surfaces, and the median of those paired ratios is printed.  On a CPU
@@ -37,6 +38,7 @@ import numpy as np
 import torch
 from torch.func import functional_call, vmap
 
+from landscape import heap
 from landscape.data import load_named
 from landscape.io.surface_file import read as read_surface
 from landscape.models import build_model
@@ -214,6 +216,7 @@ def main() -> int:
     p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    heap.keep_freed_memory()  # as the surfaces' processes do (landscape.heap): no page faults in the roofline either
     out = tempfile.mkdtemp(prefix="bench_roofline_")
     if args.cifar_images and not args.cifar_folder:
         args.cifar_folder = cifar_folder(os.path.join(out, "cifar"), args.cifar_images)

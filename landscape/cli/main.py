@@ -23,7 +23,7 @@ import importlib
 import sys
 from dataclasses import dataclass
 
-from .. import __version__
+from .. import __version__, heap
 from ..errors import UsageError
 from . import boundary
 
@@ -64,6 +64,8 @@ COMMANDS = {
     "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
+# the commands that run forward passes batch after batch: their processes keep the memory a batch frees
+COMPUTING = ("surface", "train", "sweep", "curvature", "report", "study", "demo")
 
 
 def overview() -> str:
@@ -109,6 +111,8 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
     if name in ("surface", "train", "sweep"):  # before torch loads: a stop signal must find the job ready to stop cleanly
         from ..parallel import stop
         stop.install()
+    if name in COMPUTING:
+        heap.keep_freed_memory()
 
     return boundary.run(lambda args: COMMANDS[name].load().main(args, prog), argv, prog=prog, spell=spell)
 
