@@ -3,9 +3,8 @@
 glibc's malloc serves a block over its mmap threshold (128 KiB at first, raised to the largest mapped
 block freed, at most 32 MiB) with a mapping of its own and unmaps it when it is freed, and it hands
 the heap's free top back to the kernel past a trim threshold (128 KiB at first, then twice the mmap
-threshold).  A forward
-pass frees its activations and the next batch asks for blocks of the same sizes, so their pages
-fault in again, each zeroed by the kernel.  On this project's 2-core Xeon VM, one thread, ResNet-20
+threshold).  A forward pass frees its activations and the next batch asks for blocks of the same
+sizes, so their pages fault in again, each zeroed by the kernel.  On this project's 2-core Xeon VM, one thread, ResNet-20
 on 1,100 CIFAR images: 1.25-1.27 s a point at batch 64 (about 280,000 page faults a point, a
 quarter of the time in the kernel), and the same forwards ran in 0.9 s once a larger batch had
 raised the threshold, so a process's speed depended on what it had run before.
@@ -37,8 +36,9 @@ SETTINGS = ("mmap_threshold", "trim_threshold", "mmap_max", "top_pad")
 def keep_freed_memory(environ=os.environ) -> bool:
     """Keep freed blocks up to 32 MiB in this process's heap (glibc on Linux); True when it was set.
     Nothing is changed elsewhere, with another allocator preloaded, or when the environment sets
-    malloc's thresholds, its mappings or its padding (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``,
-    ``MALLOC_MMAP_MAX_``, ``MALLOC_TOP_PAD_`` or their ``glibc.malloc`` tunables): those are the user's choice."""
+    malloc's thresholds, its mappings or its padding (``MALLOC_MMAP_THRESHOLD_``,
+    ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_MAX_``, ``MALLOC_TOP_PAD_`` or their ``glibc.malloc``
+    tunables): those are the user's choice."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False
     tunables = environ.get("GLIBC_TUNABLES", "")

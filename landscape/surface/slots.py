@@ -6,10 +6,10 @@ thread, the Intel Xeon VM of BENCHMARKS.md).  An eager surface pays that once pe
 point: 66 µs against 496 for the MLP's forward of the 1,797 digits in batches of 1,024.  ``caller``
 finds the slots once: a call puts the weights into them, runs the model and puts the model's own
 tensors back, as ``functional_call`` does (the same module dictionaries, so the same arithmetic and
-the same bits; a tensor the forward replaced goes back into ``weights``, as there).  Models where that search could come out otherwise at another call, or that
-``functional_call`` treats apart, keep ``functional_call``: tied tensors, scripted modules,
-``DataParallel``.  torch.compile traces ``functional_call`` itself into its graph, so compiled passes
-keep it too.
+the same bits; a tensor the forward replaced goes back into ``weights``, as there).  Models where
+that search could come out otherwise at another call, or that ``functional_call`` treats apart, keep
+``functional_call``: tied tensors, scripted modules, ``DataParallel``.  torch.compile traces
+``functional_call`` itself into its graph, so compiled passes keep it too.
 """
 from __future__ import annotations
 
