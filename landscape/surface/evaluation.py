@@ -23,7 +23,7 @@ from torch.func import functional_call
 from ..data import Samples
 from ..errors import ConfigError, EvaluationError, LandscapeError, describe
 from ..plugins import is_plugin
-from . import batchnorm, first_layer
+from . import batchnorm, first_layer, last_layer
 from .losses import BUILTIN as BUILTIN_LOSSES
 from .losses import Loss, check_labels
 from .sweep import BatchedSweep, FlatLayout, SetData, Sweep, UnrolledSweep
@@ -147,6 +147,10 @@ class Evaluator:
         example = next(iter(tensors.values()))[0][:2] if tensors else None
         self.start = (first_layer.find(self.model, self.dtype, example, sum(self.sizes.values()))
                       if unrolled and cfg.compile and example is not None and len(example) else None)
+        # eagerly, a model that ends with a linear classifier has its scores made as rows (last_layer)
+        self.end = (last_layer.find(self.model, self.dtype, example)
+                    if unrolled and not cfg.compile and self.loss.name == "crossentropy" and with_accuracy
+                    and example is not None and len(example) else None)
         self.unrolled = self._unrolled_sweep(sets, with_accuracy, cfg.points_per_pass, cfg.compile) if unrolled else None
         self.batched = (BatchedSweep(self.model, sets, self.loss, cfg.batch_size, with_accuracy, cfg.compile)
                         if plain and cfg.points_per_pass > 1 and self.unrolled is None else None)
@@ -158,7 +162,7 @@ class Evaluator:
     def _unrolled_sweep(self, data, with_accuracy: bool, points: int, compile: bool) -> UnrolledSweep:
         return UnrolledSweep(self.model, data, self.loss, self.cfg.batch_size, with_accuracy, origin=self.origin,
                              plane=self.plane, dtype=self.dtype, running_vars=self.running_vars, points=points,
-                             compile=compile, start=self.start)
+                             compile=compile, start=self.start, end=None if compile else self.end)
 
     def rebatched(self, batch_size: int) -> "Evaluator":
         """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,

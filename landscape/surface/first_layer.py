@@ -39,11 +39,11 @@ MEMORY = 1 << 30     # bytes the arrays of one data set may take
 _RESHAPES = {"reshape", "view", "flatten", "contiguous"}
 # the layer's class exactly (a subclass, a quantization-aware or weight-normed layer computes otherwise), as
 # nn.MultiheadAttention's projection names it
-_PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
+PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
 class _Reached(Exception):
-    """Raised by the hook that catches the first layer's input, to stop the forward there."""
+    """Raised by the hook that catches a layer's input, to stop the forward there."""
 
     def __init__(self, inputs: torch.Tensor):
         super().__init__()
@@ -88,18 +88,8 @@ class LinearStart:
         return torch.cat(out) if out else inputs.new_zeros((0, len(pairs), self.layer.out_features), dtype=dtype)
 
     def _inputs(self, model: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
-        """What the layer receives from ``inputs`` (the model's reshapes), by running the model up to it."""
-        def reached(_module, args):
-            raise _Reached(args[0])
-
-        handle = self.layer.register_forward_pre_hook(reached)
-        try:
-            model(inputs)
-        except _Reached as caught:
-            return caught.inputs
-        finally:
-            handle.remove()
-        raise RuntimeError("the model did not reach its first linear layer")
+        """What the layer receives from ``inputs`` (the model's reshapes)."""
+        return layer_input(model, self.layer, inputs)
 
     @staticmethod
     def at(features: torch.Tensor, coefficients: torch.Tensor) -> torch.Tensor:
@@ -113,7 +103,7 @@ class LinearStart:
 def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: int) -> LinearStart | None:
     """The model's ``LinearStart`` if it qualifies (see the module's text), else None; ``example``: a few
     inputs (the layer must see one row per sample), ``samples``: how many the features will be made of."""
-    if dtype not in (torch.float32, torch.float64) or _hooked(model):
+    if dtype not in (torch.float32, torch.float64) or hooked(model):
         return None
     try:
         graph = torch.fx.symbolic_trace(model)
@@ -127,7 +117,7 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
         if len(node.users) != 1:
             return None
         node = next(iter(node.users))
-        if node.op == "call_module" and type(graph.get_submodule(node.target)) in _PLAIN:
+        if node.op == "call_module" and type(graph.get_submodule(node.target)) in PLAIN:
             break
         if not _reshapes(node, chain[-1], graph):
             return None
@@ -160,7 +150,22 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
     return found
 
 
-def _hooked(model: nn.Module) -> bool:
+def layer_input(model: nn.Module, layer: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+    """What ``layer`` receives when ``model`` runs on ``inputs``, by running the model up to it."""
+    def reached(_module, args):
+        raise _Reached(args[0])
+
+    handle = layer.register_forward_pre_hook(reached)
+    try:
+        model(inputs)
+    except _Reached as caught:
+        return caught.inputs
+    finally:
+        handle.remove()
+    raise RuntimeError("the model did not reach the linear layer")
+
+
+def hooked(model: nn.Module) -> bool:
     """Whether forward hooks could see or change what the layer or the model computes: the tail, a graph,
     runs its leaf modules' hooks but neither the model's own nor the layer's (which it does not run)."""
     from torch.nn.modules import module as hooks

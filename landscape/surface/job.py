@@ -244,6 +244,8 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
                 identity["first_layer"] = "by linearity"
         else:
             identity["eager_passes"] = EAGER_PASSES
+            if ev.end is not None:  # only then: other eager files keep the identity they had
+                identity["last_layer"] = "as rows"
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):

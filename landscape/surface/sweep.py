@@ -24,6 +24,7 @@ from torch.func import functional_call, vmap
 
 from .compilation import compiled, cpu_passes_available
 from .first_layer import LinearStart
+from .last_layer import LinearEnd
 from .losses import (CLASSES_ONE_BY_ONE, Loss, at_least_float32, cross_entropy_terms, cross_entropy_terms_by_class,
                      cross_entropy_terms_eagerly)
 from .slots import caller
@@ -285,6 +286,8 @@ UNROLL = 8  # points per compiled call of an UnrolledSweep at most: its compile 
 # unrolled-3, compiled: besides, a few classes' scores made with the classes as rows and the loss taken class by
 # class (compilation.classes_as_rows, losses.cross_entropy_terms_by_class; a new CLASSES_ONE_BY_ONE is a new name).
 # unrolled-4, compiled: classes as rows only from a product of at most compilation.ROWS_INNER inputs.
+# Eagerly, a model that ends with a linear classifier has its scores made as rows, which its files record apart
+# (last_layer).
 EAGER_PASSES = "unrolled-2"
 COMPILED_PASSES = "unrolled-4"
 
@@ -329,11 +332,16 @@ class UnrolledSweep(_Passes):
 
     def __init__(self, model, data, loss, batch_size, with_accuracy, *, origin: dict, plane: torch.Tensor,
                  dtype: torch.dtype, running_vars: set, points: int, compile: bool = True,
-                 start: LinearStart | None = None):
+                 start: LinearStart | None = None, end: LinearEnd | None = None):
         """``origin``: float64 tensors by name; ``plane``: their directions, flattened in that order and side
         by side, as the rows of a float64 ``(1 or 2, n)`` matrix; ``start``: the model's first linear layer,
-        taken by linearity (``first_layer``): the passes go through its ``tail`` from features of the data."""
-        self.start = start
+        taken by linearity (``first_layer``): the passes go through its ``tail`` from features of the data;
+        ``end``, eagerly: the model's last linear layer, whose class scores the passes make as rows
+        (``last_layer``) from what its ``body`` gives."""
+        if end is not None and (compile or start is not None or loss.name != "crossentropy" or not with_accuracy):
+            raise ValueError("the scores as rows are for the class scores of eager passes (compiled ones have "
+                             "classes_as_rows)")
+        self.start, self.end = start, end
         if start is not None:
             whole = FlatLayout(origin)
             directions = [whole.views(row) for row in plane]
@@ -352,7 +360,7 @@ class UnrolledSweep(_Passes):
         self.variances = [span for name, span in self.layout.spans.items() if name in running_vars]
         self.dtype = dtype
         self.group = min(points, UNROLL) if compile else points
-        super().__init__(model, data, loss, batch_size, with_accuracy, compile=compile)
+        super().__init__(model if end is None else end.body, data, loss, batch_size, with_accuracy, compile=compile)
         self.made = compiled(self._made, True) if compile else self._made
         self.rounded: dict[int, tuple] = {}  # eagerly, K -> (K points' weights in the model's dtype, their views)
 
@@ -398,6 +406,8 @@ class UnrolledSweep(_Passes):
         returned is ``(K, B, C)``), as ``cross_entropy_terms_eagerly`` reduces them: it then copies them
         whole rather than transposing them (the digits MLP's 32 points of 1,024 samples: torch.stack and
         the transposing copy cold took 30-50 µs a point)."""
+        if self.end is not None:
+            return self._rows(points[1], x)
         stacked = None
         for i in range(len(points[1])):
             output = self._forward(points, i, x)
@@ -411,6 +421,18 @@ class UnrolledSweep(_Passes):
                                    f"{output.dtype} against {tuple(stacked.shape[1:])} {stacked.dtype}")
             stacked[i].copy_(output)
         return stacked
+
+    def _rows(self, weights: list[dict], x: torch.Tensor) -> torch.Tensor:
+        """``_stacked`` for a model that ends with a linear classifier (``last_layer``): each point's scores
+        made as rows, classes x samples, in their place in the buffer."""
+        rows = None
+        for i, point in enumerate(weights):
+            body, weight, bias = self.end.split(point)
+            features = self.call(body, x)
+            if rows is None:
+                rows = features.new_empty((len(weights), self.end.layer.out_features, len(features)))
+            self.end.rows(weight, bias, features, rows[i])
+        return rows.transpose(-1, -2)
 
     def _whole(self, coefficients, x, y, sets) -> torch.Tensor:
         return _finished(self._step((coefficients, self._made(coefficients)), x, y, sets))
