@@ -3,14 +3,15 @@
 An eager pass of several points (``UnrolledSweep``) takes the loss and the counts of all its points at
 once, class by class along rows of samples (``losses.cross_entropy_terms_eagerly``), so it lays the
 class scores out classes x samples.  A model's scores come samples x classes, and copying them into
-the other layout, transposed, took the digits MLP 25 µs a point (1,797 samples, 10 classes, one thread
-of the AMD EPYC VM of BENCHMARKS.md).  When the model's output is a linear layer's, ``x Wᵀ + c``, the
-pass computes it transposed instead, ``W xᵀ + c``, straight into its place in the pass's buffer: the
+the other layout, transposed, took the digits MLP 13-25 µs a point (1,797 samples, 10 classes, one
+thread of the AMD EPYC VM of BENCHMARKS.md).  When the model's output is a linear layer's, ``x Wᵀ + c``,
+the pass computes it transposed instead, ``W xᵀ + c``, straight into its place in the pass's buffer: the
 matrix library takes the transposed operand at no cost, and so narrow a product runs faster this way
-round (10 x 64 by 64 x 1,797: 65 µs, against 135-205 for 1,797 x 64 by 64 x 10), so no copy is left
-and the product is cheaper.  It is another order of the product's sums, so other last bits: surfaces
-record it (``last_layer`` in their identity).  torch.compile does the same by a pass of its own
-(``compilation.classes_as_rows``), so this is for eager passes only.
+round (10 x 64 by 64 x 1,797 in the eager passes, under torch's profiler: 73 µs a point against 139 for
+the model's 1,797 x 64 by 64 x 10), so no copy is left and the product is cheaper.  It is another order
+of the product's sums, so other last bits: surfaces record it (``last_layer`` in their identity).
+torch.compile does the same by a pass of its own (``compilation.classes_as_rows``), so this is for eager
+passes only.
 
 ``find`` says whether a model qualifies: its output is, as it is, the output of one plain
 ``nn.Linear`` (not a subclass, no parametrization) used once, whose weights no other layer shares, with

@@ -325,8 +325,10 @@ class UnrolledSweep(_Passes):
 
     Eagerly, a call holds the whole pass: the weights are one ``addmm``, and the loss and the counts
     are taken once over the stacked ``(K, B, ...)`` outputs (class by class, ``_sums``), so their many
-    small operations are paid once per pass rather than once per point.  A pass's points are the
-    same in any run (chunks come from global point indices), so their bits are too."""
+    small operations are paid once per pass rather than once per point.  A model that ends with a
+    linear classifier (``last_layer``, ``end``) runs its body, and its class scores are made as rows
+    straight into the stacked outputs' buffer.  A pass's points are the same in any run (chunks come
+    from global point indices), so their bits are too."""
 
     one_pass_eagerly = cpu_passes = True
 
