@@ -16,16 +16,16 @@ at 0.99-1.04x the time of the one without (16 and 32 points a pass, batches of 1
 The arrays' rounding is no worse than the product's it replaces (which sums 64 rounded float32
 products), but it is another rounding: surfaces record it (``first_layer`` in their identity).
 
-``find`` says whether a model qualifies: its input goes, through reshapes only, one row per sample,
-into one plain ``nn.Linear`` (not a subclass, no parametrization) used once, whose weights no other
-layer shares, with at least ``FAN_IN`` inputs (below that the product is cheap and reading three
-arrays is not), in float32 or float64 (a low-precision model's surface shows its own products'
-rounding), the arrays within ``MEMORY``, and no forward hooks anywhere in the model (the layer is not
-run, nor the model's own forward).  The rest of the model runs as a
-``torch.fx`` graph that takes the layer's output (``LinearStart.tail``); a model fx cannot trace
-does not qualify.  The graph holds the forward's tensor operations only: Python in the forward
-(a print, a counter, a sleep) ran once, while fx traced it.  Nothing here knows about grids, files
-or ranks.
+``find`` says whether a model qualifies: its input goes, through reshapes only, one row per sample, into
+one plain ``nn.Linear`` (not a subclass, no parametrization) used once, whose weights no other layer
+shares, with at least ``FAN_IN`` inputs (below that the product is cheap and reading three arrays is
+not), in float32 or float64 (a low-precision model's surface shows its own products' rounding), the
+arrays within ``MEMORY``, and no forward hooks anywhere in the model (the layer is not run, nor the
+model's own forward).  The rest of the model runs as a ``torch.fx`` graph that takes the layer's output
+(``LinearStart.tail``); a model fx cannot trace, or whose graph computes otherwise than the model on a
+few samples (fx records ``v += 1`` on a view of a tensor as ``v + 1``), does not qualify.  The graph
+holds the forward's tensor operations only: Python in the forward (a print, a counter, a sleep) ran
+once, while fx traced it.  Nothing here knows about grids, files or ranks.
 """
 from __future__ import annotations
 
@@ -147,6 +147,13 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
         graph.graph.erase_node(dead)
     graph.delete_all_unused_submodules()
     graph.recompile()
+    try:  # fx records some Python otherwise (``v += 1`` on a view of a tensor becomes ``v + 1``)
+        with torch.no_grad():
+            output = model(example)
+            if not isinstance(output, torch.Tensor) or not torch.equal(graph(layer(seen)), output):
+                return None
+    except (Exception, SystemExit):  # noqa: BLE001 - user code
+        return None
     return found
 
 

@@ -13,19 +13,21 @@ of the product's sums, so other last bits: surfaces record it (``last_layer`` in
 torch.compile does the same by a pass of its own (``compilation.classes_as_rows``), so this is for eager
 passes only.
 
-``find`` says whether a model qualifies: its output is, as it is, the output of one plain
-``nn.Linear`` (not a subclass, no parametrization) used once, whose weights no other layer shares, with
-at most ``compilation.ROWS_INNER`` inputs (past that the transposed product is the slower one) and at
-least two outputs, its input one row per sample; float32 or float64 (a low-precision model's surface
-shows its own products' rounding); no forward hooks anywhere in the model (the layer is not run, nor
-the model's own forward).  The rest of the model runs as a ``torch.fx`` graph that returns the layer's
-input (``LinearEnd.body``), with its ReLUs in place where that changes nothing but the memory gone
-through (``in_place``); a model fx cannot trace does not qualify.  The graph holds the forward's
-tensor operations only: Python in the forward (a print, a counter) ran once, while fx traced it.
-Nothing here knows about grids, files or ranks.
+``find`` says whether a model qualifies: its output is, as it is, the output of one plain ``nn.Linear``
+(not a subclass, no parametrization) used once, whose weights no other layer shares, with at most
+``compilation.ROWS_INNER`` inputs (past that the transposed product is the slower one) and at least two
+outputs, its input one row per sample; float32 or float64 (a low-precision model's surface shows its own
+products' rounding); no forward hooks or pre-hooks anywhere in the model (the layer is not run, nor the
+model's own forward).  The rest of the model runs as a ``torch.fx`` graph that returns the layer's input
+(``LinearEnd.body``), with its ReLUs in place where that changes nothing but the memory gone through
+(``in_place``); a model fx cannot trace, or whose graph gives the layer other inputs than the model does
+on a few samples (fx records ``v += 1`` on a view of a tensor as ``v + 1``), does not qualify.  The
+graph holds the forward's tensor operations only: Python in the forward (a print, a counter) ran once,
+while fx traced it.  Nothing here knows about grids, files or ranks.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -45,6 +47,7 @@ class LinearEnd:
     layer: nn.Linear
     weight: str
     bias: str | None
+    held: frozenset[str]   # the names of the body's tensors (an unused head's are not among them)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -52,8 +55,8 @@ class LinearEnd:
 
     def split(self, weights: dict[str, torch.Tensor]) -> tuple[dict, torch.Tensor, torch.Tensor | None]:
         """A point's ``weights`` (by name) as the body's, and the layer's weight and bias (a tensor the
-        point lacks stays as the model has it)."""
-        body = {name: tensor for name, tensor in weights.items() if name not in self.names}
+        point lacks stays as the model has it; one of a module the forward does not use is left out)."""
+        body = {name: tensor for name, tensor in weights.items() if name in self.held}
         weight = weights.get(self.weight, self.layer.weight)
         return body, weight, (weights.get(self.bias, self.layer.bias) if self.bias is not None else None)
 
@@ -102,4 +105,10 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor) -> LinearE
     in_place.relus(graph)  # the body is run eagerly, under inference only
     graph.delete_all_unused_submodules()
     graph.recompile()
-    return LinearEnd(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
+    with torch.no_grad():  # fx records some Python otherwise (``v += 1`` on a view becomes ``v + 1``)
+        if not torch.equal(graph(example), seen):
+            return None
+    held = frozenset(name for name, _ in itertools.chain(graph.named_parameters(remove_duplicate=False),
+                                                         graph.named_buffers(remove_duplicate=False)))
+    return LinearEnd(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None,
+                     held)

@@ -60,6 +60,14 @@ class Subclass(nn.Linear):
     pass
 
 
+class ViewWritten(Flat):
+    def forward(self, x):  # fx records the write into a view of h as a new tensor: the graph would differ
+        h = self.first(x.flatten(1))
+        v = h[:, :4]
+        v += 1
+        return self.last(torch.tanh(h))
+
+
 class WithHead(Flat):
     """An auxiliary head its forward never uses, and a buffer."""
 
@@ -92,7 +100,7 @@ def test_a_model_whose_input_goes_through_reshapes_into_a_wide_linear_layer_qual
     start = find(Flat(), torch.float32, IMAGES, 1000)
     assert start is not None and start.names == ("first.weight", "first.bias")
     assert {name for name, _ in start.tail.named_parameters()} == {"last.weight", "last.bias"}
-    mlp = find(nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)), torch.float64,
+    mlp = find(nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).double(), torch.float64,
                ROWS.double(), 1000)
     assert mlp is not None and mlp.names == ("0.weight", "0.bias")
     assert find(nn.Sequential(nn.Flatten(), nn.Linear(64, 8, bias=False)), torch.float32, IMAGES,
@@ -110,9 +118,9 @@ def test_a_model_whose_input_goes_through_reshapes_into_a_wide_linear_layer_qual
     (nn.Sequential(Subclass(64, 10)), torch.float32, ROWS, 100),
     (nn.Sequential(torch.nn.utils.parametrizations.weight_norm(nn.Linear(64, 10))), torch.float32, ROWS, 100),
     (hooked("layer"), torch.float32, IMAGES, 100), (hooked("pre"), torch.float32, IMAGES, 100),
-    (hooked("model"), torch.float32, IMAGES, 100),
+    (hooked("model"), torch.float32, IMAGES, 100), (ViewWritten(), torch.float32, IMAGES, 100),
 ], ids=["narrow", "bfloat16", "memory", "skip", "twice", "tied", "untraceable", "conv-first", "merging-rows",
-        "subclass", "weight-norm", "layer-hook", "layer-pre-hook", "model-hook"])
+        "subclass", "weight-norm", "layer-hook", "layer-pre-hook", "model-hook", "view-written"])
 def test_models_that_do_not_qualify_are_left_alone(model, dtype, example, samples):
     """Each of these would compute otherwise by linearity (a hook not run, rows of samples merged, a layer
     that is not a plain product) or gain nothing from it."""

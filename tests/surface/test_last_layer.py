@@ -62,6 +62,22 @@ class Subclass(nn.Linear):
     pass
 
 
+class ViewWritten(Head):
+    def forward(self, x):  # fx records the write into a view of h as a new tensor: the graph would differ
+        h = self.first(x.flatten(1))
+        v = h[:, :4]
+        v += 1
+        return self.last(torch.relu(h))
+
+
+class WithAux(Head):
+    """An auxiliary head its forward never uses."""
+
+    def __init__(self):
+        super().__init__()
+        self.aux = nn.Linear(32, 3)
+
+
 def hooked(where: str) -> nn.Module:
     model = Head()
     {"layer": lambda: model.last.register_forward_hook(lambda m, a, out: out * 3),
@@ -94,8 +110,9 @@ def test_models_ending_in_a_linear_classifier_qualify_and_their_body_leaves_the_
     (nn.Sequential(nn.Flatten(), torch.nn.utils.parametrizations.weight_norm(nn.Linear(16, 10))), torch.float32,
      IMAGES),
     (hooked("layer"), torch.float32, IMAGES), (hooked("model"), torch.float32, IMAGES),
+    (ViewWritten(), torch.float32, IMAGES),
 ], ids=["wide", "one-class", "bfloat16", "scaled", "twice", "tied", "per-token", "untraceable", "subclass",
-        "weight-norm", "layer-hook", "model-hook"])
+        "weight-norm", "layer-hook", "model-hook", "view-written"])
 def test_models_that_do_not_qualify_are_left_alone(model, dtype, example):
     assert find(model.to(dtype), dtype, example.to(dtype)) is None
 
@@ -153,3 +170,23 @@ def test_an_eager_surface_records_it_and_one_begun_without_it_is_not_resumed(tmp
     cnn = ["surface", "--model", "digits_cnn", "--x=-1:1:3", "--threads", "1", "--quiet", "--points_per_pass", "2"]
     assert landscape(*cnn, "--surf_file", tmp_path / "cnn.h5") == 0  # its classifier's 512 inputs are too many
     assert "last_layer" not in read_surface(str(tmp_path / "cnn.h5")).attrs
+
+
+def test_a_head_the_forward_never_uses_is_left_out_of_the_body_s_weights():
+    """Its tensors are among a point's weights (weights directions cover every parameter) but not the
+    body's: passes of several points run and agree with one point per pass."""
+    from landscape.surface.evaluation import Evaluator
+    from landscape.data import Samples
+    torch.manual_seed(3)
+    model = WithAux().double().eval()
+    origin = {name: p.detach().clone() for name, p in model.named_parameters()}
+    g = torch.Generator().manual_seed(4)
+    dx = {name: torch.randn(p.shape, generator=g, dtype=torch.float64) for name, p in origin.items()}
+    data = {"train": Samples(torch.randn(40, 4, 4, dtype=torch.float64), torch.randint(0, 10, (40,), generator=g))}
+    kernels = [Evaluator(model, origin, dx, None, data, "crossentropy", EvaluationConfig(batch_size=16, points_per_pass=k,
+                                                                                         dtype="float64"))
+               for k in (3, 1)]
+    assert kernels[0].end is not None and "aux.weight" not in kernels[0].end.held
+    kernels[0].probe()
+    points = np.array([[0.0, 0.0], [0.5, 0.0], [-1.0, 0.0]])
+    assert np.allclose(kernels[0].evaluate(points), kernels[1].evaluate(points), rtol=1e-12, atol=0)
