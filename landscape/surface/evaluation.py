@@ -162,7 +162,7 @@ class Evaluator:
     def _unrolled_sweep(self, data, with_accuracy: bool, points: int, compile: bool) -> UnrolledSweep:
         return UnrolledSweep(self.model, data, self.loss, self.cfg.batch_size, with_accuracy, origin=self.origin,
                              plane=self.plane, dtype=self.dtype, running_vars=self.running_vars, points=points,
-                             compile=compile, start=self.start, end=None if compile else self.end)
+                             compile=compile, start=self.start, end=self.end)
 
     def rebatched(self, batch_size: int) -> "Evaluator":
         """This kernel in batches of ``batch_size``, sharing its model, data and compiled code (for tuning,

@@ -39,7 +39,7 @@ MEMORY = 1 << 30     # bytes the arrays of one data set may take
 _RESHAPES = {"reshape", "view", "flatten", "contiguous"}
 # the layer's class exactly (a subclass, a quantization-aware or weight-normed layer computes otherwise), as
 # nn.MultiheadAttention's projection names it
-PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
+_PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
 class _Reached(Exception):
@@ -117,18 +117,13 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
         if len(node.users) != 1:
             return None
         node = next(iter(node.users))
-        if node.op == "call_module" and type(graph.get_submodule(node.target)) in PLAIN:
+        if node.op == "call_module" and type(graph.get_submodule(node.target)) in _PLAIN:
             break
         if not _reshapes(node, chain[-1], graph):
             return None
         chain.append(node)
     layer = graph.get_submodule(node.target)
-    used = [n for n in graph.graph.nodes if n.op in ("call_module", "get_attr")
-            and (n.target == node.target or str(n.target).startswith(node.target + "."))]
-    shared = [name for name, p in model.named_parameters(remove_duplicate=False)
-              if any(p is q for q in layer.parameters())]
-    if (len(used) != 1 or len(shared) != len(list(layer.parameters())) or node.kwargs or len(node.args) != 1
-            or {name for name, _ in layer.named_parameters()} - {"weight", "bias"} or layer.in_features < FAN_IN
+    if (not alone(graph, model, node) or layer.in_features < FAN_IN
             or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY):
         return None
     found = LinearStart(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
@@ -155,6 +150,22 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
     except (Exception, SystemExit):  # noqa: BLE001 - user code
         return None
     return found
+
+
+def alone(graph: torch.fx.GraphModule, model: nn.Module, node: torch.fx.Node) -> bool:
+    """Whether ``node`` of ``model``'s traced ``graph`` calls a plain linear layer (``_PLAIN``) on one
+    tensor, without keywords, the only use of the layer, whose tensors are a weight and a bias that no
+    other name of the model shares."""
+    if (node.op != "call_module" or type(graph.get_submodule(node.target)) not in _PLAIN or node.kwargs
+            or len(node.args) != 1 or not isinstance(node.args[0], torch.fx.Node)):
+        return False
+    layer = graph.get_submodule(node.target)
+    used = [n for n in graph.graph.nodes if n.op in ("call_module", "get_attr")
+            and (n.target == node.target or str(n.target).startswith(node.target + "."))]
+    shared = [name for name, p in model.named_parameters(remove_duplicate=False)
+              if any(p is q for q in layer.parameters())]
+    return (len(used) == 1 and len(shared) == len(list(layer.parameters()))
+            and not {name for name, _ in layer.named_parameters()} - {"weight", "bias"})
 
 
 def layer_input(model: nn.Module, layer: nn.Module, inputs: torch.Tensor) -> torch.Tensor:

@@ -3,12 +3,12 @@
 ``nn.ReLU()`` and ``F.relu`` write a new tensor as large as their input, so an eager forward goes
 through that much more memory: under torch's profiler, the digits MLP's first ReLU (1,797 samples x
 128) took 97 µs against 23 for the second's half as many, its input and output no longer fitting a
-1 MiB L2 cache together.  In a ``torch.fx`` graph of our own (``last_layer``'s body, run eagerly) a
-ReLU whose input is the fresh result of a layer (linear, convolution, batch norm) or of a sum,
-difference or product, read by the ReLU alone, can overwrite it: the same values to the bit (``relu`` and ``relu_`` are one kernel), without the new
-tensor.  The digits MLP's eager kernel took 0.96x the time so (32 points a pass, batches of 1,797 and
-of 1,024).  Only under inference (no autograd graph needs the input), which is how the eager passes
-run.  Nothing here knows about grids, files or ranks.
+1 MiB L2 cache together.  In a ``torch.fx`` graph of our own (``last_layer``'s body, run eagerly) a ReLU
+whose input is the fresh result of a layer (linear, convolution, batch norm) or of a sum, difference or
+product, read by the ReLU alone, can overwrite it: the same values to the bit (``relu`` and ``relu_``
+are one kernel), without the new tensor.  The digits MLP's eager kernel took 0.96x the time so (32
+points a pass, batches of 1,797 and of 1,024).  Only under inference (no autograd graph needs the
+input), which is how the eager passes run.  Nothing here knows about grids, files or ranks.
 """
 from __future__ import annotations
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .compilation import ROWS_INNER
 from . import in_place
-from .first_layer import PLAIN, hooked, layer_input
+from .compilation import ROWS_INNER
+from .first_layer import alone, hooked, layer_input
 
 
 @dataclass(frozen=True)
@@ -80,18 +80,10 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor) -> LinearE
         return None
     output = next(node for node in graph.graph.nodes if node.op == "output")
     node = output.args[0]
-    if (not isinstance(node, torch.fx.Node) or node.op != "call_module" or len(node.users) != 1
-            or type(graph.get_submodule(node.target)) not in PLAIN or node.kwargs or len(node.args) != 1
-            or not isinstance(node.args[0], torch.fx.Node)):
+    if not isinstance(node, torch.fx.Node) or len(node.users) != 1 or not alone(graph, model, node):
         return None
     layer = graph.get_submodule(node.target)
-    used = [n for n in graph.graph.nodes if n.op in ("call_module", "get_attr")
-            and (n.target == node.target or str(n.target).startswith(node.target + "."))]
-    shared = [name for name, p in model.named_parameters(remove_duplicate=False)
-              if any(p is q for q in layer.parameters())]
-    if (len(used) != 1 or len(shared) != len(list(layer.parameters()))
-            or {name for name, _ in layer.named_parameters()} - {"weight", "bias"}
-            or layer.in_features > ROWS_INNER or layer.out_features < 2):
+    if layer.in_features > ROWS_INNER or layer.out_features < 2:
         return None
     try:
         with torch.no_grad():  # one row per sample: the scores' columns must be the samples
