@@ -57,6 +57,24 @@ def failing_model():
     return FailsFar()
 
 
+class FailsOnRankOne(nn.Module):
+    """Raises on MPI rank 1 for a batch of exactly 128 samples, which only ``--batch_size auto``'s
+    measurement runs there: a failure while every rank measures the settings."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        if os.environ.get("PMI_RANK") == "1" and x.shape[0] == 128:
+            raise RuntimeError("simulated failure on rank 1 at a batch of 128")
+        return self.net(x)
+
+
+def failing_on_rank_one():
+    return FailsOnRankOne()
+
+
 class Diverges(nn.Module):
     """Outputs whose loss is NaN for x > 0, -inf-free: NaN must be stored as a result, not as "to do"."""
 

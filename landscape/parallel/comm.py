@@ -205,16 +205,17 @@ def agree(comm, fn, *args, **kwargs):
     """
     try:
         result, status = fn(*args, **kwargs), None
+    except CollectiveFailure as exc:  # agreed inside fn (every rank raises it): the rank that failed stays named
+        result, status = None, (str(exc), exc.exit_code, exc.detail, exc.fields, exc.rank)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - shared with the other ranks below
         result = None
         if isinstance(exc, LandscapeError):
-            status = (describe(exc), exc.exit_code, traceback.format_exc(), exc.fields)
+            status = (describe(exc), exc.exit_code, traceback.format_exc(), exc.fields, comm.rank)
         else:  # a bug, or user code that called sys.exit: never a silent success
-            status = (f"internal error: {describe(exc)}", 1, traceback.format_exc(), ())
-    statuses = comm.allgather(status)
-    for rank, status in enumerate(statuses):
+            status = (f"internal error: {describe(exc)}", 1, traceback.format_exc(), (), comm.rank)
+    for status in comm.allgather(status):
         if status is not None:
-            message, code, detail, fields = status
+            message, code, detail, fields, rank = status
             raise CollectiveFailure(message, code, rank, detail, fields)
     return result
 

@@ -282,9 +282,10 @@ def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, devic
     return ev
 
 
-def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, rank: int, ranks: int):
+def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, comm):
     """``auto`` batch size and points per pass resolved: as a resumed file records them, else measured
-    (rank 0 measures; the job broadcasts its choice).  Returns (config, how it was chosen) or None."""
+    (every rank at once, as they will compute the surface; the job broadcasts rank 0's choice).
+    Returns (config, how it was chosen)."""
     cfg = job.evaluation
     if tuning.AUTO not in (cfg.batch_size, cfg.points_per_pass):
         return cfg, ""
@@ -295,8 +296,6 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
                                else cfg.points_per_pass, 0.0, 0)
         return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
             chosen.describe(measured=False)
-    if rank != 0:
-        return None
     samples = min(tuning.SAMPLES, len(loaded.data.train))
     kernels = {}  # one per points per pass, rebatched for each batch size (sharing its model and compiled step)
 
@@ -314,7 +313,8 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
                          ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES,
-                         points_per_rank=job.grid.size / ranks if ranks > 1 else 0.0)
+                         points_per_rank=job.grid.size / comm.size if comm.size > 1 else 0.0,
+                         together=lambda measure: comm.allgather(agree(comm, measure)))
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
         chosen.describe(samples=samples)
 
@@ -389,8 +389,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"note: {dir_path} was normalized against other weights than this model's "
              "(fine for a shared direction, but not filter-normalized for this model)")
 
-    settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device,
-                                              comm.rank, comm.size))
+    settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device, comm))
     if chosen:
         show(f"auto: {chosen}")
     ev = agree(comm, _evaluator, job, loaded, directions, loss, device, settings)

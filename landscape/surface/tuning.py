@@ -2,10 +2,12 @@
 
 Small models leave the hardware idle at the reference code's batch of 128, one point per pass;
 large ones run out of memory with too much at once.  ``tune`` times the kernel itself on a
-prefix of the data for a ladder of batch sizes and then of points per pass, and returns the
-fastest setting that ran.  The choice enters the values at the last bit, so the job records it
-in the surface file, all ranks use rank 0's, and a resumed job reuses the file's instead of
-measuring again.  Nothing here knows about MPI or files.
+prefix of the data for a ladder of batch sizes and then of points per pass, measures the few
+fastest again taking turns (a shared machine's speed drifts while the ladder climbs), and returns
+the fastest of them.  Every rank measures at once, as the surface's ranks will share the machine's
+caches and memory (``together``: the job passes its communicator's exchange; nothing here knows
+about MPI or files).  The choice enters the values at the last bit, so the job records it in the
+surface file, all ranks use rank 0's, and a resumed job reuses the file's instead of measuring again.
 """
 from __future__ import annotations
 
@@ -15,13 +17,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..errors import EvaluationError
+
 AUTO = "auto"
 SAMPLES = 4096          # data prefix the measurement runs on (per data set)
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32, 64)
 SECONDS_PER_TRIAL = 0.1   # each setting: the best of three trials this long (a shared machine is noisy)
 LONGEST_PASS = 0.5        # seconds: no setting whose single pass would take longer
-BUDGET = 6.0              # seconds for the whole measurement
+BUDGET = 6.0              # seconds for the ladders
+FINALISTS = 3             # the fastest settings of the ladders, measured again ...
+FINAL_TURNS = 2           # ... this many times each, taking turns
 COMPILED_BUDGET = 30.0    # with --compile: each setting tried is compiled first (seconds each)
 
 
@@ -31,16 +37,17 @@ class Choice:
 
     batch_size: int
     points_per_pass: int
-    points_per_second: float     # on the measured prefix of the data
+    points_per_second: float     # a rank's, on the measured prefix of the data
     tried: int
 
     def describe(self, measured: bool = True, samples: int = SAMPLES) -> str:
         """``samples``: per set, those the measurement ran on (``SAMPLES``, or all of a smaller set)."""
         if not measured:
             return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
+        again = f", the fastest {min(FINALISTS, self.tried)} again taking turns" if self.tried > 1 else ""
         return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the best for this surface of "
-                f"{self.tried} settings measured ({self.points_per_second:.1f} points/s measured on up to {samples} "
-                "samples per set)")
+                f"{self.tried} setting{'s' * (self.tried != 1)} measured{again} ({self.points_per_second:.1f} points/s a rank, every rank "
+                f"measuring at once on up to {samples} samples per set)")
 
 
 def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
@@ -66,6 +73,8 @@ def _runs(make, batch: int, k: int, rng) -> float:
         if k > 1 and ev.points_per_pass == 1:  # vmap cannot run this model: no point in more
             return 0.0
         return _rate(ev, k, rng)
+    except EvaluationError as exc:  # the point is one the measurement drew, not one of the grid: say so
+        raise EvaluationError(f"measuring batch {batch} with {k} point(s) per pass for auto: {exc}") from None
     except (RuntimeError, MemoryError) as exc:  # out of memory (torch.cuda.OutOfMemoryError is one)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
@@ -84,8 +93,13 @@ def over_surface(rate: float, k: int, points_per_rank: float) -> float:
     return rate * points_per_rank / (points_per_rank + k) if points_per_rank > 0 else rate
 
 
+def alone(measure):
+    """``together`` for one process: its own result, as the results of a world of one."""
+    return [measure()]
+
+
 def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET,
-         ladder: tuple[int, ...] = PASSES, points_per_rank: float = 0.0) -> Choice:
+         ladder: tuple[int, ...] = PASSES, points_per_rank: float = 0.0, together=alone) -> Choice:
     """The fastest (batch size, points per pass) for a surface of ``points_per_rank`` points per rank
     (``over_surface``), trying only what is ``auto``.
 
@@ -93,30 +107,59 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
     (``SAMPLES`` samples per set), whose longest pass holds ``largest`` samples (the batch sizes tried
     end there); a value given as an int is kept as it is.  ``ladder``: the points per pass to try
     (a kernel that runs a call's points one after another gains nothing between 1 and its largest call).
-    The choice's ``points_per_second`` is its rate as measured.
+    ``together(measure)`` runs ``measure()`` on every rank at once and returns each rank's result (the
+    job's is an agreed exchange: a failure on any rank ends all of them); a setting's rate is the ranks'
+    mean (a faster rank takes more of the surface's chunks), 0 where it ran out of memory on any, and
+    every step rests on values all ranks share, so every rank takes the same steps.  The ladders stop
+    after ``budget`` seconds; then the ``FINALISTS`` fastest are measured again, taking turns, once each
+    and then up to ``FINAL_TURNS`` times within half as long, and the fastest of them then is chosen,
+    its ``points_per_second`` as measured then.
     """
     rng = np.random.default_rng(seed)
     batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
     passes = list(ladder) if points_per_pass == AUTO else [points_per_pass]
-    results: dict[tuple[int, int], float] = {}
     deadline = time.perf_counter() + budget
+    late = False  # whether a rank was past the deadline after the last measurement
+
+    def measured(batch: int, k: int) -> float:
+        nonlocal late
+        reports = together(lambda: (_runs(make, batch, k, rng), time.perf_counter() > deadline))
+        rates = [rate for rate, _ in reports]
+        late = any(past for _, past in reports)
+        return 0.0 if min(rates) == 0.0 else float(np.mean(rates))
+
+    def weighed(item) -> float:
+        (_, k), rate = item
+        return over_surface(rate, k, points_per_rank)
+
+    results: dict[tuple[int, int], float] = {}
     # the batch first, at the smallest number of points per pass; then the points per pass at the best
     # two batches (their best combination is rarely elsewhere), within the time budget
     for batch in batches:
-        if results and time.perf_counter() > deadline:
+        if results and late:
             break
-        results[(batch, passes[0])] = _runs(make, batch, passes[0], rng)
+        results[(batch, passes[0])] = measured(batch, passes[0])
     best_batches = sorted({b for b, _ in results}, key=lambda b: -results[(b, passes[0])])[:2]
     for batch in best_batches:
         for k in passes[1:]:
             fastest = max(results.values())
-            if time.perf_counter() > deadline or fastest == 0.0 or k / fastest > LONGEST_PASS:
+            if late or fastest == 0.0 or k / fastest > LONGEST_PASS:
                 break  # out of time, or a pass of k points would take too long to measure or to be worth it
-            rate = _runs(make, batch, k, rng)
-            results[(batch, k)] = rate
+            results[(batch, k)] = rate = measured(batch, k)
             if rate == 0.0:  # out of memory: more points per pass would be worse
                 break
-    (batch, k), rate = max(results.items(), key=lambda item: over_surface(item[1], item[0][1], points_per_rank))
+    finalists = dict(sorted(results.items(), key=weighed, reverse=True)[:FINALISTS])
+    if len(finalists) > 1 and min(finalists.values()) > 0.0:
+        # measured again side by side: the ladders' measurements lie seconds apart on a machine whose speed drifts
+        deadline, late = time.perf_counter() + budget / 2, False
+        again = dict.fromkeys(finalists, 0.0)
+        for turn in range(FINAL_TURNS):
+            for setting in list(again)[::1 if turn % 2 == 0 else -1]:
+                if late and turn > 0:  # each finalist is measured again at least once
+                    break
+                again[setting] = max(again[setting], measured(*setting))
+        finalists = {setting: rate for setting, rate in again.items() if rate > 0.0} or finalists
+    (batch, k), rate = max(finalists.items(), key=weighed)
     if rate == 0.0:
         batch, k = min(batches), 1  # nothing ran: the smallest setting, whose errors the job will report
     return Choice(batch, k, rate, len(results))

@@ -37,10 +37,22 @@ def test_a_failure_on_this_rank_becomes_everyones_with_its_code_and_fields():
 
 
 def test_a_failure_on_another_rank_stops_this_one_too():
-    report = ("checkpoint m.pt does not exist", InputError.exit_code, "traceback", ())
+    report = ("checkpoint m.pt does not exist", InputError.exit_code, "traceback", (), 2)
     with pytest.raises(CollectiveFailure) as caught:
         agree(Ranks(0, {2: report}), lambda: "fine here")
     assert caught.value.rank == 2 and caught.value.exit_code == 3 and "m.pt" in str(caught.value)
+
+
+def test_a_failure_agreed_inside_still_names_the_rank_that_failed():
+    """A collective step inside another (the tuning's measurements inside the job's settings): every rank
+    raises the inner failure, and the outer agreement keeps its rank, code and traceback."""
+    def inner():
+        raise CollectiveFailure("out of cheese", InputError.exit_code, 1, "rank 1's traceback")
+
+    with pytest.raises(CollectiveFailure) as caught:
+        agree(Ranks(0, {1: ("out of cheese", 3, "rank 1's traceback", (), 1)}), inner)
+    assert (caught.value.rank, caught.value.exit_code, caught.value.detail) == (1, 3, "rank 1's traceback")
+    assert str(caught.value) == "out of cheese"
 
 
 @pytest.mark.parametrize("raised, code, words", [(KeyError("k"), 1, "internal error: KeyError"),
