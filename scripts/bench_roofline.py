@@ -42,6 +42,7 @@ from landscape import heap
 from landscape.data import load_named
 from landscape.io.surface_file import read as read_surface
 from landscape.models import build_model
+from landscape.parallel import devices
 from landscape.parallel.launch import cli_command
 from landscape.provenance import machine
 from landscape.surface import compilation
@@ -185,7 +186,7 @@ def concurrent(args, batch: int, k: int, compiled: bool, form: str, points: int)
     share = -(-points // args.ranks)
     cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
            "--measure", f"{batch},{k},{int(compiled)},{start_at},{form},{share}",
-           *(["--cifar_folder", args.folder] if args.cifar_images else [])]
+           *(["--cifar_folder", args.folder] if args.folder else [])]
     jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
     trials = np.array([[float(t) for t in job.communicate()[0].split("\n")[-2].split()] for job in jobs])
     return float(trials.max(axis=0).min())
@@ -216,6 +217,8 @@ def main() -> int:
     p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    if args.device.startswith("cuda"):
+        devices.exact(args.device)  # as a surface's ranks compute: deterministic, float32 as float32
     heap.keep_freed_memory()  # as the surfaces' processes do (landscape.heap): no page faults in the roofline either
     out = tempfile.mkdtemp(prefix="bench_roofline_")
     if args.cifar_images and not args.cifar_folder:
@@ -264,7 +267,9 @@ def main() -> int:
     paired = {label: {c: [] for c in bounds} for label, _, _ in runs}
     turns = {c: [] for c in bounds}
     for repeat in range(args.repeats):
-        now = {c: concurrent(args, *settings[c][:2], c, settings[c][2], points) for c in bounds}
+        # (one turn: the roofline just measured is that turn's)
+        now = bounds if args.repeats == 1 else {c: concurrent(args, *settings[c][:2], c, settings[c][2], points)
+                                                for c in bounds}
         for c in bounds:
             turns[c].append(now[c])
         for label, extra, name in runs:
@@ -293,6 +298,9 @@ def main() -> int:
     reference = seconds[runs[0][0]]
     print("speed-up over the reference settings: " + ", ".join(f"{label} {reference / t:.2f}x"
                                                               for label, t in seconds.items() if t != reference))
+    print("points per second: " + ", ".join([f"{'compiled' if c else 'eager'} roofline {points / b:.1f}"
+                                             for c, b in bounds.items()]
+                                            + [f"{label} {points / t:.1f}" for label, t in seconds.items()]))
     if args.check_cpu:
         agreement(args, dir_file, os.path.join(out, "0_auto.h5"))
     return 0
@@ -304,6 +312,7 @@ def agreement(args, dir_file: str, surf: str) -> None:
     from landscape.surface import directions as dirs
     from landscape.surface.evaluation import Evaluator
     s = read_surface(surf)
+    torch.set_num_threads(os.cpu_count() or 1)  # the CPU's side of the check, as fast as this machine allows
     data = load_named("cifar10", args.folder) if args.folder else load_named("digits")
     torch.manual_seed(0)
     cpu_model = build_model(args.model).eval()

@@ -1,27 +1,48 @@
 #!/bin/bash
-# The GPU checks in one go, for a machine with a CUDA GPU (a few minutes): the GPU tests (a GPU
-# surface against the CPU's, a rerun bit for bit), then ResNet-56 on 10,000 CIFAR-format images on
-# an 11x11 grid: points/s against the GPU roofline, auto against the reference settings, and five
-# points evaluated again on the CPU, eager and with --compile; then two epochs of landscape train on
-# the GPU (NCCL is only used with several GPUs; one GPU checks the device path, the data on the GPU
-# and the augmentation there). Paste what it prints into BENCHMARKS.md, with the date.
+# The GPU checks in one go, for a machine with a CUDA GPU (under 5 minutes on an H200):
+#   1. the GPU tests (tests/surface/test_gpu.py): a GPU surface against the CPU's in float32 and
+#      float64, a rerun bit for bit, K points per pass against one, bfloat16 with its error at the
+#      centre, auto's recorded settings giving its bits again, and ranks sharing one GPU refused
+#      unless allowed (then equal to one rank bit for bit; needs an MPI launcher, else skipped);
+#   2. ResNet-56 on 10,000 CIFAR-format images on an 11x11 grid: points/s against the GPU roofline
+#      (the bare forward passes over data already on the GPU, at the best batch and points per pass
+#      of a sweep), auto against the reference settings, and three points evaluated again on the CPU;
+#   3. two epochs of `landscape train` of ResNet-20 on the GPU (data and augmentation on the GPU).
+# Each step runs to its end even if one before failed; the exit status says whether all passed.
+# Paste what it prints into BENCHMARKS.md, with the date.
 #
-#   scripts/gpu_check.sh            (from the repository, with the venv's python first on PATH)
-set -euo pipefail
+#   scripts/gpu_check.sh            (from the repository, with the venv's python first on PATH,
+#                                    or PY=/path/to/python; GPU_CHECK_COMPILE=1 adds --compile)
+set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python}
+failed=()
+step() {  # step NAME SECONDS COMMAND...: run it with a time limit, note a failure, go on
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name ($(date -u +%H:%M:%S))"
+  local started=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" || failed+=("$name (exit $?)")
+  echo "== $name took $((SECONDS - started)) s"
+}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
-$PY -m pytest -q -p no:cacheprovider tests/surface/test_gpu.py -rs
-$PY scripts/bench_roofline.py --model resnet56 --cifar_images 10000 --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda \
-  --threads 4 --check_cpu 5 --compile
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 $PY - "$work" <<'PYEOF'
 import sys
 sys.path.insert(0, "scripts")
 from bench_roofline import cifar_folder
-cifar_folder(sys.argv[1], 10000)
+cifar_folder(sys.argv[1] + "/cifar", 10000)
 PYEOF
-$PY -m landscape train --model resnet20 --dataset cifar10 --datapath "$work" --batch_size 128 --recipe linear \
-  --epochs 2 --device cuda --out "$work/train_gpu"
-rm -rf "$work"
+step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider tests/surface/test_gpu.py -rs --durations=8
+step "ResNet-56 benchmark" 300 $PY scripts/bench_roofline.py --model resnet56 --cifar_folder "$work/cifar" \
+  --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda --threads 4 --check_cpu 3 \
+  ${GPU_CHECK_COMPILE:+--compile}
+step "GPU training" 120 $PY -m landscape train --model resnet20 --dataset cifar10 --datapath "$work/cifar" \
+  --batch_size 128 --recipe linear --epochs 2 --device cuda --out "$work/train_gpu"
+if ((${#failed[@]})); then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "all GPU checks passed"

@@ -62,11 +62,23 @@ def for_rank(spec: str, comm, allow_shared: bool = False) -> str:
     count = torch.cuda.device_count() if spec != "cpu" else 0
     device = choose(spec, comm.local_rank, visible, count, allow_shared)
     if device.startswith("cuda"):
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
-        torch.use_deterministic_algorithms(True)
-        torch.backends.cudnn.benchmark = False
-        torch.cuda.set_device(torch.device(device))
+        exact(device)
     return device
+
+
+def exact(device: str) -> None:
+    """A GPU computes as asked and the same each time: deterministic algorithms, and float32 products
+    in float32 (not TensorFloat-32, which cuDNN's convolutions use by default and which rounds their
+    inputs to 10 bits: a float32 surface would then differ from the CPU's in its fourth digit)."""
+    import torch
+
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if torch.device(device).index is not None:
+        torch.cuda.set_device(torch.device(device))
 
 
 def record(device: str) -> dict:
