@@ -58,21 +58,46 @@ def failing_model():
 
 
 class FailsOnRankOne(nn.Module):
-    """Raises on MPI rank 1 for a batch of exactly 128 samples, which only ``--batch_size auto``'s
-    measurement runs there: a failure while every rank measures the settings."""
+    """Raises on MPI rank 1 for a batch of exactly ``$LANDSCAPE_TEST_FAIL_BATCH`` samples: 128 when unset,
+    which only ``--batch_size auto``'s measurement runs there (a failure while every rank measures the
+    settings); 2 for the first kernel auto builds (its check of the model on 2 samples)."""
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+        self.batch = int(os.environ.get("LANDSCAPE_TEST_FAIL_BATCH", "128"))
 
     def forward(self, x):
-        if os.environ.get("PMI_RANK") == "1" and x.shape[0] == 128:
-            raise RuntimeError("simulated failure on rank 1 at a batch of 128")
+        from landscape.parallel.comm import launcher_rank
+        if launcher_rank() == 1 and x.shape[0] == self.batch:
+            raise RuntimeError(f"simulated failure on rank 1 at a batch of {self.batch}")
         return self.net(x)
 
 
 def failing_on_rank_one():
     return FailsOnRankOne()
+
+
+class MarksBatches(nn.Module):
+    """The digits MLP's shape; each rank leaves a file ``RANK-BATCH`` in ``$LANDSCAPE_TEST_SEEN`` for
+    every batch size its own forward runs (not a graph traced from it): which ranks ran what."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+        self.seen = set()
+
+    def forward(self, x):
+        from landscape.parallel.comm import launcher_rank
+        if isinstance(x, torch.Tensor) and x.shape[0] not in self.seen:  # not while torch.fx traces it
+            self.seen.add(x.shape[0])
+            open(os.path.join(os.environ["LANDSCAPE_TEST_SEEN"], f"{launcher_rank()}-{x.shape[0]}"), "w").close()
+        return self.net(x)
+
+
+def marking_batches():
+    return MarksBatches()
 
 
 class Diverges(nn.Module):

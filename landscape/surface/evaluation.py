@@ -280,7 +280,7 @@ class Evaluator:
         except LandscapeError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
-            raise EvaluationError(f"the model cannot be evaluated on the data at the centre: {describe(exc)}") from None
+            raise EvaluationError(f"the model cannot be evaluated on the data at the centre: {describe(exc)}") from exc
         if self.batched is not None:  # vmap cannot run every module: find out now, and say so once
             trial = BatchedSweep(self.model, few, self.loss, self.cfg.batch_size, self.sweep.with_accuracy)
             try:

@@ -282,6 +282,11 @@ def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, devic
     return ev
 
 
+def _recorded(path: str, rank: int) -> dict | None:
+    """Rank 0: the identity a resumed surface file records (None for a new file)."""
+    return surface_file.recorded_identity(path) if rank == 0 else None
+
+
 def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, comm):
     """``auto`` batch size and points per pass resolved: as a resumed file records them, else measured
     (every rank at once, as they will compute the surface; the job broadcasts rank 0's choice).
@@ -289,7 +294,9 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     cfg = job.evaluation
     if tuning.AUTO not in (cfg.batch_size, cfg.points_per_pass):
         return cfg, ""
-    stored = surface_file.recorded_identity(job.surf_file)
+    # every step below rests on what all ranks share (rank 0's reading, broadcast; failures agreed), so
+    # that every rank takes the same steps and meets the others at the same exchanges
+    stored = comm.bcast(agree(comm, _recorded, job.surf_file, comm.rank))
     if stored and "batch_size" in stored and "points_per_pass" in stored:
         chosen = tuning.Choice(stored["batch_size"] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
                                stored["points_per_pass"] if cfg.points_per_pass == tuning.AUTO
@@ -306,13 +313,14 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
         return kernels[k].rebatched(batch)
 
     # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
-    first = make(tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-                 1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
+    first = agree(comm, make, tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+                  1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
+    largest, unrolled = comm.bcast((first.sweep.largest_pass, first.unrolled is not None))
     # compiled on a CPU, a pass's points run one after another in calls of up to UNROLL: more points per
     # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
-    chosen = tuning.tune(make, first.sweep.largest_pass, cfg.batch_size, cfg.points_per_pass,
+    chosen = tuning.tune(make, largest, cfg.batch_size, cfg.points_per_pass,
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
-                         ladder=(1, UNROLL) if cfg.compile and first.unrolled is not None else tuning.PASSES,
+                         ladder=(1, UNROLL) if cfg.compile and unrolled else tuning.PASSES,
                          points_per_rank=job.grid.size / comm.size if comm.size > 1 else 0.0,
                          together=lambda measure: comm.allgather(agree(comm, measure)))
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \

@@ -12,7 +12,7 @@ surface file, all ranks use rank 0's, and a resumed job reuses the file's instea
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -39,15 +39,21 @@ class Choice:
     points_per_pass: int
     points_per_second: float     # a rank's, on the measured prefix of the data
     tried: int
+    again: int = 0               # the fastest settings measured again, taking turns
 
     def describe(self, measured: bool = True, samples: int = SAMPLES) -> str:
         """``samples``: per set, those the measurement ran on (``SAMPLES``, or all of a smaller set)."""
         if not measured:
             return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
-        again = f", the fastest {min(FINALISTS, self.tried)} again taking turns" if self.tried > 1 else ""
+        settings = f"{self.tried} setting{'s' * (self.tried != 1)} measured"
+        if self.points_per_second == 0.0:
+            return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass, the smallest: "
+                    f"{'none of the ' + settings if self.tried > 1 else 'the one setting measured'} ran (out of "
+                    "memory, or more points per pass than this model takes)")
+        again = f", the fastest {self.again} again taking turns" if self.again > 1 else ""
         return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the best for this surface of "
-                f"{self.tried} setting{'s' * (self.tried != 1)} measured{again} ({self.points_per_second:.1f} points/s a rank, every rank "
-                f"measuring at once on up to {samples} samples per set)")
+                f"{settings}{again} ({self.points_per_second:.1f} points/s a rank, every rank measuring at once on "
+                f"up to {samples} samples per set)")
 
 
 def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
@@ -73,14 +79,23 @@ def _runs(make, batch: int, k: int, rng) -> float:
         if k > 1 and ev.points_per_pass == 1:  # vmap cannot run this model: no point in more
             return 0.0
         return _rate(ev, k, rng)
-    except EvaluationError as exc:  # the point is one the measurement drew, not one of the grid: say so
-        raise EvaluationError(f"measuring batch {batch} with {k} point(s) per pass for auto: {exc}") from None
-    except (RuntimeError, MemoryError) as exc:  # out of memory (torch.cuda.OutOfMemoryError is one)
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        if "out of memory" in str(exc).lower() or isinstance(exc, MemoryError):
+    except (EvaluationError, RuntimeError, MemoryError) as exc:
+        # the kernel reports a failure of the model as an EvaluationError caused by it
+        if _out_of_memory(exc.__cause__ if isinstance(exc, EvaluationError) else exc):
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()  # what the setting too large left cached
             return 0.0
+        if isinstance(exc, EvaluationError):  # the point is one the measurement drew, not one of the grid: say so
+            raise EvaluationError(f"measuring batch {batch} with {k} point(s) per pass for auto: {exc}") from exc
         raise
+
+
+def _out_of_memory(exc: BaseException | None) -> bool:
+    """Whether ``exc`` says a setting needs more memory than there is: a ``MemoryError``, CUDA's out of
+    memory, or the CPU allocator's refusal."""
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and (
+        "out of memory" in text or "can't allocate memory" in text))
 
 
 def over_surface(rate: float, k: int, points_per_rank: float) -> float:
@@ -111,9 +126,9 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
     job's is an agreed exchange: a failure on any rank ends all of them); a setting's rate is the ranks'
     mean (a faster rank takes more of the surface's chunks), 0 where it ran out of memory on any, and
     every step rests on values all ranks share, so every rank takes the same steps.  The ladders stop
-    after ``budget`` seconds; then the ``FINALISTS`` fastest are measured again, taking turns, once each
-    and then up to ``FINAL_TURNS`` times within half as long, and the fastest of them then is chosen,
-    its ``points_per_second`` as measured then.
+    after ``budget`` seconds; then the ``FINALISTS`` fastest that ran are measured again, taking turns,
+    once each and then, turn by turn, up to ``FINAL_TURNS`` times while within half as long, and the
+    fastest of them then is chosen, its ``points_per_second`` as measured then.
     """
     rng = np.random.default_rng(seed)
     batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
@@ -148,18 +163,24 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
             results[(batch, k)] = rate = measured(batch, k)
             if rate == 0.0:  # out of memory: more points per pass would be worse
                 break
-    finalists = dict(sorted(results.items(), key=weighed, reverse=True)[:FINALISTS])
-    if len(finalists) > 1 and min(finalists.values()) > 0.0:
+    nothing = Choice(min(batches), passes[0], 0.0, len(results))  # the smallest, whose errors the job reports
+    ran = [item for item in sorted(results.items(), key=weighed, reverse=True) if item[1] > 0.0]
+    if not ran:
+        return nothing
+    finalists, again = dict(ran[:FINALISTS]), 0
+    if len(finalists) > 1:
         # measured again side by side: the ladders' measurements lie seconds apart on a machine whose speed drifts
-        deadline, late = time.perf_counter() + budget / 2, False
-        again = dict.fromkeys(finalists, 0.0)
+        deadline, late, again = time.perf_counter() + budget / 2, False, len(finalists)
+        turns: dict[tuple[int, int], float | None] = dict.fromkeys(finalists)
         for turn in range(FINAL_TURNS):
-            for setting in list(again)[::1 if turn % 2 == 0 else -1]:
-                if late and turn > 0:  # each finalist is measured again at least once
-                    break
-                again[setting] = max(again[setting], measured(*setting))
-        finalists = {setting: rate for setting, rate in again.items() if rate > 0.0} or finalists
+            if late and turn > 0:  # a whole turn or none, so that each finalist is measured as often; the first always
+                break
+            for setting in list(turns)[::1 if turn % 2 == 0 else -1]:
+                if turns[setting] != 0.0:  # one that ran out of memory on a rank stays out
+                    rate = measured(*setting)
+                    turns[setting] = 0.0 if rate == 0.0 else max(turns[setting] or 0.0, rate)
+        finalists = {setting: rate for setting, rate in turns.items() if rate}
+        if not finalists:
+            return replace(nothing, again=again)
     (batch, k), rate = max(finalists.items(), key=weighed)
-    if rate == 0.0:
-        batch, k = min(batches), 1  # nothing ran: the smallest setting, whose errors the job will report
-    return Choice(batch, k, rate, len(results))
+    return Choice(batch, k, rate, len(results), again)

@@ -1,10 +1,12 @@
 """Several grid points per pass (one after another on a CPU, vmap on a GPU), and the batch and K chosen by
 measurement."""
+import os
 from dataclasses import replace
 
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from conftest import landscape, run
 from landscape.io.surface_file import read as read_surface
@@ -57,7 +59,8 @@ def test_auto_settings_are_measured_once_recorded_and_reused(tmp_path, capsys, m
             "--points_per_pass", "auto", "--surf_file", tmp_path / "a.h5"]
     assert landscape(*args) == 0
     first = capsys.readouterr().out
-    assert "auto: batch " in first and "settings measured, the fastest 3 again taking turns" in first and "on up to 1437 samples per set" in first
+    assert "auto: batch " in first and "settings measured, the fastest" in first and "again taking turns" in first
+    assert "on up to 1437 samples per set" in first
     s = read_surface(str(tmp_path / "a.h5"))
     assert isinstance(s.attrs["batch_size"], (int, np.integer)) and s.run["auto"].startswith("batch ")
     assert landscape(*args) == 0
@@ -65,14 +68,22 @@ def test_auto_settings_are_measured_once_recorded_and_reused(tmp_path, capsys, m
     assert "(as the surface file records)" in second and "0 to compute" in second
 
 
-def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_the_chosen_settings(tmp_path):
-    args = [*CNN[1:], "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
+def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_the_chosen_settings(
+        tmp_path, plugins, monkeypatch):
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    args = ["--model", f"{plugins}:marking_batches", "--x=-1:1:5", "--y=-1:1:3", "--threads", "1",
+            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
     proc = run("surface", [*args, "--batch_size", "auto", "--points_per_pass", "auto", "--surf_file",
-                           str(tmp_path / "auto.h5")], ranks=2)
+                           str(tmp_path / "auto.h5")], ranks=2, env={"LANDSCAPE_TEST_SEEN": str(seen)})
     assert proc.returncode == 0, proc.stderr
     auto = read_surface(str(tmp_path / "auto.h5"))
     batch, k = int(auto.attrs["batch_size"]), int(auto.attrs["points_per_pass"])
     assert "every rank measuring at once" in auto.run["auto"]
+    for rank in (0, 1):  # both ranks ran the ladder's first batch sizes (the surface runs one of them at most)
+        assert {f"{rank}-64", f"{rank}-128", f"{rank}-256"} <= {p.name for p in seen.iterdir()}, rank
+    (tmp_path / "serial").mkdir()
+    monkeypatch.setenv("LANDSCAPE_TEST_SEEN", str(tmp_path / "serial"))
     assert landscape("surface", *args, "--batch_size", str(batch), "--points_per_pass", str(k),
                      "--surf_file", tmp_path / "serial.h5") == 0
     serial = read_surface(str(tmp_path / "serial.h5"))
@@ -86,6 +97,93 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
         proc.stderr
     assert "(rank 1): measuring batch 128 with 1 point(s) per pass for auto: " in proc.stderr, proc.stderr
     assert not (tmp_path / "f.h5").exists()
+
+
+def test_a_failure_on_one_rank_building_auto_s_first_kernel_ends_every_rank_and_names_it(tmp_path, plugins):
+    """The first kernel auto builds checks the model on 2 samples; failing there on rank 1 alone must not
+    leave rank 0 measuring on its own (it would wait for rank 1 forever)."""
+    proc = run("surface", ["--model", f"{plugins}:failing_on_rank_one", "--x=-1:1:5", "--no_test", "--threads", "1",
+                           "--batch_size", "auto", "--surf_file", str(tmp_path / "f.h5")], ranks=2, timeout=90,
+               env={"LANDSCAPE_TEST_FAIL_BATCH": "2"})
+    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 2") == 1, \
+        proc.stderr
+    assert "(rank 1)" in proc.stderr, proc.stderr
+    assert not (tmp_path / "f.h5").exists()
+
+
+class Raises(torch.nn.Module):
+    """The digits MLP's first layer, raising ``error`` for a batch of ``at`` samples."""
+
+    def __init__(self, error, at):
+        super().__init__()
+        self.net, self.error, self.at = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10)), error, at
+
+    def forward(self, x):
+        if isinstance(x, torch.Tensor) and x.shape[0] == self.at:
+            raise self.error
+        return self.net(x)
+
+
+OUT_OF_MEMORY = [torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+                 RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 9 GB"), MemoryError()]
+
+
+@pytest.mark.parametrize("error", [*OUT_OF_MEMORY, ValueError("a bug in the model")],
+                         ids=["cuda", "cpu", "memoryerror", "bug"])
+@pytest.mark.parametrize("at", [2, 64], ids=["checking the model", "evaluating"])
+def test_out_of_memory_in_the_kernel_rules_a_setting_out_and_other_failures_end_the_measurement(error, at):
+    """A real kernel on a model that fails at batch 64, or already at its check on 2 samples: the kernel
+    reports the failure as an EvaluationError caused by it, and out of memory only rules the setting out."""
+    from landscape.data import load_named
+    from landscape.errors import EvaluationError
+    from landscape.surface import directions as dirs
+    from landscape.surface.evaluation import EvaluationConfig, Evaluator
+    model = Raises(error, at)
+    origin = dirs.origin_tensors(model, "weights")
+    dx = dirs.random_direction(origin, "filter", "biasbn", torch.Generator().manual_seed(0))
+    data = {"train": load_named("digits").train}
+
+    def make(batch, k):
+        ev = Evaluator(model, origin, dx, None, data, "crossentropy", EvaluationConfig(batch_size=batch,
+                                                                                      points_per_pass=k))
+        ev.probe()
+        return ev
+
+    rng = np.random.default_rng(0)
+    if isinstance(error, ValueError):
+        with pytest.raises(EvaluationError, match=r"^measuring batch 64 with 1 point\(s\) per pass for auto: .*"
+                                                  r"a bug in the model"):
+            tuning._runs(make, 64, 1, rng)
+    else:
+        assert tuning._runs(make, 64, 1, rng) == 0.0
+    if at == 64:
+        assert tuning._runs(make, 128, 1, rng) > 0.0  # another batch runs
+
+
+def test_a_finalist_out_of_memory_on_a_rank_stays_out_and_none_left_gives_the_smallest_setting(monkeypatch):
+    """16 points per pass runs out of memory when measured again (a rank's memory taken by another job,
+    say): 64, slower in the ladder, is chosen, at its rate then; if every finalist runs out, the smallest
+    setting, saying so."""
+    calls = []
+
+    def runs(make, batch, k, rng):
+        calls.append(k)
+        again = len(calls) > 3
+        return {1: 800.0, 16: 0.0 if again else 1000.0, 64: 950.0}[k]
+
+    monkeypatch.setattr(tuning, "_runs", runs)
+    chosen = tuning.tune(None, 512, 512, "auto", ladder=(1, 16, 64))
+    assert (chosen.points_per_pass, chosen.points_per_second, chosen.again) == (64, 950.0, 3)
+    assert calls[3:] == [16, 64, 1, 1, 64]  # 16 is not measured in the second turn
+    def runs_out_again(make, batch, k, rng):
+        calls.append(k)
+        return 0.0 if len(calls) > 3 else 900.0
+
+    monkeypatch.setattr(tuning, "_runs", runs_out_again)
+    calls.clear()
+    none = tuning.tune(None, 512, 512, "auto", ladder=(1, 16, 64))
+    assert (none.batch_size, none.points_per_pass, none.points_per_second) == (512, 1, 0.0)
+    assert "the smallest: none of the 3 settings measured ran" in none.describe()
 
 
 def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monkeypatch):
@@ -143,20 +241,22 @@ def test_the_finalists_measured_again_side_by_side_undo_a_lucky_moment_of_the_la
 
 
 def test_every_rank_measures_and_a_setting_is_as_fast_as_the_ranks_mean(monkeypatch):
-    """Rank 0 alone would take 16 points per pass; with rank 1's rates 1 is faster on the mean, and 64 ran
-    out of memory on rank 1, so it is out for both.  A rank past the deadline ends the ladders for all."""
-    monkeypatch.setattr(tuning, "_runs", lambda make, batch, k, rng: {1: 800.0, 16: 1000.0, 64: 1040.0}[k])
+    """Rank 0 alone would take 64 points per pass, 16 after it; with rank 1's rates 1 is faster on the mean
+    than 16, and 64 ran out of memory on rank 1, so it is out for both, although its mean with 0 (1,000)
+    would beat 1's (850).  A rank past the deadline ends the ladders for all."""
+    monkeypatch.setattr(tuning, "_runs", lambda make, batch, k, rng: {1: 800.0, 16: 1000.0, 64: 2000.0}[k])
     rank1 = {1: 900.0, 16: 600.0, 64: 0.0}
     seen = []
 
     def together(measure):
         rate, late = measure()
         seen.append(rate)
-        return [(rate, late), (rank1[{800.0: 1, 1000.0: 16, 1040.0: 64}[rate]], False)]
+        return [(rate, late), (rank1[{800.0: 1, 1000.0: 16, 2000.0: 64}[rate]], False)]
 
     chosen = tuning.tune(None, 512, 512, "auto", ladder=(1, 16, 64), together=together)
-    assert (chosen.points_per_pass, chosen.points_per_second, chosen.tried) == (1, 850.0, 3)
-    assert seen[:3] == [800.0, 1000.0, 1040.0]  # both ranks measured each setting of the ladder
+    assert (chosen.points_per_pass, chosen.points_per_second, chosen.tried, chosen.again) == (1, 850.0, 3, 2)
+    assert seen[:3] == [800.0, 1000.0, 2000.0]  # both ranks measured each setting of the ladder
+    assert seen[3:] == [800.0, 1000.0, 1000.0, 800.0]  # the two that ran on both, again, taking turns
     rushed = tuning.tune(None, 2000, "auto", "auto", together=lambda measure: [measure(), (800.0, True)])
     assert rushed.tried == 1  # rank 1 was past the deadline after the first setting: nothing more
 
