@@ -7,6 +7,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 TORCH ?= torch==2.13.0
+TORCH_PIP ?=    # pip options for torch alone, e.g. --index-url https://download.pytorch.org/whl/cpu
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.landscape-installed
 
@@ -21,7 +22,7 @@ OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH)"
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_PIP) "$(TORCH)"
 	$(PY) -m pip install -q mpi4py mpich
 	$(PY) -m pip install -q -e ".[digits,test]"
 	touch $@

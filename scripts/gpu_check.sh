@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU checks in one go, for a machine with a CUDA GPU (under 5 minutes on an H200):
+# The GPU checks in one go, for a machine with a CUDA GPU (about 4.5 minutes on an H200, from its steps' times):
 #   1. the GPU tests (tests/surface/test_gpu.py): a GPU surface against the CPU's in float32 and
 #      float64, a rerun bit for bit, K points per pass against one, bfloat16 with its error at the
 #      centre, auto's recorded settings giving its bits again, and ranks sharing one GPU refused

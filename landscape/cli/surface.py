@@ -107,7 +107,8 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
                    f"(default: {_default(EvaluationConfig, 'points_per_pass')})")
     g.add_argument("--compile", action="store_true", help="torch.compile the forward pass, loss and "
                    "counts of a batch: several times faster for convolutional models on CPUs (see BENCHMARKS.md), "
-                   "after a warm-up of seconds per rank; values differ from eager ones in the last bits")
+                   "after a warm-up of seconds per rank; values differ from eager ones in the last bits; no gain "
+                   "on GPUs (measured: slower there)")
     g.add_argument("--curvature", action="store_true", help="also the Hessian's extreme eigenvalues of the "
                    "mean training loss at every point (train_eig_max, train_eig_min, train_eig_ratio = "
                    "|min/max|), by Lanczos: a curvature map (one point per pass; slow: tens of Hessian-vector "

@@ -314,7 +314,7 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
 
     # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
     first = agree(comm, make, tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-                  1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass)
+                  1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size))
     largest, unrolled = comm.bcast((first.sweep.largest_pass, first.unrolled is not None))
     # compiled on a CPU, a pass's points run one after another in calls of up to UNROLL: more points per
     # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
@@ -322,7 +322,7 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
                          budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
                          ladder=(1, UNROLL) if cfg.compile and unrolled else tuning.PASSES,
                          points_per_rank=job.grid.size / comm.size if comm.size > 1 else 0.0,
-                         together=lambda measure: comm.allgather(agree(comm, measure)))
+                         together=lambda measure: comm.allgather(agree(comm, measure)), points=job.grid.size)
     return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
         chosen.describe(samples=samples)
 

@@ -114,7 +114,7 @@ def alone(measure):
 
 
 def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET,
-         ladder: tuple[int, ...] = PASSES, points_per_rank: float = 0.0, together=alone) -> Choice:
+         ladder: tuple[int, ...] = PASSES, points_per_rank: float = 0.0, together=alone, points: int = 0) -> Choice:
     """The fastest (batch size, points per pass) for a surface of ``points_per_rank`` points per rank
     (``over_surface``), trying only what is ``auto``.
 
@@ -128,17 +128,21 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
     every step rests on values all ranks share, so every rank takes the same steps.  The ladders stop
     after ``budget`` seconds; then the ``FINALISTS`` fastest that ran are measured again, taking turns,
     once each and then, turn by turn, up to ``FINAL_TURNS`` times while within half as long, and the
-    fastest of them then is chosen, its ``points_per_second`` as measured then.
+    fastest of them then is chosen, its ``points_per_second`` as measured then.  ``points``: the
+    surface's (0: not known); a pass never holds more, so none is measured with more (a points per pass
+    given larger is measured as that many and kept as given), and the ladder stops there.
     """
     rng = np.random.default_rng(seed)
     batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
-    passes = list(ladder) if points_per_pass == AUTO else [points_per_pass]
+    passes = ([k for k in ladder if not points or k <= points] or [1]) if points_per_pass == AUTO \
+        else [points_per_pass]
     deadline = time.perf_counter() + budget
     late = False  # whether a rank was past the deadline after the last measurement
 
     def measured(batch: int, k: int) -> float:
         nonlocal late
-        reports = together(lambda: (_runs(make, batch, k, rng), time.perf_counter() > deadline))
+        most = min(k, points) if points else k
+        reports = together(lambda: (_runs(make, batch, most, rng), time.perf_counter() > deadline))
         rates = [rate for rate, _ in reports]
         late = any(past for _, past in reports)
         return 0.0 if min(rates) == 0.0 else float(np.mean(rates))

@@ -210,6 +210,37 @@ def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monke
     assert (rungs.points_per_pass, rungs.tried) == (4, 2)
 
 
+def test_a_pass_is_measured_with_no_more_points_than_the_surface_has(tmp_path, monkeypatch):
+    """A surface of 25 points never holds a pass of more: 100,000 points per pass given is measured as
+    passes of 25 (not 100,000 points' weights at once), and kept as given; auto's ladder stops at 16."""
+    monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.01)
+    built = []
+
+    class Fake:
+        def __init__(self, batch, k):
+            if k > 25:
+                raise MemoryError()
+            built.append(k)
+            self.points_per_pass = k
+
+        def evaluate(self, points):
+            assert len(points) <= 25
+
+    given = tuning.tune(Fake, 2000, 512, 100_000, points=25)
+    assert (given.points_per_pass, built) == (100_000, [25])
+    built.clear()
+    assert tuning.tune(Fake, 2000, 512, "auto", points=25).tried == 5 and max(built) == 16
+    args = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:5", "--no_test", "--threads", "1", "--quiet",
+            "--dir_file", tmp_path / "d.h5"]
+    assert landscape(*args, "--batch_size", "auto", "--points_per_pass", "100000", "--surf_file", tmp_path / "a.h5") == 0
+    auto = read_surface(str(tmp_path / "a.h5"))
+    assert int(auto.attrs["points_per_pass"]) == 100_000
+    assert landscape(*args, "--batch_size", str(auto.attrs["batch_size"]), "--points_per_pass", "25",
+                     "--surf_file", tmp_path / "b.h5") == 0  # one pass of all 25 points, as with 100,000
+    fixed = read_surface(str(tmp_path / "b.h5"))
+    assert all(np.array_equal(auto.values[q], fixed.values[q]) for q in fixed.values)
+
+
 def test_tune_weighs_the_wait_for_the_last_chunks_of_a_short_surface(monkeypatch):
     """Passes of 64 points measured 4 % faster than passes of 16 lose to them on a surface of 840 points
     per rank (a chunk of 64 is 7 % of it), not on one rank or a long surface."""
