@@ -134,8 +134,7 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
     """
     rng = np.random.default_rng(seed)
     batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
-    passes = ([k for k in ladder if not points or k <= points] or [1]) if points_per_pass == AUTO \
-        else [points_per_pass]
+    passes = [k for k in ladder if not points or k <= points] if points_per_pass == AUTO else [points_per_pass]
     deadline = time.perf_counter() + budget
     late = False  # whether a rank was past the deadline after the last measurement
 
@@ -175,15 +174,16 @@ def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget:
     if len(finalists) > 1:
         # measured again side by side: the ladders' measurements lie seconds apart on a machine whose speed drifts
         deadline, late, again = time.perf_counter() + budget / 2, False, len(finalists)
-        turns: dict[tuple[int, int], float | None] = dict.fromkeys(finalists)
+        turns, out = dict.fromkeys(finalists, 0.0), set()  # out: ran out of memory on a rank, and stays out
         for turn in range(FINAL_TURNS):
             if late and turn > 0:  # a whole turn or none, so that each finalist is measured as often; the first always
                 break
-            for setting in list(turns)[::1 if turn % 2 == 0 else -1]:
-                if turns[setting] != 0.0:  # one that ran out of memory on a rank stays out
-                    rate = measured(*setting)
-                    turns[setting] = 0.0 if rate == 0.0 else max(turns[setting] or 0.0, rate)
-        finalists = {setting: rate for setting, rate in turns.items() if rate}
+            for setting in [s for s in turns if s not in out][::1 if turn % 2 == 0 else -1]:
+                rate = measured(*setting)
+                turns[setting] = max(turns[setting], rate)
+                if rate == 0.0:
+                    out.add(setting)
+        finalists = {setting: rate for setting, rate in turns.items() if setting not in out}
         if not finalists:
             return replace(nothing, again=again)
     (batch, k), rate = max(finalists.items(), key=weighed)
