@@ -1,6 +1,7 @@
 # Two commands for a fresh machine (see README.md):
-#   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws figures/
-#   make test   runs the test suite (MPI tests included; the few long ones: make test-slow)
+#   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws demo_out/
+#   make test   runs the fast tier of the tests (a few minutes, no system packages installed)
+# make test-all runs every tier, installing the system tools some need (CI: .ci/run).
 # Each creates or reuses the virtual environment $(VENV) and installs what it needs:
 # torch first (the pinned CPU build; set TORCH=... for another), then MPI from PyPI.
 
@@ -17,7 +18,8 @@ PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-.PHONY: demo study test test-slow test-slurm test-phdf5 tools clean
+.PHONY: demo study test test-slow test-mpi test-faults test-browser test-more test-all \
+	test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,12 +47,27 @@ tools:
 	    apt-get install -y -qq --no-install-recommends chromium chromium-driver; }; } || \
 	  echo "chromium not installed: the browser test of export --html will be skipped"
 
-test: $(STAMP) tools
+# The fast tier: every test without a tier marker (markers: pyproject.toml). Installs no system
+# package; a test that needs a tool that is absent skips and says why.
+test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The tests marked slow (the demo end to end): CI runs them too.
-test-slow: $(STAMP) tools
+# One tier at a time, for developers.
+test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
+test-mpi: $(STAMP)
+	$(PY) -m pytest -q -m mpi
+test-faults: $(STAMP) tools
+	$(PY) -m pytest -q -m faults
+test-browser: $(STAMP) tools
+	$(PY) -m pytest -q -m browser
+
+# Every tier but the fast one, in one run of pytest (CI runs make test first).
+test-more: $(STAMP) tools
+	$(PY) -m pytest -q -m "slow or mpi or faults or browser"
+	$(MAKE) test-slurm test-phdf5
+
+test-all: test test-more
 
 # The sbatch scripts on a one-node Slurm that the tests start (Debian's slurm and munge; root).
 test-slurm: $(STAMP)
@@ -61,14 +78,15 @@ $(PSTAMP): setup.cfg pyproject.toml
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-h5py-mpi python3-venv; }
 	/usr/bin/python3 -m venv --system-site-packages $(PVENV)
 	$(PPY) -c "import torch" 2>/dev/null || $(PPY) -m pip install -q "$(TORCH)"
-	$(PPY) -m pip install -q "numpy<2" pytest scikit-learn matplotlib
+	$(PPY) -m pip install -q "numpy<2" pytest pytest-timeout scikit-learn matplotlib
 	$(PPY) -m pip install -q --no-deps -e .
 	touch $@
 
 # MPI tests again, on parallel HDF5: every rank writes through driver='mpio'.
 test-phdf5: $(PSTAMP)
 	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
-	  $(PPY) -m pytest -q -p no:cacheprovider tests/parallel/test_mpi.py tests/surface/test_resume.py \
+	  $(PPY) -m pytest -q -p no:cacheprovider -m "not slurm and not gpu and not browser and not faults" \
+	  tests/parallel/test_mpi.py tests/surface/test_resume.py \
 	  tests/surface/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 
 clean:

@@ -35,7 +35,7 @@ sys.path.insert(0, "scripts")
 from bench_roofline import cifar_folder
 cifar_folder(sys.argv[1] + "/cifar", 10000)
 PYEOF
-step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider tests/surface/test_gpu.py -rs --durations=8
+step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider -m gpu tests/surface/test_gpu.py -rs --durations=8
 step "ResNet-56 benchmark" 300 $PY scripts/bench_roofline.py --model resnet56 --cifar_folder "$work/cifar" \
   --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda --threads 4 --check_cpu 3 \
   ${GPU_CHECK_COMPILE:+--compile}

@@ -25,6 +25,7 @@ def run_example(name: str, out, grid: str, ranks: int | None = None):
 
 @pytest.mark.parametrize("name, surf, grid", [("regression_mlp.py", "mlp.h5", "-1:1:5"),
                                               ("tiny_transformer.py", "lm.h5", "-1:1:3")])
+@pytest.mark.mpi
 def test_example_serial_and_under_mpi_give_the_same_surface(tmp_path, name, surf, grid):
     out = run_example(name, tmp_path / "serial", grid)
     assert out.startswith({"regression_mlp.py": "train MSE at the fit", "tiny_transformer.py": "next-token loss"}[name]), out

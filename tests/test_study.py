@@ -46,6 +46,7 @@ def test_bad_config_files_are_one_line(tmp_path, text, error, message):
         settings(args(config=str(tmp_path / "s.toml")))
 
 
+@pytest.mark.slow
 def test_bad_training_settings_are_refused_before_training(tmp_path):
     (tmp_path / "s.toml").write_text('[train]\nmodel = "digits_cnn"\nepochs = -1\n')
     bad = run("study", ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures",

@@ -170,6 +170,7 @@ def test_sys_exit_in_a_models_forward_is_an_evaluation_error(tmp_path, capsys, p
     assert "evaluating the model at" in line
 
 
+@pytest.mark.mpi
 def test_sys_exit_on_one_rank_ends_the_job_with_exit_5_printed_once(tmp_path, plugins):
     from conftest import run
     proc = run("surface", ["--model", f"{plugins}:exiting_model", "--x=0:1:12", "--xignore", "none", "--no_test",

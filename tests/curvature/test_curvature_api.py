@@ -48,6 +48,7 @@ def test_the_api_returns_both_ends_and_leaves_the_model_alone():
         landscape.hessian_eigs(model, (x, y), which="middle")
 
 
+@pytest.mark.mpi
 def test_two_ranks_sharing_the_data_give_the_serial_eigenvalues(tmp_path):
     require_mpi()
     script = tmp_path / "eigs.py"

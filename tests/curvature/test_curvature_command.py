@@ -1,5 +1,6 @@
 """``landscape curvature`` on a trained checkpoint: every measure into one JSON file and a density figure,
 the ranks sharing the data, bad values refused before any product."""
+import pytest
 import json
 
 import torch
@@ -19,6 +20,7 @@ def checkpoint(tmp_path):
 ARGS = ["--model", "digits_mlp", "--train_subset", "120", "--k", "2", "--tol", "1e-6", "--threads", "1"]
 
 
+@pytest.mark.mpi
 def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     model_file = checkpoint(tmp_path)
     one = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "10", "--density", "--density_steps", "10",
@@ -41,6 +43,7 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     assert all(abs(a - b) <= 1e-9 * abs(a) for a, b in zip(top["values"], parallel["eigenvalues"]["top"]["values"]))
 
 
+@pytest.mark.slow
 def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
     model_file = checkpoint(tmp_path)
     bad = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "1", "--out", str(tmp_path / "x.json")])

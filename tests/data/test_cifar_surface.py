@@ -1,5 +1,6 @@
 """The issue's acceptance run: ResNet-56 from a reference-style checkpoint on a CIFAR-10 folder, under MPI,
 train and test surfaces, then the same on a reference-format direction file."""
+import pytest
 import h5py
 import numpy as np
 import torch
@@ -12,6 +13,7 @@ from landscape.provenance import sha256_tensors
 from test_cifar import make_cifar10
 
 
+@pytest.mark.mpi
 def test_resnet56_on_a_cifar10_folder_under_mpi(tmp_path):
     make_cifar10(tmp_path / "data")
     torch.manual_seed(1)  # not the initial weights landscape itself would draw (seed 0)

@@ -110,13 +110,14 @@ def plugins_path():
     return str(HERE.parent.parent / "plugins.py")
 
 
+@pytest.mark.faults
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_a_kill_before_any_write_leaves_a_file_that_reads_and_resumes_exactly(reference, plugins_path, scenario):
     from conftest import landscape
     from landscape.io.surface_file import read
     if shutil.which("strace") is None:
         if os.environ.get("CI"):
-            pytest.fail("strace is missing: make test installs it")
+            pytest.fail("strace is missing: make test-faults installs it")
         pytest.skip("needs strace (apt-get install strace)")
     done = subprocess.run([sys.executable, str(HERE), scenario, str(reference), plugins_path], capture_output=True,
                           text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS="1"))

@@ -53,6 +53,7 @@ def test_without_fcntl_locks_the_sidecar_is_created_exclusively(tmp_path, monkey
         SurfaceLock(path).__enter__()
 
 
+@pytest.mark.slow
 def test_a_second_job_on_the_same_file_is_refused_without_hdf5_locking(tmp_path, plugins, monkeypatch):
     args = ["--model", f"{plugins}:slow_model", "--x=-1:1:401", "--no_test", "--batch_size", "5000", "--threads", "1",
             "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--surf_file", str(tmp_path / "s.h5")]

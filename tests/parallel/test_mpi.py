@@ -55,7 +55,7 @@ def brute_force(checkpoint, dir_file, x, y, dir_type):
     return {q: out[..., n] for n, q in enumerate(ev.names)}
 
 
-@pytest.mark.parametrize("dir_type", ["weights", "states"])
+@pytest.mark.parametrize("dir_type", ["weights", pytest.param("states", marks=pytest.mark.mpi)])
 def test_parallel_equals_serial_brute_force_bit_for_bit(tmp_path, checkpoint, dir_type):
     grid = ["--x=-1:1:9", "--y=-0.5:1:6"]  # non-square on purpose
     common = ["--model", "digits_cnn", "--model_file", checkpoint, *grid, "--dir_type", dir_type,
@@ -111,6 +111,7 @@ def test_a_setup_error_is_printed_once_by_rank_zero(tmp_path):
     assert not (tmp_path / "s.h5").exists()
 
 
+@pytest.mark.mpi
 def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
     proc = run("surface", ["--help"], ranks=2, timeout=60)
     assert proc.returncode == 0 and proc.stdout.count("usage: landscape surface") == 1, proc.stdout
@@ -118,6 +119,7 @@ def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("unrecognized arguments: --he") == 1, proc.stderr
 
 
+@pytest.mark.mpi
 def test_recalibrated_batchnorm_is_the_same_on_any_number_of_ranks(tmp_path, checkpoint):
     args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:7", "--bn", "recalibrate",
             "--bn_batches", "2", "--no_test", "--dir_file", str(tmp_path / "d.h5"), "--threads", "1"]

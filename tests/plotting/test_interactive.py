@@ -19,7 +19,7 @@ CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 def browser():
     if not (CHROMIUM and DRIVER):
         if os.environ.get("CI"):
-            pytest.fail("chromium and chromedriver are needed in CI (make test installs them)")
+            pytest.fail("chromium and chromedriver are needed in CI (make test-browser installs them)")
         pytest.skip("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
@@ -46,6 +46,7 @@ def surfaces(tmp_path):
     return paths
 
 
+@pytest.mark.browser
 def test_the_page_loads_offline_draws_3d_and_its_controls_work(tmp_path, browser, one_thread, capsys):
     a, b = surfaces(tmp_path)
     assert landscape("export", a, b, "--html", "--labels", "seed 0", "seed 1", "--out", tmp_path / "page") == 0

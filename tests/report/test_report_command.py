@@ -30,6 +30,7 @@ def networks(tmp_path) -> str:
     return str(tmp_path / "nets.csv")
 
 
+@pytest.mark.mpi
 def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     manifest = networks(tmp_path)
     one = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS], timeout=300)
@@ -69,6 +70,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     (["--model", "nonsense"], 2, "model=nonsense"),
     (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
 ])
+@pytest.mark.slow
 def test_bad_flags_are_one_line_before_any_work(tmp_path, extra, code, message):
     manifest = networks(tmp_path)
     bad = run("report", [manifest, "--out", str(tmp_path / "out"), *FLAGS, *extra])

@@ -114,6 +114,7 @@ def test_operands_without_fake_values_are_left_alone():
         assert [(node.target, node.args) for node in module.graph.nodes] == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cpu_passes", [False, True])
 def test_compiled_linear_layers_take_our_passes_only_when_asked_and_agree_with_eager_ones(monkeypatch, cpu_passes):
     """A classifier whose loss reads its scores class by class: with the passes, its linear layers lose their

@@ -16,6 +16,7 @@ def kernel(compile: bool, k: int = 1, batch: int = 500, dtype: str = "float32") 
     return digits_kernel(EvaluationConfig(batch_size=batch, points_per_pass=k, compile=compile, dtype=dtype))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k, dtype, rtol", [(1, "float32", 1e-6), (3, "float32", 1e-6), (1, "float64", 1e-12)])
 def test_compiled_values_agree_with_eager_ones(k, dtype, rtol):
     eager, compiled = kernel(False, k, dtype=dtype).evaluate(POINTS), kernel(True, k, dtype=dtype).evaluate(POINTS)
@@ -24,6 +25,7 @@ def test_compiled_values_agree_with_eager_ones(k, dtype, rtol):
     assert np.array_equal(compiled[:, [1, 3]], eager[:, [1, 3]])  # accuracies: counts of equal argmaxes
 
 
+@pytest.mark.slow
 def test_a_compiled_kernel_rebatched_runs_the_same_compiled_code_and_gives_the_values_of_that_batch_size():
     ev = kernel(True, batch=500)
     ev.evaluate(POINTS[:1])
@@ -37,6 +39,7 @@ def test_a_compiled_kernel_rebatched_runs_the_same_compiled_code_and_gives_the_v
     assert np.allclose(one_call.evaluate(POINTS), ev.evaluate(POINTS), rtol=1e-6, atol=0)
 
 
+@pytest.mark.slow
 def test_compiled_on_a_cpu_points_go_one_after_another_in_calls_of_at_most_unroll_points(monkeypatch):
     """Weights made inside the call from the coefficients; the points that do not fill a call go one per
     call (not padded with copies); the values those of eager one-point evaluation."""
@@ -56,6 +59,7 @@ def test_compiled_on_a_cpu_points_go_one_after_another_in_calls_of_at_most_unrol
     assert np.array_equal(ev.evaluate(POINTS[2:]), got[2:])  # a chunk's points: the same bits however called
 
 
+@pytest.mark.slow
 def test_compile_is_recorded_and_a_resume_must_match_it(tmp_path, capsys):
     assert landscape(*MLP, "--compile", "--points_per_pass", "2", "--surf_file", tmp_path / "c.h5") == 0
     written = read_surface(str(tmp_path / "c.h5"))
@@ -77,6 +81,7 @@ def test_compiled_surfaces_are_the_same_bits_on_one_and_two_ranks(tmp_path):
     assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
 
 
+@pytest.mark.slow
 def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only(tmp_path, monkeypatch):
     from landscape.surface import sweep, tuning
     ladders = []
@@ -89,6 +94,7 @@ def test_auto_with_compile_on_a_cpu_tries_one_point_per_call_and_full_calls_only
     assert read_surface(str(tmp_path / "c.h5")).attrs["points_per_pass"] in (1, sweep.UNROLL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before", [None, "unrolled", "unrolled-2", "unrolled-3"])
 def test_a_compiled_surface_begun_under_other_passes_is_plotted_not_resumed(tmp_path, capsys, before):
     """Before the unrolled passes its weights were made outside the compiled call; under the first unrolled

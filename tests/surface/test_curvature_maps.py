@@ -1,5 +1,6 @@
 """Curvature maps (``--curvature``): the Hessian's extreme eigenvalues at every grid point, through the
 same scheduler, file and resume as the loss: a closed form, 1 and 2 ranks bit for bit, kill -9 resumed."""
+import pytest
 import os
 import signal
 import subprocess
@@ -38,6 +39,7 @@ ARGS = ["--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--train_subset", "
         "--curvature", "--threads", "1"]
 
 
+@pytest.mark.mpi
 def test_one_and_two_ranks_give_the_same_map_bit_for_bit(tmp_path):
     serial = run("surface", [*ARGS, "--surf_file", str(tmp_path / "one.h5"), "--dir_file", str(tmp_path / "d.h5")])
     assert serial.returncode == 0, serial.stderr
@@ -51,6 +53,7 @@ def test_one_and_two_ranks_give_the_same_map_bit_for_bit(tmp_path):
     assert centre > 0 and (a.values["train_eig_ratio"] >= 0).all()
 
 
+@pytest.mark.mpi
 def test_kill_9_then_the_same_command_resumes_the_map_identically(tmp_path):
     args = [*ARGS[:2], "--x=-1:1:11", *ARGS[3:], "--round_seconds", "0.1", "--dir_file", str(tmp_path / "d.h5")]
     surf = tmp_path / "k.h5"
@@ -77,6 +80,7 @@ def test_kill_9_then_the_same_command_resumes_the_map_identically(tmp_path):
         assert np.array_equal(a.values[name], b.values[name]), name
 
 
+@pytest.mark.slow
 def test_the_ratio_map_is_drawn_by_plot2d(tmp_path):
     surf = tmp_path / "m.h5"
     assert run("surface", [*ARGS, "--surf_file", str(surf)]).returncode == 0

@@ -159,6 +159,7 @@ def test_a_layer_the_directions_leave_out_stays_as_the_model_has_it():
     assert torch.allclose(features[:, 0], model.first(x), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
 def test_compiled_passes_take_the_digits_mlp_first_layer_by_linearity_and_agree_with_eager_ones(dtype, rtol):
     points = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
@@ -171,6 +172,7 @@ def test_compiled_passes_take_the_digits_mlp_first_layer_by_linearity_and_agree_
     assert np.array_equal(got[:, [1, 3]], expected[:, [1, 3]])
 
 
+@pytest.mark.slow
 def test_a_compiled_surface_records_it_and_one_begun_without_it_is_not_resumed(tmp_path, capsys):
     mlp = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--y=-1:1:3", "--threads", "1", "--quiet", "--compile"]
     surf = tmp_path / "c.h5"

@@ -10,7 +10,7 @@ import torch
 from conftest import landscape, run
 from landscape.io.surface_file import read as read_surface
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
 
 GRID = ["--x=-1:1:7", "--y=-1:1:5"]
 

@@ -15,6 +15,7 @@ from landscape.surface import tuning
 CNN = ["surface", "--model", "digits_cnn", "--x=-1:1:7", "--y=-1:1:5", "--no_test", "--threads", "1", "--quiet"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
 def test_k_points_per_pass_agree_with_one(tmp_path, dtype, rtol):
     args = [*CNN, "--dtype", dtype, "--dir_file", tmp_path / "d.h5"]
@@ -26,6 +27,7 @@ def test_k_points_per_pass_agree_with_one(tmp_path, dtype, rtol):
         assert np.allclose(four.values[q], one.values[q], rtol=rtol, atol=0), q
 
 
+@pytest.mark.mpi
 def test_chunks_of_the_grid_give_the_same_bits_on_any_number_of_ranks_and_after_a_resume(tmp_path):
     args = [*CNN, "--points_per_pass", "3", "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
     assert landscape(*args, "--surf_file", tmp_path / "serial.h5") == 0  # 35 points: the last chunk has 2
@@ -68,6 +70,7 @@ def test_auto_settings_are_measured_once_recorded_and_reused(tmp_path, capsys, m
     assert "(as the surface file records)" in second and "0 to compute" in second
 
 
+@pytest.mark.mpi
 def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_the_chosen_settings(
         tmp_path, plugins, monkeypatch):
     seen = tmp_path / "seen"
@@ -90,6 +93,7 @@ def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_th
     assert all(np.array_equal(auto.values[q], serial.values[q]) for q in serial.values)
 
 
+@pytest.mark.mpi
 def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_path, plugins):
     proc = run("surface", ["--model", f"{plugins}:failing_on_rank_one", "--x=-1:1:5", "--no_test", "--threads", "1",
                            "--batch_size", "auto", "--surf_file", str(tmp_path / "f.h5")], ranks=2, timeout=90)
@@ -400,6 +404,7 @@ def test_passes_of_several_points_on_a_cpu_are_recorded_and_one_begun_under_othe
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == sha
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compile", [False, True])
 def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_variances_non_negative(compile):
     """Compiled, the variances are clamped in place on a slice of an intermediate inside the graph; a 1-D

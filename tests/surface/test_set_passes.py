@@ -119,6 +119,7 @@ def test_the_file_records_how_the_sets_went_through_and_an_older_file_is_not_res
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["eager", "compiled", "eagerly", "by_class", "by_class_compiled"])
 def test_cross_entropy_in_one_pass_gives_the_loss_argmax_and_nan_of_the_general_path(form):
     """Ties (the first maximum wins, as argmax breaks them), infinite and NaN scores included; ``eagerly``:

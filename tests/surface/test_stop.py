@@ -21,6 +21,7 @@ def args(plugins, tmp_path, surf):
             "--surf_file", str(tmp_path / surf)]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks, signum, whom", [(None, signal.SIGTERM, "job"), (2, signal.SIGUSR1, "every process")])
 def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plugins, ranks, signum, whom,
                                                                    monkeypatch):

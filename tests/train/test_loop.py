@@ -1,5 +1,6 @@
 """The loop itself, in one process: a stop mid-epoch and a restore continue exactly (augmentation on),
 accumulation over micro-batches is the full batch's gradient, and CIFAR folders train end to end."""
+import pytest
 import pickle
 
 import numpy as np
@@ -91,6 +92,7 @@ def cifar_folder(root, n=24):
     return root
 
 
+@pytest.mark.slow
 def test_a_cifar_folder_trains_with_the_standard_augmentation(tmp_path):
     root = cifar_folder(tmp_path / "data")
     out = tmp_path / "run"

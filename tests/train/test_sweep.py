@@ -1,5 +1,6 @@
 """``landscape sweep`` and ``landscape plot-training``: every configuration trained once, a manifest that
 stays whole under concurrent array tasks, reruns that skip what is done, and the figure."""
+import pytest
 import csv
 import json
 import subprocess
@@ -15,6 +16,7 @@ def manifest(out):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_on_rerun(tmp_path):
     out = tmp_path / "sweep"
     done = run("sweep", ["--out", str(out), *GRID, *COMMON], timeout=300)
@@ -40,6 +42,7 @@ def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_o
     assert (out / "training.png").read_bytes()[:4] == b"\x89PNG" and (out / "training.pdf").exists()
 
 
+@pytest.mark.slow
 def test_array_tasks_running_together_each_train_one_and_share_one_whole_manifest(tmp_path):
     out = tmp_path / "array"
     listed = run("sweep", ["--out", str(out), *GRID, *COMMON, "--list"])
@@ -55,6 +58,7 @@ def test_array_tasks_running_together_each_train_one_and_share_one_whole_manifes
                     "linear_b256_s0": "False"}
 
 
+@pytest.mark.slow
 def test_a_config_file_says_it_all_and_flags_win(tmp_path):
     config = tmp_path / "sweep.toml"
     config.write_text(f'out = "{tmp_path / "from_file"}"\nrecipes = ["naive"]\nbatch_sizes = [64]\nseeds = [0, 1]\n'
@@ -65,6 +69,7 @@ def test_a_config_file_says_it_all_and_flags_win(tmp_path):
     assert [r["run"] for r in rows] == ["naive_b64_s0", "naive_b64_s1"] and {r["epoch"] for r in rows} == {"1"}
 
 
+@pytest.mark.slow
 def test_per_run_flags_and_bad_tasks_are_refused(tmp_path):
     bad = run("sweep", ["--out", str(tmp_path / "s"), *GRID, *COMMON, "--batch_size", "64"])
     assert bad.returncode == 2 and "--batch_size is set per run by the sweep" in bad.stderr
@@ -79,6 +84,7 @@ def test_per_run_flags_and_bad_tasks_are_refused(tmp_path):
     assert unknown.returncode == 2 and "--recipes=adam: expected recipes among sgd, naive" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_a_recipes_own_flags_go_to_its_runs_only(tmp_path):
     out = tmp_path / "mixed"
     done = run("sweep", ["--out", str(out), "--recipes", "naive", "linear", "--batch_sizes", "512", *COMMON,

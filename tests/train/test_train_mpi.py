@@ -45,6 +45,7 @@ def runs(tmp_path_factory):
     return out
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_the_same_global_batch_gives_the_same_run_on_any_number_of_ranks(runs, ranks):
     """Within float32 summation tolerance: only the order of the gradient sums differs."""
@@ -53,6 +54,7 @@ def test_the_same_global_batch_gives_the_same_run_on_any_number_of_ranks(runs, r
         assert many == pytest.approx(one, rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.mpi
 def test_the_checkpoint_records_the_ranks_and_the_log_the_communication(runs):
     meta = torch.load(runs[4] / "final.pt", weights_only=True)["meta"]
     assert meta["ranks"] == 4 and meta["identity"]["micro_batch"] == 32
@@ -61,6 +63,7 @@ def test_the_checkpoint_records_the_ranks_and_the_log_the_communication(runs):
     assert int(first["comm_bytes"]) > 0 and 0 < float(first["comm_share"]) <= 1
 
 
+@pytest.mark.mpi
 def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
     require_mpi()
     flags = ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "32", "--recipe", "lars",
@@ -88,6 +91,7 @@ def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
+@pytest.mark.mpi
 def test_adaptive_grows_the_batch_and_logs_every_steps_batch(tmp_path):
     out = tmp_path / "adaptive"
     done = run("train", ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "64", "--micro_batch", "16",
@@ -103,6 +107,7 @@ def test_adaptive_grows_the_batch_and_logs_every_steps_batch(tmp_path):
     assert all(b % 16 == 0 for b in full if b != int(log[0]["batches"].split()[-1]))
 
 
+@pytest.mark.mpi
 def test_local_averages_every_h_steps_and_counts_the_bytes(tmp_path):
     out = tmp_path / "local"
     flags = ["--model", "digits_mlp", "--dataset", "digits", "--batch_size", "64", "--recipe", "local",

@@ -54,11 +54,13 @@ def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads
     assert surface.returncode == 0, surface.stderr
 
 
+@pytest.mark.slow
 def test_the_default_recipe_is_the_papers_sgd(tmp_path):
     done = run("train", [*QUICK, "--out", str(tmp_path / "r")])
     assert "recipe sgd" in done.stdout and "lr 0.1 " in done.stdout
 
 
+@pytest.mark.slow
 def test_rerunning_a_finished_run_leaves_it_alone(tmp_path):
     out = tmp_path / "r"
     assert run("train", [*QUICK, "--out", str(out)]).returncode == 0
@@ -68,6 +70,7 @@ def test_rerunning_a_finished_run_leaves_it_alone(tmp_path):
     assert (out / "final.pt").stat().st_mtime_ns == before
 
 
+@pytest.mark.slow
 def test_a_run_with_other_settings_in_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "r"
     assert run("train", [*QUICK, "--out", str(out)]).returncode == 0
@@ -84,6 +87,7 @@ def test_a_run_with_other_settings_in_the_same_folder_is_refused(tmp_path):
     (["--recipe", "adam"], "argument --recipe: invalid choice: 'adam'"),
     (["--milestones", "0.9", "0.5"], "--milestones=(0.9, 0.5): expected increasing fractions"),
 ])
+@pytest.mark.slow
 def test_bad_settings_are_one_line_usage_errors_and_write_nothing(tmp_path, flags, message):
     out = tmp_path / "r"
     done = run("train", [*QUICK, "--out", str(out), *flags])
@@ -108,6 +112,7 @@ def _wait_for(path, job, seconds=120):
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_kill_9_then_the_same_command_ends_bit_identical(tmp_path, whole):
     out = tmp_path / "killed"
     job = start("train", [*SLOW, "--out", str(out)])
@@ -125,6 +130,7 @@ def test_kill_9_then_the_same_command_ends_bit_identical(tmp_path, whole):
     assert rows(whole) == rows(out)
 
 
+@pytest.mark.slow
 def test_a_stop_signal_mid_epoch_saves_the_position_and_the_rerun_ends_bit_identical(tmp_path, whole):
     out = tmp_path / "stopped"
     job = start("train", [*SLOW, "--out", str(out)])
@@ -162,6 +168,7 @@ def test_the_python_api_trains_resumes_and_names_bad_keywords(tmp_path):
     (["--trust", "0.01"], "--trust=0.01: expected no value with recipe=sgd: it applies to recipe lars only"),
     (["--recipe", "adaptive", "--micro_batch", "64"], "--micro_batch=64: expected at most batch_size / 2 (32)"),
 ])
+@pytest.mark.slow
 def test_settings_that_do_not_fit_the_data_or_the_recipe_are_refused_before_anything_is_written(tmp_path, flags,
                                                                                                  message):
     out = tmp_path / "r"
@@ -170,6 +177,7 @@ def test_settings_that_do_not_fit_the_data_or_the_recipe_are_refused_before_anyt
     assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
 
 
+@pytest.mark.slow
 def test_a_model_that_does_not_fit_the_data_is_one_line_and_an_existing_file_is_not_a_folder(tmp_path):
     done = run("train", ["--model", "resnet20", "--dataset", "digits", "--epochs", "1", "--out", str(tmp_path / "r")])
     assert done.returncode == 3 and "model resnet20 cannot be trained on dataset digits" in done.stderr
@@ -180,6 +188,7 @@ def test_a_model_that_does_not_fit_the_data_is_one_line_and_an_existing_file_is_
     assert (tmp_path / "f").read_text() == "keep me"
 
 
+@pytest.mark.slow
 def test_adaptive_grows_the_batch_on_one_rank_too(tmp_path):
     out = tmp_path / "a"
     done = run("train", ["--model", "digits_cnn", "--dataset", "digits", "--recipe", "adaptive", "--batch_size", "64",
