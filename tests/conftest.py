@@ -97,22 +97,29 @@ def begun_before(path, field: str, value=None) -> None:
         f["done"][1] = False
 
 
-def digits_kernel(cfg, stderr: bool = False):
-    """An evaluation kernel of the digits MLP (seed 0) along two Gaussian directions (seed 1), on both
-    digits sets, with the ``EvaluationConfig`` ``cfg`` (and the losses' standard errors with ``stderr``)."""
+def digits_kernel(cfg, stderr: bool = False, model: str = "digits_mlp"):
+    """An evaluator of a digits model (seed 0) along two Gaussian directions (seed 1), on both digits sets,
+    with the ``EvaluationConfig`` ``cfg`` (what it leaves ``auto``: the reference kernel, batch 128, one point
+    per pass), and the losses' standard errors with ``stderr``."""
+    from dataclasses import replace
+
     import torch
 
     from landscape.data import load_named
     from landscape.models import build_model
     from landscape.surface.evaluation import Evaluator
+    cfg = replace(cfg, **{name: value for name, value in (("kernel", "reference"), ("batch_size", 128),
+                                                           ("points_per_pass", 1)) if getattr(cfg, name) == "auto"})
     torch.manual_seed(0)
-    model = build_model("digits_mlp").eval()
-    origin = {n: p.detach().double() for n, p in model.named_parameters()}
+    net = build_model(model).eval()
+    origin = {n: p.detach().double() for n, p in net.named_parameters()}
     g = torch.Generator().manual_seed(1)
     dx = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
     dy = {n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}
+    if model != "digits_mlp":  # a convolutional network's loss at unit Gaussian steps is astronomical: smaller ones
+        dx, dy = ({n: 0.1 * v for n, v in d.items()} for d in (dx, dy))
     data = load_named("digits")
-    return Evaluator(model, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg,
+    return Evaluator(net, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg,
                      stderr=stderr)
 
 
@@ -123,15 +130,18 @@ def landscape(*argv) -> int:
 
 
 def mean_losses(model, sets: dict, batch_size: int = 128) -> list[float]:
-    """Each set's mean cross-entropy of ``model`` (its own weights) as the evaluation kernel sums it,
-    so a surface's centre can be compared with it bit for bit: ``sets`` maps names to Samples."""
+    """Each set's mean cross-entropy of ``model`` (its own weights) as the reference kernel sums it, so a
+    surface's centre can be compared with it bit for bit: ``sets`` maps names to Samples."""
     import torch
 
+    from landscape.surface.kernels import Problem, make
     from landscape.surface.losses import Loss
-    from landscape.surface.sweep import Sweep
-    data = {name: (s.inputs, s.targets) for name, s in sets.items()}
+    origin = {n: p.detach().double() for n, p in model.named_parameters()}
+    zero = {n: torch.zeros_like(v) for n, v in origin.items()}
+    problem = Problem.of(model, origin, [zero], {name: (s.inputs, s.targets) for name, s in sets.items()},
+                         Loss("crossentropy"), torch.float32, torch.device("cpu"), True)
     with torch.inference_mode():
-        sums = Sweep(model, data, Loss("crossentropy"), batch_size, True)(dict(model.named_parameters()))
+        sums = make("reference", problem, batch_size, 1)(torch.zeros((1, 2), dtype=torch.float64))[0]
     return [float(total) / len(s) for total, s in zip(sums[:, 0], sets.values())]
 
 

@@ -19,6 +19,7 @@ from ..surface.batchnorm import POLICIES as BN_POLICIES
 from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED, DirectionConfig
 from ..surface.directions import DIR_TYPES, IGNORES, NORMS
 from ..surface.evaluation import DTYPES, EvaluationConfig
+from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from ..surface.grid import DEFAULT_X, MAX_POINTS, Grid
 from ..surface.job import RunConfig, SurfaceJob, run_surface
 from ..io.writer import IO_MODES
@@ -91,7 +92,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g.add_argument("--split_idx", type=int, help="which chunk, 0..data_split-1 "
                    f"(default: {_default(DataConfig, 'split_idx')})")
     g.add_argument("--batch_size", type=int_or_auto, help="evaluation batch size, or auto: the fastest on this "
-                   "hardware, measured at the start (a resumed job reuses the file's) "
+                   "hardware, measured at the start in time proportional to the surface's "
                    f"(default: {_default(EvaluationConfig, 'batch_size')})")
     g.add_argument("--loss_name", help="crossentropy, mse, or package.module:callable returning the batch mean "
                    f"(default: {_default(EvaluationConfig, 'loss_name')})")
@@ -100,15 +101,14 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
                    "(default: states with --dir_type states, else eval)")
     g.add_argument("--bn_batches", type=int, help="training batches for --bn recalibrate "
                    f"(default: {_default(EvaluationConfig, 'bn_batches')})")
-    g.add_argument("--points_per_pass", type=int_or_auto, metavar="K", help="grid points evaluated together: on a "
-                   "CPU one call makes their weights and runs them one after another, on a GPU one forward pass "
-                   "(torch.func.vmap over stacked weights); or auto (measured with --batch_size): faster for small "
-                   "models; values agree with K=1 to ~1e-7 relative "
-                   f"(default: {_default(EvaluationConfig, 'points_per_pass')})")
-    g.add_argument("--compile", action="store_true", help="torch.compile the forward pass, loss and "
-                   "counts of a batch: several times faster for convolutional models on CPUs (see BENCHMARKS.md), "
-                   "after a warm-up of seconds per rank; values differ from eager ones in the last bits; no gain "
-                   "on GPUs (measured: slower there)")
+    g.add_argument("--points_per_pass", type=int_or_auto, metavar="K", help="grid points evaluated together in "
+                   "one call of the kernel, or auto (measured with --batch_size); values agree with K=1 to ~1e-7 "
+                   f"relative (default: {_default(EvaluationConfig, 'points_per_pass')})")
+    g.add_argument("--kernel", choices=KERNEL_CHOICES, help="how points are evaluated: reference (each point's "
+                   "forward through functional_call), vmap (K points per forward: GPUs), unrolled (CPUs: a "
+                   "classifier's loss class by class), compiled (torch.compile, after seconds of compiling per "
+                   "rank), or auto: the fastest measured, the reference unless another is 10 %% faster; values "
+                   f"differ between kernels in the last bits (default: {_default(EvaluationConfig, 'kernel')})")
     g.add_argument("--curvature", action="store_true", help="also the Hessian's extreme eigenvalues of the "
                    "mean training loss at every point (train_eig_max, train_eig_min, train_eig_ratio = "
                    "|min/max|), by Lanczos: a curvature map (one point per pass; slow: tens of Hessian-vector "

@@ -11,6 +11,11 @@ Surface file (one per network and grid), schema version 2::
     /runs                    (RUN_SLOTS,) fixed-size JSON records of the runs (``io.runs``)
     attrs: schema, schema_version, identity (JSON) and one attribute per identity field
 
+The identity is what the values are values of (model, data, directions, grid, loss, precision,
+BatchNorm policy, quantities); how they were computed (kernel, batch size, points per pass, device,
+threads, versions, host) is provenance, in each run's record.  Files of landscape 0.2 kept some
+provenance in their identity (``PROVENANCE``): those fields are ignored when such a file is resumed.
+
 Everything is allocated when the file is made, and nothing but raw data is
 written afterwards: a job killed during any write cannot damage the file's
 structure (a kill in the middle of a value leaves its checksum unmatched and the
@@ -44,6 +49,9 @@ CHECKSUM = "checksum"
 RUNS = "runs"
 IDENTITY = "identity"
 BOOKKEEPING = (X, Y, DONE, CHECKSUM, RUNS)  # datasets that are not quantities
+# how a surface was computed, which landscape 0.2 recorded in the identity: not compared on resuming
+PROVENANCE = frozenset({"batch_size", "points_per_pass", "compile", "set_passes", "eager_passes", "compiled_passes",
+                        "first_layer", "last_layer", "device"})
 
 RUN_SLOTS = 32           # run records kept: the latest RUN_SLOTS // 2 runs (a start and an end record each)
 RUN_SLOT_BYTES = 4096

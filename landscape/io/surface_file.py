@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError, LandscapeError, MismatchError, describe
 from . import atomic, reference, runs
 from .paths import readable_file
-from .schema import (BOOKKEEPING, CHECKSUM, COORDINATE_NAMES, DONE, IDENTITY, RUNS, SCHEMA_VERSION,
+from .schema import (BOOKKEEPING, CHECKSUM, COORDINATE_NAMES, DONE, IDENTITY, PROVENANCE, RUNS, SCHEMA_VERSION,
                      SURFACE_SCHEMA, X, Y, point_checksums)
 
 
@@ -144,7 +144,7 @@ def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: 
 
 def _differences(stored: dict, wanted: dict) -> list[str]:
     out = []
-    for key in sorted(set(stored) | set(wanted)):
+    for key in sorted((set(stored) | set(wanted)) - PROVENANCE):
         a, b = stored.get(key, "(absent)"), wanted.get(key, "(absent)")
         if a != b:
             short = lambda v: (v[:12] + "…") if isinstance(v, str) and len(v) == 64 else v
@@ -212,6 +212,16 @@ def recorded_identity(path: str) -> dict | None:
             return json.loads(f.attrs[IDENTITY]) if f.attrs.get("schema") == SURFACE_SCHEMA else None
     except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
         return None
+
+
+def recorded_runs(path: str) -> list[dict]:
+    """The run records of an existing surface file of ours, oldest first ([] for no file, or not one of
+    ours: the checks that open it for resuming say what is wrong)."""
+    try:
+        with h5py.File(path, "r") as f:
+            return runs.read(f[RUNS][()]) if f.attrs.get("schema") == SURFACE_SCHEMA and RUNS in f else []
+    except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
+        return []
 
 
 def append_run(path: str, event: str, fields: dict, run: int | None = None) -> int:

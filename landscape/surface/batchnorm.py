@@ -17,6 +17,9 @@ from torch import nn
 from ..errors import ConfigError, UsageError
 
 POLICIES = ("eval", "states", "recalibrate")
+# samples per recalibration batch: fixed, so that the statistics (and so the values) do not depend on the
+# evaluation's batch size, which is how a surface is computed, not what it is
+BATCH = 128
 
 
 def resolve(bn: str | None, dir_type: str | None) -> tuple[str, str]:
@@ -51,7 +54,7 @@ class Recalibrator:
     kernel's ``functional_call``); the model's own buffers are never touched.
     """
 
-    def __init__(self, model: nn.Module, inputs: torch.Tensor, batch_size: int, batches: int, seed: int = 0):
+    def __init__(self, model: nn.Module, inputs: torch.Tensor, batches: int, batch_size: int = BATCH, seed: int = 0):
         self.model = model
         self.layers = layers(model)
         order = torch.randperm(len(inputs), generator=torch.Generator().manual_seed(seed))

@@ -30,14 +30,13 @@ from ..parallel import stop as stop_signals
 from ..parallel.stop import StopSignals
 from ..plugins import canonical
 from ..provenance import command_line, machine, sha256_file, sha256_tensors, versions
-from . import batchnorm, tuning
+from . import batchnorm, kernels, tuning
 from . import direction_set
 from . import directions as dirs
 from .direction_set import DirectionConfig
 from .evaluation import LOW_PRECISION, EvaluationConfig, Evaluator
 from .grid import Grid
 from .losses import Loss
-from .sweep import COMPILED_PASSES, EAGER_PASSES, UNROLL
 from .progress import Progress, duration
 
 
@@ -215,7 +214,11 @@ def _read_directions(job: SurfaceJob, model) -> dirs.Directions:
 
 
 def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluator) -> dict:
-    """What a surface's values depend on; an existing file must match it field for field."""
+    """What a surface's values are values of: an existing file must match it field for field.
+
+    How they were computed (kernel, batch size, points per pass, device, threads, versions) is
+    provenance, kept in each run's record: it changes the values' last bits only, so a surface begun one
+    way may be finished another, and its run records say which points came from which run."""
     data, prints = loaded.data, loaded.prints
     identity = {
         "grid_x": job.grid.x.spec, "grid_y": job.grid.y.spec if job.grid.y else "",
@@ -226,26 +229,13 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         "train_subset": -1 if job.data.train_subset is None else job.data.train_subset, "subset_seed": SUBSET_SEED,
         "train_sha256": prints["train"],
         "test_size": len(data.test) if data.test is not None else 0, "test_sha256": prints["test"],
-        "loss_name": ev.loss.name, "dtype": ev.cfg.dtype, "batch_size": ev.cfg.batch_size,
-        "points_per_pass": ev.points_per_pass,  # grouping points in one pass changes their last bits
-        "compile": ev.cfg.compile,              # so does compiled code
-        "set_passes": "joined" if ev.sweep.joined else "apart",  # and batches running on across the sets
-        "bn": "recalibrate" if ev.recalibrator else ("states" if d.dir_type == "states" else "eval"),
-        "bn_batches": len(ev.recalibrator.batches) if ev.recalibrator else 0,
+        "loss_name": ev.loss.name, "dtype": ev.cfg.dtype,
+        "bn": "recalibrate" if ev.problem.recalibrator else ("states" if d.dir_type == "states" else "eval"),
+        "bn_batches": len(ev.problem.recalibrator.batches) if ev.problem.recalibrator else 0,
+        "bn_batch_size": len(ev.problem.recalibrator.batches[0]) if ev.problem.recalibrator else 0,
         "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
         "directions_sha256": d.digest,
-        "device": "cuda" if ev.device.type == "cuda" else "cpu",  # the last bits differ between the two
     }
-    if ev.unrolled is not None:  # on a CPU: the points' weights made in the call, eagerly the scores in one pass
-        # (their last bits: the names of their arithmetic)
-        if ev.cfg.compile:
-            identity["compiled_passes"] = COMPILED_PASSES
-            if ev.start is not None:  # only then: other compiled files keep the identity they had
-                identity["first_layer"] = "by linearity"
-        else:
-            identity["eager_passes"] = EAGER_PASSES
-            if ev.end is not None:  # only then: other eager files keep the identity they had
-                identity["last_layer"] = "as rows"
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
     for axis, info in zip("xy", d.axes[:job.grid.ndim]):
@@ -255,6 +245,13 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
         if info.target_sha256:
             identity[f"model_file{2 if axis == 'x' else 3}_sha256"] = info.target_sha256
     return identity
+
+
+def _how(ev: Evaluator) -> dict:
+    """How this run computes its points: its run record's part that the identity leaves out."""
+    return {"kernel": ev.kernel.name, "batch_size": ev.cfg.batch_size, "points_per_pass": ev.points_per_pass,
+            "set_passes": "joined" if ev.sets.joined else "apart",
+            **({"first_layer": "by linearity"} if getattr(ev.kernel, "start", None) is not None else {})}
 
 
 def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
@@ -270,7 +267,7 @@ def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
 
 def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str,
                cfg: EvaluationConfig, samples: int | None = None) -> Evaluator:
-    """The kernel for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
+    """The evaluator for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
     sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
     if samples is not None:
@@ -283,48 +280,55 @@ def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, devic
 
 
 def _recorded(path: str, rank: int) -> dict | None:
-    """Rank 0: the identity a resumed surface file records (None for a new file)."""
-    return surface_file.recorded_identity(path) if rank == 0 else None
+    """Rank 0: the settings the latest run of a resumed surface file recorded (None: none, or no file)."""
+    if rank != 0:
+        return None
+    for record in reversed(surface_file.recorded_runs(path)):
+        if {"kernel", "batch_size", "points_per_pass"} <= record.keys():
+            return {key: record[key] for key in ("kernel", "batch_size", "points_per_pass", "device")}
+    return None
 
 
 def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str, comm):
-    """``auto`` batch size and points per pass resolved: as a resumed file records them, else measured
-    (every rank at once, as they will compute the surface; the job broadcasts rank 0's choice).
-    Returns (config, how it was chosen)."""
+    """``auto`` kernel, batch size and points per pass resolved: as the latest run of a resumed file
+    recorded them (on the same kind of device), else measured (every rank at once, as they will compute
+    the surface; every step agreed).  Returns (config, how it was chosen)."""
     cfg = job.evaluation
-    if tuning.AUTO not in (cfg.batch_size, cfg.points_per_pass):
+    if cfg.resolved:
         return cfg, ""
     # every step below rests on what all ranks share (rank 0's reading, broadcast; failures agreed), so
     # that every rank takes the same steps and meets the others at the same exchanges
     stored = comm.bcast(agree(comm, _recorded, job.surf_file, comm.rank))
-    if stored and "batch_size" in stored and "points_per_pass" in stored:
-        chosen = tuning.Choice(stored["batch_size"] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-                               stored["points_per_pass"] if cfg.points_per_pass == tuning.AUTO
-                               else cfg.points_per_pass, 0.0, 0)
-        return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
-            chosen.describe(measured=False)
     samples = min(tuning.SAMPLES, len(loaded.data.train))
-    kernels = {}  # one per points per pass, rebatched for each batch size (sharing its model and compiled step)
+    built = {}  # one evaluator per kernel and points per pass, rebatched for each batch size
 
-    def make(batch: int, k: int) -> Evaluator:
-        if k not in kernels:
-            kernels[k] = _evaluator(job, loaded, d, loss, device, replace(cfg, batch_size=batch, points_per_pass=k),
-                                    samples)
-        return kernels[k].rebatched(batch)
+    def make(setting: tuning.Setting) -> Evaluator:
+        key = (setting.kernel, setting.points_per_pass)
+        if key not in built:
+            built[key] = _evaluator(job, loaded, d, loss, device, replace(
+                cfg, kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass),
+                samples)
+        return built[key].rebatched(setting.batch_size)
 
-    # the ladder of batch sizes ends at the kernel's longest pass (the sets joined: all of the prefix)
-    first = agree(comm, make, tuning.BATCHES[0] if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-                  1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size))
-    largest, unrolled = comm.bcast((first.sweep.largest_pass, first.unrolled is not None))
-    # compiled on a CPU, a pass's points run one after another in calls of up to UNROLL: more points per
-    # call only share its fixed cost, so 1 and UNROLL are the settings worth their compile time
-    chosen = tuning.tune(make, largest, cfg.batch_size, cfg.points_per_pass,
-                         budget=tuning.COMPILED_BUDGET if cfg.compile else tuning.BUDGET,
-                         ladder=(1, UNROLL) if cfg.compile and unrolled else tuning.PASSES,
-                         points_per_rank=job.grid.size / comm.size if comm.size > 1 else 0.0,
+    first = agree(comm, make, tuning.Setting(
+        "reference" if cfg.kernel == tuning.AUTO else cfg.kernel,
+        tuning.FIRST_BATCH if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+        1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size)))
+    names = kernels.candidates(first.problem) if cfg.kernel == tuning.AUTO else [cfg.kernel]
+    largest, names = comm.bcast((first.sets.largest_pass, names))
+    if stored and stored.get("device", "cpu").split(":")[0] == device.split(":")[0] and (
+            cfg.kernel == tuning.AUTO and stored["kernel"] in names or cfg.kernel == stored["kernel"]):
+        chosen = replace(cfg, **{key: stored[key] if getattr(cfg, key) == tuning.AUTO else getattr(cfg, key)
+                                 for key in ("kernel", "batch_size", "points_per_pass")})
+        return chosen, (f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) "
+                        "per pass (as the surface file's latest run records)")
+    measured = sum(min(len(s), samples) for s in (loaded.data.train, loaded.data.test) if s is not None)
+    whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
+    choice = tuning.tune(make, largest, cfg.batch_size, cfg.points_per_pass, names,
+                         points_per_rank=job.grid.size / comm.size, ranks=comm.size, scale=whole / measured,
                          together=lambda measure: comm.allgather(agree(comm, measure)), points=job.grid.size)
-    return replace(cfg, batch_size=chosen.batch_size, points_per_pass=chosen.points_per_pass), \
-        chosen.describe(samples=samples)
+    return replace(cfg, kernel=choice.kernel, batch_size=choice.batch_size,
+                   points_per_pass=choice.points_per_pass), choice.describe(samples=samples)
 
 
 def _compile(ev: Evaluator) -> float:
@@ -335,7 +339,7 @@ def _compile(ev: Evaluator) -> float:
         if ev.points_per_pass > 1:  # a chunk of one point (the grid's last, say) takes the one-point kernel
             ev.evaluate(np.zeros((1, 2)))
     except EvaluationError as exc:
-        raise EvaluationError(f"--compile: {exc}; run without --compile") from None
+        raise EvaluationError(f"kernel compiled: {exc}; choose another kernel") from None
     return time.perf_counter() - started
 
 
@@ -407,11 +411,11 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
-        record = {**_start_record(job, comm.size, threads.count, io), **devices.record(device),
+        record = {**_start_record(job, comm.size, threads.count, io), **devices.record(device), **_how(ev),
                   **({"auto": chosen} if chosen else {})}
         float32_centre = None
         if ev.cfg.dtype in LOW_PRECISION:
-            reference = replace(ev.cfg, dtype="float32", points_per_pass=1)
+            reference = replace(ev.cfg, dtype="float32", kernel="reference", points_per_pass=1)
             float32_centre = lambda: _evaluator(job, loaded, directions, loss, device, reference).evaluate(
                 np.zeros((1, 2)))[0]
         opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank, float32_centre))
@@ -422,7 +426,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
              f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}")
         compiled_in = None
-        if len(todo) and ev.cfg.compile:  # before the clock starts: every rank compiles once, seconds
+        if len(todo) and ev.kernel.name == "compiled":  # before the clock starts: every rank compiles once, seconds
             compiled_in = comm.max(agree(comm, _compile, ev))
             show(f"compiled in {compiled_in:.1f} s (torch.compile, slowest rank)")
         writer = agree(comm, open_writer, io, comm, surf_path, ev.names)

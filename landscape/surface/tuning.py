@@ -1,13 +1,20 @@
-"""Choosing the evaluation batch and the points per pass by measurement (``auto``).
+"""Choosing the kernel, the evaluation batch and the points per pass by measurement (``auto``).
 
-Small models leave the hardware idle at the reference code's batch of 128, one point per pass;
-large ones run out of memory with too much at once.  ``tune`` times the kernel itself on a
-prefix of the data for a ladder of batch sizes and then of points per pass, measures the few
-fastest again taking turns (a shared machine's speed drifts while the ladder climbs), and returns
-the fastest of them.  Every rank measures at once, as the surface's ranks will share the machine's
-caches and memory (``together``: the job passes its communicator's exchange; nothing here knows
-about MPI or files).  The choice enters the values at the last bit, so the job records it in the
-surface file, all ranks use rank 0's, and a resumed job reuses the file's instead of measuring again.
+Small models leave the hardware idle at the reference code's batch of 128, one point per pass; large
+ones run out of memory with too much at once; and which kernel is fastest depends on the model and the
+machine.  ``tune`` times the kernels themselves on a prefix of the data: first a ladder of batch sizes
+with the reference kernel, one point per pass, starting at ``FIRST_BATCH`` and climbing each way while
+it pays; then, at the best batch, a ladder of points per pass for every candidate kernel.  The few
+fastest settings are measured again taking turns (a shared machine's speed drifts while the ladders
+climb), and the fastest then is chosen, except that the reference kernel is kept wherever it is within
+``REFERENCE_MARGIN`` of the best (the simple path is the default).
+
+Measuring costs time, so it is spent in proportion to the surface: after the first setting the budget
+is ``SHARE`` of the surface's estimated time at that setting, at most ``BUDGET`` seconds; a small
+surface is computed at the first setting almost at once.  Every rank measures at once, as the
+surface's ranks will share the machine's caches and memory (``together``: the job passes its
+communicator's exchange; nothing here knows about MPI or files).  A setting's rate is the ranks' mean,
+0 where it ran out of memory on any.
 """
 from __future__ import annotations
 
@@ -20,46 +27,59 @@ import torch
 from ..errors import EvaluationError
 
 AUTO = "auto"
-SAMPLES = 4096          # data prefix the measurement runs on (per data set)
+SAMPLES = 4096           # data prefix the measurement runs on (per data set)
+FIRST_BATCH = 1024       # the first batch measured (or all of a smaller pass)
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32, 64)
-SECONDS_PER_TRIAL = 0.1   # each setting: the best of three trials this long (a shared machine is noisy)
-LONGEST_PASS = 0.5        # seconds: no setting whose single pass would take longer
-BUDGET = 6.0              # seconds for the ladders
-FINALISTS = 3             # the fastest settings of the ladders, measured again ...
-FINAL_TURNS = 2           # ... this many times each, taking turns
-COMPILED_BUDGET = 30.0    # with --compile: each setting tried is compiled first (seconds each)
+PROBE_PASS = 8           # points per pass at which the other kernels are first measured
+COMPILED_PASSES = (1, 8)  # compiled: a call holds up to 8 points, so only 1 and 8 are worth their compile time
+SECONDS_PER_TRIAL = 0.1  # each setting: the best of three trials this long (a shared machine is noisy) ...
+TRIALS_PER_BUDGET = 40   # ... or shorter, for a budget too small to hold that many trials of 0.1 s
+LONGEST_PASS = 0.5       # seconds: no setting whose single pass would take longer
+BUDGET = 6.0             # seconds for the ladders at most
+COMPILED_BUDGET = 30.0   # with the compiled kernel: each setting tried is compiled first (seconds each)
+SHARE = 0.1              # of the surface's estimated time, spent measuring
+FINALISTS = 3            # the fastest settings of the ladders, measured again ...
+FINAL_TURNS = 2          # ... this many times each, taking turns
+REFERENCE_MARGIN = 1.1   # another kernel is chosen only when this much faster than the reference
+
+
+@dataclass(frozen=True)
+class Setting:
+    kernel: str
+    batch_size: int
+    points_per_pass: int
 
 
 @dataclass(frozen=True)
 class Choice:
     """The setting chosen and what it was chosen on."""
 
+    kernel: str
     batch_size: int
     points_per_pass: int
     points_per_second: float     # a rank's, on the measured prefix of the data
     tried: int
     again: int = 0               # the fastest settings measured again, taking turns
+    budget: float = 0.0          # seconds the ladders could take
 
-    def describe(self, measured: bool = True, samples: int = SAMPLES) -> str:
-        """``samples``: per set, those the measurement ran on (``SAMPLES``, or all of a smaller set)."""
-        if not measured:
-            return f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass (as the surface file records)"
+    def describe(self, samples: int = SAMPLES) -> str:
+        setting = f"kernel {self.kernel}, batch {self.batch_size}, {self.points_per_pass} point(s) per pass"
         settings = f"{self.tried} setting{'s' * (self.tried != 1)} measured"
         if self.points_per_second == 0.0:
-            return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass, the smallest: "
-                    f"{'none of the ' + settings if self.tried > 1 else 'the one setting measured'} ran (out of "
-                    "memory, or more points per pass than this model takes)")
+            return (f"{setting}, the first: {'none of the ' + settings if self.tried > 1 else 'the one setting measured'}"
+                    " ran (out of memory, or more points per pass than this model takes)")
         again = f", the fastest {self.again} again taking turns" if self.again > 1 else ""
-        return (f"batch {self.batch_size}, {self.points_per_pass} point(s) per pass: the best for this surface of "
-                f"{settings}{again} ({self.points_per_second:.1f} points/s a rank, every rank measuring at once on "
-                f"up to {samples} samples per set)")
+        return (f"{setting}: the best for this surface of {settings}{again} in a budget of {self.budget:.1f} s "
+                f"({self.points_per_second:.1f} points/s a rank, every rank measuring at once on up to {samples} "
+                "samples per set)")
 
 
-def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
-    """Points per second of ``evaluator`` on passes of ``k`` random points: the best of three trials."""
+def _rate(evaluator, k: int, rng: np.random.Generator, seconds: float = SECONDS_PER_TRIAL) -> float:
+    """Points per second of ``evaluator`` on passes of ``k`` random points: the best of three trials of
+    ``seconds`` (each at least one pass)."""
     points = rng.uniform(-0.5, 0.5, size=(k, 2))
-    evaluator.evaluate(points)  # warm up: first-call allocations, lazy initialisation
+    evaluator.evaluate(points)  # warm up: first-call allocations, lazy initialisation, compilation
     best = 0.0
     for _ in range(3):
         done, started = 0, time.perf_counter()
@@ -67,18 +87,19 @@ def _rate(evaluator, k: int, rng: np.random.Generator) -> float:
             evaluator.evaluate(points)
             done += k
             spent = time.perf_counter() - started
-            if spent >= SECONDS_PER_TRIAL:
+            if spent >= seconds:
                 break
         best = max(best, done / spent)
     return best
 
 
-def _runs(make, batch: int, k: int, rng) -> float:
+def _runs(make, setting: Setting, rng, seconds: float = SECONDS_PER_TRIAL) -> float:
+    """The rate of ``setting``, 0 where it runs out of memory or its kernel cannot take several points."""
     try:
-        ev = make(batch, k)
-        if k > 1 and ev.points_per_pass == 1:  # vmap cannot run this model: no point in more
+        ev = make(setting)
+        if setting.points_per_pass > 1 and ev.points_per_pass == 1:
             return 0.0
-        return _rate(ev, k, rng)
+        return _rate(ev, setting.points_per_pass, rng, seconds)
     except (EvaluationError, RuntimeError, MemoryError) as exc:
         # the kernel reports a failure of the model as an EvaluationError caused by it
         if _out_of_memory(exc.__cause__ if isinstance(exc, EvaluationError) else exc):
@@ -86,7 +107,8 @@ def _runs(make, batch: int, k: int, rng) -> float:
                 torch.cuda.empty_cache()  # what the setting too large left cached
             return 0.0
         if isinstance(exc, EvaluationError):  # the point is one the measurement drew, not one of the grid: say so
-            raise EvaluationError(f"measuring batch {batch} with {k} point(s) per pass for auto: {exc}") from exc
+            raise EvaluationError(f"measuring kernel {setting.kernel}, batch {setting.batch_size} with "
+                                  f"{setting.points_per_pass} point(s) per pass for auto: {exc}") from exc
         raise
 
 
@@ -101,10 +123,8 @@ def _out_of_memory(exc: BaseException | None) -> bool:
 def over_surface(rate: float, k: int, points_per_rank: float) -> float:
     """Points per second that passes of ``k`` points measured at ``rate`` keep over a surface of
     ``points_per_rank`` points per rank (0: one rank, or not known).  Ranks wait for each other at the
-    end of round 0 (a chunk each) and when the last chunks are taken, each for about half a chunk of
-    ``k`` points at each, so a surface costs about one chunk more than its points: on 2 ranks a 41 x 41
-    grid in passes of 64 points loses 7 %, in passes of 16, 2 %.  The waits at the end of each later round
-    (every ``round_seconds``) are left out: a round holds many chunks."""
+    end of round 0 and when the last chunks are taken, each for about half a chunk of ``k`` points, so
+    a surface costs about one chunk more than its points."""
     return rate * points_per_rank / (points_per_rank + k) if points_per_rank > 0 else rate
 
 
@@ -113,78 +133,119 @@ def alone(measure):
     return [measure()]
 
 
-def tune(make, largest: int, batch_size, points_per_pass, seed: int = 0, budget: float = BUDGET,
-         ladder: tuple[int, ...] = PASSES, points_per_rank: float = 0.0, together=alone, points: int = 0) -> Choice:
-    """The fastest (batch size, points per pass) for a surface of ``points_per_rank`` points per rank
-    (``over_surface``), trying only what is ``auto``.
+def tune(make, largest: int, batch_size, points_per_pass, kernels: list[str], *, seed: int = 0,
+         points_per_rank: float = 0.0, ranks: int = 1, scale: float = 1.0, together=alone, points: int = 0,
+         budget: float | None = None) -> Choice:
+    """The fastest (kernel, batch size, points per pass) for a surface of ``points_per_rank`` points per
+    rank on ``ranks`` ranks (``over_surface``), trying only what is ``auto``.
 
-    ``make(batch_size, points_per_pass)`` builds an evaluation kernel on a prefix of the data
-    (``SAMPLES`` samples per set), whose longest pass holds ``largest`` samples (the batch sizes tried
-    end there); a value given as an int is kept as it is.  ``ladder``: the points per pass to try
-    (a kernel that runs a call's points one after another gains nothing between 1 and its largest call).
-    ``together(measure)`` runs ``measure()`` on every rank at once and returns each rank's result (the
-    job's is an agreed exchange: a failure on any rank ends all of them); a setting's rate is the ranks'
-    mean (a faster rank takes more of the surface's chunks), 0 where it ran out of memory on any, and
-    every step rests on values all ranks share, so every rank takes the same steps.  The ladders stop
-    after ``budget`` seconds; then the ``FINALISTS`` fastest that ran are measured again, taking turns,
-    once each and then, turn by turn, up to ``FINAL_TURNS`` times while within half as long, and the
-    fastest of them then is chosen, its ``points_per_second`` as measured then.  ``points``: the
-    surface's (0: not known); a pass never holds more, so none is measured with more (a points per pass
-    given larger is measured as that many and kept as given), and the ladder stops there.
+    ``make(setting)`` builds an evaluator on a prefix of the data, whose longest pass holds ``largest``
+    samples (the batch sizes tried end there); ``kernels``: the kernels to try, the reference first (one
+    name: that kernel); ``batch_size`` and ``points_per_pass`` given as ints are kept.  ``scale``: the
+    surface's samples per measured sample (a point of the surface takes about ``scale`` times a measured
+    one), for the budget.  ``together(measure)`` runs ``measure()`` on every rank at once and returns
+    each rank's result; every step rests on values all ranks share, so every rank takes the same steps.
+    ``points``: the surface's (0: not known); no pass is measured with more.
     """
     rng = np.random.default_rng(seed)
-    batches = ([b for b in BATCHES if b < largest] + [largest]) if batch_size == AUTO else [batch_size]
-    passes = [k for k in ladder if not points or k <= points] if points_per_pass == AUTO else [points_per_pass]
-    deadline = time.perf_counter() + budget
-    late = False  # whether a rank was past the deadline after the last measurement
+    compiled = kernels == ["compiled"]
+    ladder = COMPILED_PASSES if compiled else PASSES
+    passes = ([k for k in ladder if not points or k <= points] or [1]) if points_per_pass == AUTO \
+        else [min(points_per_pass, points) if points else points_per_pass]
+    first = min(FIRST_BATCH, largest) if batch_size == AUTO else batch_size
+    results: dict[Setting, float] = {}
+    ceiling = budget if budget is not None else (COMPILED_BUDGET if compiled else BUDGET)
+    allowed = limit = ceiling   # limit: seconds from the start after which a rank is late
+    late, spent = False, 0.0    # spent: the most seconds any rank had spent after the last measurement
+    started = time.perf_counter()
 
-    def measured(batch: int, k: int) -> float:
-        nonlocal late
-        most = min(k, points) if points else k
-        reports = together(lambda: (_runs(make, batch, most, rng), time.perf_counter() > deadline))
+    def measured(setting: Setting) -> float:
+        """The ranks' mean rate of ``setting``, 0 if it failed on any; ``late``: whether any rank is past
+        the limit after it (every rank decides on the same values, so all take the same steps)."""
+        nonlocal late, spent
+        trial = min(SECONDS_PER_TRIAL, allowed / TRIALS_PER_BUDGET)
+        reports = together(lambda: (_runs(make, setting, rng, trial), time.perf_counter() - started))
         rates = [rate for rate, _ in reports]
-        late = any(past for _, past in reports)
-        return 0.0 if min(rates) == 0.0 else float(np.mean(rates))
+        spent = max(seconds for _, seconds in reports)
+        late = spent > limit
+        results[setting] = rate = 0.0 if min(rates) == 0.0 else float(np.mean(rates))
+        return rate
 
-    def weighed(item) -> float:
-        (_, k), rate = item
-        return over_surface(rate, k, points_per_rank)
+    rate = measured(Setting(kernels[0], first, passes[0]))
+    if rate > 0 and points_per_rank > 0:  # the budget: a share of the surface's estimated time at this setting
+        allowed = limit = min(ceiling, SHARE * points_per_rank * scale / rate)
+        late = spent > limit
 
-    results: dict[tuple[int, int], float] = {}
-    # the batch first, at the smallest number of points per pass; then the points per pass at the best
-    # two batches (their best combination is rarely elsewhere), within the time budget
-    for batch in batches:
-        if results and late:
-            break
-        results[(batch, passes[0])] = measured(batch, passes[0])
-    best_batches = sorted({b for b, _ in results}, key=lambda b: -results[(b, passes[0])])[:2]
-    for batch in best_batches:
-        for k in passes[1:]:
-            fastest = max(results.values())
-            if late or fastest == 0.0 or k / fastest > LONGEST_PASS:
-                break  # out of time, or a pass of k points would take too long to measure or to be worth it
-            results[(batch, k)] = rate = measured(batch, k)
-            if rate == 0.0:  # out of memory: more points per pass would be worse
-                break
-    nothing = Choice(min(batches), passes[0], 0.0, len(results))  # the smallest, whose errors the job reports
-    ran = [item for item in sorted(results.items(), key=weighed, reverse=True) if item[1] > 0.0]
+    def too_long(setting: Setting) -> bool:
+        """A pass of this many points would take too long to measure or to be worth it."""
+        fastest = max(results.values(), default=0.0)
+        return fastest == 0.0 or setting.points_per_pass / fastest > LONGEST_PASS
+
+    def climb(settings: list[Setting], longest: bool = False, down: bool = False) -> None:
+        """Measure along ``settings`` while in time and while each is at least as fast as the one before;
+        ``longest``: not past a pass too long (``too_long``); ``down``: past settings that ran out of
+        memory until one runs (smaller batches)."""
+        previous = None
+        for setting in settings:
+            if late or (longest and too_long(setting)):
+                return
+            rate = measured(setting)
+            if rate == 0.0 and down and previous is None:
+                continue
+            if rate == 0.0 or (previous is not None and rate < previous):
+                return
+            previous = rate
+
+    # the other kernels at the first batch, a few points per pass; then the batch sizes with the fastest
+    # kernel so far; then, at the best batch, the points per pass of every kernel
+    probe = max([k for k in passes if k <= PROBE_PASS] or passes[:1])
+    for kernel in kernels[1:]:
+        climb([Setting(kernel, first, probe)], longest=True)
+    leader = max((s for s in results if results[s] > 0), key=results.get, default=Setting(kernels[0], first, passes[0]))
+    if batch_size == AUTO:
+        above = sorted({b for b in (*BATCHES, largest) if first < b <= largest})
+        below = [b for b in reversed(BATCHES) if b < first]
+        if results[leader] > 0:
+            climb([replace(leader, batch_size=b) for b in above])
+        climb([replace(leader, batch_size=b) for b in below], down=True)
+    ran = {s: r for s, r in results.items() if r > 0}
+    best_batch = max(ran, key=ran.get).batch_size if ran else first
+    for kernel in kernels:
+        climb([Setting(kernel, best_batch, k) for k in passes if Setting(kernel, best_batch, k) not in results],
+              longest=True)
+
+    def weighed(setting: Setting, rate: float) -> float:
+        return over_surface(rate, setting.points_per_pass, points_per_rank if ranks > 1 else 0.0)
+
+    nothing = Choice(kernels[0], first, passes[0] if points_per_pass == AUTO else points_per_pass, 0.0, len(results),
+                     budget=allowed)
+    ran = sorted(((s, r) for s, r in results.items() if r > 0), key=lambda item: weighed(*item), reverse=True)
     if not ran:
         return nothing
     finalists, again = dict(ran[:FINALISTS]), 0
-    if len(finalists) > 1:
+    reference = next(((s, r) for s, r in ran if s.kernel == kernels[0]), None)
+    if reference is not None:
+        finalists.setdefault(*reference)  # the reference's best is always among them: it may be kept
+    if len(finalists) > 1 and not late:
         # measured again side by side: the ladders' measurements lie seconds apart on a machine whose speed drifts
-        deadline, late, again = time.perf_counter() + budget / 2, False, len(finalists)
+        limit, late, again = spent + allowed / 2, False, len(finalists)
         turns, out = dict.fromkeys(finalists, 0.0), set()  # out: ran out of memory on a rank, and stays out
         for turn in range(FINAL_TURNS):
-            if late and turn > 0:  # a whole turn or none, so that each finalist is measured as often; the first always
+            if late and turn > 0:  # whole turns, so that each finalist is measured as often; the first always
                 break
             for setting in [s for s in turns if s not in out][::1 if turn % 2 == 0 else -1]:
-                rate = measured(*setting)
+                rate = measured(setting)
                 turns[setting] = max(turns[setting], rate)
                 if rate == 0.0:
                     out.add(setting)
         finalists = {setting: rate for setting, rate in turns.items() if setting not in out}
         if not finalists:
             return replace(nothing, again=again)
-    (batch, k), rate = max(finalists.items(), key=weighed)
-    return Choice(batch, k, rate, len(results), again)
+    best, rate = max(finalists.items(), key=lambda item: weighed(*item))
+    simple = [(s, r) for s, r in finalists.items() if s.kernel == kernels[0]]
+    if simple:
+        plain, plain_rate = max(simple, key=lambda item: weighed(*item))
+        if weighed(plain, plain_rate) * REFERENCE_MARGIN >= weighed(best, rate):
+            best, rate = plain, plain_rate
+    given = best.points_per_pass if points_per_pass == AUTO else points_per_pass  # measured as at most ``points``
+    return Choice(best.kernel, best.batch_size, given, rate, len(results), again, allowed)

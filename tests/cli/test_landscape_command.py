@@ -30,7 +30,7 @@ def test_subcommand_help_shows_the_configurations_defaults(capsys):
     assert landscape("surface", "--help") == 0
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("usage: landscape surface")
-    for words in ("(a resumed job reuses the file's) (default: 128)", "(default: -1:1:51)", "(default: filter)",
+    for words in ("in time proportional to the surface's (default: auto)", "(default: -1:1:51)", "(default: filter)",
                   "target seconds between writes (default: 5)", "143 stopped by SIGTERM/SIGUSR1"):
         assert words in out, words
 

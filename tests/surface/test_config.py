@@ -20,7 +20,7 @@ def job(**parts):
 
 def test_defaults_live_in_the_configurations():
     j = job()
-    assert j.evaluation == EvaluationConfig("crossentropy", 128, "float32", None, 10)
+    assert j.evaluation == EvaluationConfig("crossentropy", "auto", "auto", "auto", "float32", None, 10)
     assert j.data.dataset == "digits" and j.run.round_seconds == 5.0 and j.run.io == "auto"
     assert j.surf_file == "surface.h5" and j.dir_file == "surface.directions.h5"
     with_file = SurfaceJob(model=ModelConfig("digits_cnn", model_file="runs/a.pt"), grid=Grid.parse("-1:1:5"))

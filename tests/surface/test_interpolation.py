@@ -70,7 +70,7 @@ def test_bn_policies_are_recorded_and_states_is_implied(tmp_path):
     from torch.func import functional_call
     from landscape.surface.batchnorm import Recalibrator
     with torch.no_grad():
-        stats = Recalibrator(a, load_named("digits").train.inputs, 128, 3).statistics(
+        stats = Recalibrator(a, load_named("digits").train.inputs, 3).statistics(
             lambda batch, fresh: functional_call(a, fresh, (batch,)))
 
     class Recalibrated(torch.nn.Module):

@@ -1,17 +1,62 @@
-"""A first linear layer taken by linearity: which models qualify, the features against the closed form,
-the rest of the model as a graph, and compiled surfaces that agree with eager ones and record it."""
-import hashlib
-
+"""The compiled kernel: values that agree with the reference kernel's, calls of at most UNROLL points, code
+reused across batch sizes; and the first linear layer taken by linearity (which models qualify, the features
+against the closed form, the rest of the model as a graph)."""
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from conftest import begun_before, digits_kernel, landscape
-from landscape.io.surface_file import read as read_surface
-from landscape.surface import first_layer
+from conftest import digits_kernel
 from landscape.surface.evaluation import EvaluationConfig
-from landscape.surface.first_layer import LinearStart, find
+from landscape.surface.kernels import Problem, compiled
+from landscape.surface.kernels.compiled import LinearStart, find
+from landscape.surface.losses import Loss
+
+POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
+
+
+def kernel(name: str, k: int = 1, batch: int = 500, dtype: str = "float32", model: str = "digits_mlp"):
+    return digits_kernel(EvaluationConfig(kernel=name, batch_size=batch, points_per_pass=k, dtype=dtype), model=model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, k, dtype, rtol", [("digits_mlp", 1, "float32", 1e-6), ("digits_mlp", 3, "float32", 1e-6),
+                                                   ("digits_mlp", 2, "float64", 1e-12), ("digits_cnn", 2, "float32", 1e-5)])
+def test_compiled_values_agree_with_the_reference_kernels(model, k, dtype, rtol):
+    reference = kernel("reference", k, dtype=dtype, model=model).evaluate(POINTS)
+    ev = kernel("compiled", k, dtype=dtype, model=model)
+    assert (ev.kernel.start is not None) == (model == "digits_mlp")  # the MLP's first layer by linearity
+    got = ev.evaluate(POINTS)
+    assert np.isfinite(reference).all() and reference[4, 0] > 10 * reference[0, 0]  # the far point: a real rise
+    assert np.allclose(got, reference, rtol=rtol, atol=0)
+    assert np.array_equal(got[:, [1, 3]], reference[:, [1, 3]])  # accuracies: counts of equal argmaxes
+
+
+@pytest.mark.slow
+def test_a_compiled_kernel_rebatched_runs_the_same_compiled_code_and_gives_the_values_of_that_batch_size():
+    ev = kernel("compiled", batch=500)
+    ev.evaluate(POINTS[:1])
+    step, whole = ev.kernel.step, ev.kernel.whole
+    other = ev.rebatched(200)
+    assert (other.kernel.step, other.kernel.whole) == (step, whole)
+    assert other.cfg.batch_size == 200 and ev.cfg.batch_size == 500
+    assert np.array_equal(other.evaluate(POINTS), kernel("compiled", batch=200).evaluate(POINTS))
+    one_call = ev.rebatched(2000)  # a batch holding both sets: one compiled call per pass, its sums finished inside
+    assert np.allclose(one_call.evaluate(POINTS), ev.evaluate(POINTS), rtol=1e-6, atol=0)
+
+
+@pytest.mark.slow
+def test_points_go_in_calls_of_at_most_unroll_points_the_rest_one_per_call(monkeypatch):
+    monkeypatch.setattr(compiled, "UNROLL", 2)
+    ev = kernel("compiled", k=3, batch=2000)
+    assert ev.kernel.group == 2 and ev.points_per_pass == 3
+    calls = []
+    whole = ev.kernel.whole
+    ev.kernel.whole = lambda c, *rest: calls.append(c.clone()) or whole(c, *rest)
+    got = ev.evaluate(POINTS)
+    assert [c.shape[0] for c in calls] == [2, 1, 2]   # passes of 3 points: 2 + 1, then the last 2
+    reference = kernel("reference", batch=2000).evaluate(POINTS)
+    assert np.allclose(got, reference, rtol=1e-6, atol=0) and np.array_equal(got[:, [1, 3]], reference[:, [1, 3]])
 
 
 class Flat(nn.Module):
@@ -108,9 +153,9 @@ def test_a_model_whose_input_goes_through_reshapes_into_a_wide_linear_layer_qual
 
 
 @pytest.mark.parametrize("model, dtype, example, samples", [
-    (Flat(fan_in=first_layer.FAN_IN - 1), torch.float32, ROWS[:, :31], 100),  # too few inputs to pay
+    (Flat(fan_in=compiled.FAN_IN - 1), torch.float32, ROWS[:, :31], 100),  # too few inputs to pay
     (Flat(), torch.bfloat16, IMAGES, 100),                                   # low precision: its own products
-    (Flat(), torch.float32, IMAGES, first_layer.MEMORY // (3 * 40 * 4) + 1),  # arrays past the memory bound
+    (Flat(), torch.float32, IMAGES, compiled.MEMORY // (3 * 40 * 4) + 1),  # arrays past the memory bound
     (Skip(), torch.float32, ROWS, 100), (Twice(), torch.float32, ROWS, 100), (Tied(), torch.float32, ROWS, 100),
     (Branching(), torch.float32, ROWS, 100),
     (nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.Linear(144, 10)), torch.float32, IMAGES[:, None], 100),
@@ -159,52 +204,18 @@ def test_a_layer_the_directions_leave_out_stays_as_the_model_has_it():
     assert torch.allclose(features[:, 0], model.first(x), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
-def test_compiled_passes_take_the_digits_mlp_first_layer_by_linearity_and_agree_with_eager_ones(dtype, rtol):
-    points = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
-    compiled = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=2, compile=True, dtype=dtype))
-    eager = digits_kernel(EvaluationConfig(batch_size=500, points_per_pass=2, dtype=dtype))
-    assert compiled.start is not None and eager.start is None  # eagerly the sum costs what the product did
-    assert set(compiled.unrolled.layout.spans) == {"net.3.weight", "net.3.bias", "net.5.weight", "net.5.bias"}
-    got, expected = compiled.evaluate(points), eager.evaluate(points)
-    assert np.allclose(got, expected, rtol=rtol, atol=0)
-    assert np.array_equal(got[:, [1, 3]], expected[:, [1, 3]])
-
-
-@pytest.mark.slow
-def test_a_compiled_surface_records_it_and_one_begun_without_it_is_not_resumed(tmp_path, capsys):
-    mlp = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--y=-1:1:3", "--threads", "1", "--quiet", "--compile"]
-    surf = tmp_path / "c.h5"
-    assert landscape(*mlp, "--surf_file", surf) == 0
-    assert read_surface(str(surf)).attrs["first_layer"] == "by linearity"
-    begun_before(surf, "first_layer")
-    before = hashlib.sha256(surf.read_bytes()).hexdigest()
-    assert landscape(*mlp, "--surf_file", surf) != 0
-    assert "first_layer: file has '(absent)', this run has 'by linearity'" in capsys.readouterr().err
-    assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
-    cnn = ["surface", "--model", "digits_cnn", "--x=-1:1:2", "--threads", "1", "--quiet", "--compile"]
-    assert landscape(*cnn, "--surf_file", tmp_path / "cnn.h5") == 0
-    assert "first_layer" not in read_surface(str(tmp_path / "cnn.h5")).attrs
 
 
 def test_an_unused_head_stays_out_of_the_weights_and_a_buffer_in():
     """The tail holds only what its forward uses: the head's tensors would be keys functional_call rejects."""
-    from landscape.surface.losses import Loss
-    from landscape.surface.sweep import UnrolledSweep
     torch.manual_seed(2)
     model = WithHead().double().eval()
     x, y = torch.randn(30, 8, 8, dtype=torch.float64), torch.randint(0, 10, (30,))
     origin = {name: t.detach().clone() for name, t in model.state_dict().items()}  # states: the buffer too
     dx = {name: torch.randn_like(t) for name, t in origin.items()}
-    start = find(model, torch.float64, x[:2], 30)
+    p = Problem.of(model, origin, [dx], {"train": (x, y)}, Loss("crossentropy"), torch.float64,
+                   torch.device("cpu"), True)
+    start = find(p.model, torch.float64, x[:2], 30)
     assert start is not None and "aux.weight" not in dict(start.tail.named_parameters())
-    sweep = UnrolledSweep(model, {"train": (x, y)}, Loss("crossentropy"), 30, True, origin=origin,
-                          plane=torch.cat([d.flatten() for d in dx.values()])[None], dtype=torch.float64,
-                          running_vars=set(), points=2, compile=False, start=start)
-    assert set(sweep.layout.spans) == {"last.weight", "last.bias", "scale"}
-    got = sweep(torch.tensor([[0.5, 0.0], [-1.0, 0.0]], dtype=torch.float64))
-    for row, a in zip(got, (0.5, -1.0)):
-        output = torch.func.functional_call(model, {k: origin[k] + a * dx[k] for k in origin}, (x,))
-        expected = torch.nn.functional.cross_entropy(output, y, reduction="sum")
-        assert torch.allclose(row[0, 0], expected, rtol=1e-12, atol=0)
+    tail = compiled._after(p, start)
+    assert set(tail.layout.spans) == {"last.weight", "last.bias", "scale"}
