@@ -1,5 +1,5 @@
 # Two commands for a fresh machine (see README.md):
-#   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws demo_out/
+#   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws demo_out/figures/
 #   make test   runs the fast tier of the tests (a few minutes, no system packages installed)
 # make test-all runs every tier, installing the system tools some need (CI: .ci/run).
 # Each creates or reuses the virtual environment $(VENV) and installs what it needs:
@@ -18,7 +18,8 @@ PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-.PHONY: demo study test test-slow test-mpi test-faults test-browser test-more test-all \
+
+.PHONY: lint demo study figures test test-slow test-mpi test-faults test-browser test-more test-all \
 	test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
@@ -26,11 +27,15 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_PIP) "$(TORCH)"
 	$(PY) -m pip install -q mpi4py mpich
-	$(PY) -m pip install -q -e ".[digits,test]"
+	$(PY) -m pip install -q -e ".[digits,test,lint]"
 	touch $@
 
 demo: $(STAMP)
 	$(PY) -m landscape demo
+
+# The figures README.md shows, refreshed on purpose (demo and study write only to demo_out/, study_out/).
+figures: $(STAMP)
+	scripts/figures.sh
 
 # The batch-size study: 4 batch sizes x 3 seeds of the demo CNN, surfaces, curvature, the scorecard.
 study: $(STAMP)
@@ -46,6 +51,12 @@ tools:
 	  { command -v apt-get >/dev/null && { apt-get update -qq && \
 	    apt-get install -y -qq --no-install-recommends chromium chromium-driver; }; } || \
 	  echo "chromium not installed: the browser test of export --html will be skipped"
+
+# ruff (lint and format, pyproject.toml) and import-linter's contracts: no unit imports one above it.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check landscape tests scripts examples
+	$(VENV)/bin/ruff format --check landscape tests scripts examples
+	$(VENV)/bin/lint-imports
 
 # The fast tier: every test without a tier marker (markers: pyproject.toml). Installs no system
 # package; a test that needs a tool that is absent skips and says why.

@@ -5,6 +5,7 @@
 
 Fits y = sin(3 x1) + x2^2 with an MLP, then computes the MSE surface around the fit.
 """
+
 import argparse
 import os
 
@@ -41,11 +42,14 @@ def main() -> None:
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     train, test = data()
-    surface = loss_surface(trained_mlp(), train, "mse", test=test, x=args.grid, y=args.grid,
-                           surf_file=os.path.join(args.out, "mlp.h5"))
+    surface = loss_surface(
+        trained_mlp(), train, "mse", test=test, x=args.grid, y=args.grid, surf_file=os.path.join(args.out, "mlp.h5")
+    )
     centre = surface.values["train_loss"][len(surface.x) // 2, len(surface.y) // 2]
-    print(f"train MSE at the fit {centre:.4g}, highest on the grid {surface.values['train_loss'].max():.4g}; "
-          f"quantities {sorted(surface.values)}")
+    print(
+        f"train MSE at the fit {centre:.4g}, highest on the grid {surface.values['train_loss'].max():.4g}; "
+        f"quantities {sorted(surface.values)}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ token-level cross-entropy over (batch, time, vocabulary) logits, and accuracy is
 the fraction of tokens predicted right.  Then the top three eigenvalues of the Hessian of that
 loss at the trained model (``landscape.hessian_eigs``), the ranks sharing the sequences.
 """
+
 import argparse
 import os
 
@@ -69,16 +70,28 @@ def main() -> None:
     p.add_argument("--grid", default="-1:1:9")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    surface = loss_surface(trained_model(), token_data(256, seed=2), next_token_loss, test=token_data(128, seed=3),
-                           x=args.grid, y=args.grid, surf_file=os.path.join(args.out, "lm.h5"), batch_size=64)
+    surface = loss_surface(
+        trained_model(),
+        token_data(256, seed=2),
+        next_token_loss,
+        test=token_data(128, seed=3),
+        x=args.grid,
+        y=args.grid,
+        surf_file=os.path.join(args.out, "lm.h5"),
+        batch_size=64,
+    )
     mid = (len(surface.x) // 2, len(surface.y) // 2)
-    print(f"next-token loss at the trained model {surface.values['train_loss'][mid]:.3f} "
-          f"(accuracy {surface.values['train_acc'][mid]:.1f} %), highest on the grid "
-          f"{surface.values['train_loss'].max():.3f}")
+    print(
+        f"next-token loss at the trained model {surface.values['train_loss'][mid]:.3f} "
+        f"(accuracy {surface.values['train_acc'][mid]:.1f} %), highest on the grid "
+        f"{surface.values['train_loss'].max():.3f}"
+    )
     # The curvature at the same point: the Hessian of the same loss over the same 256 sequences.
     top = hessian_eigs(trained_model(), token_data(256, seed=2), next_token_loss, k=3, which="top", tol=1e-4)["top"]
-    print(f"top Hessian eigenvalues {', '.join(f'{v:.4g}' for v in top.values)} "
-          f"({'converged' if top.converged else 'not converged: ' + top.note}, {top.products} products)")
+    print(
+        f"top Hessian eigenvalues {', '.join(f'{v:.4g}' for v in top.values)} "
+        f"({'converged' if top.converged else 'not converged: ' + top.note}, {top.products} products)"
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The Python API (``landscape.api``): ``loss_surface``, ``train``, ``hessian_eigs`
 also reachable as ``landscape.<name>`` (imported on first use: ``import landscape`` stays light).
 """
 
-__version__ = "0.2.0"
+from .version import __version__ as __version__
 
 _API = ("loss_surface", "train", "hessian_eigs", "hessian_trace", "sharpness")
 
@@ -12,5 +12,6 @@ _API = ("loss_surface", "train", "hessian_eigs", "hessian_trace", "sharpness")
 def __getattr__(name: str):
     if name in _API:
         from . import api
+
         return getattr(api, name)
     raise AttributeError(f"module 'landscape' has no attribute {name!r}")

@@ -1,4 +1,5 @@
 """``python -m landscape <command> ...`` is the ``landscape`` command."""
+
 import sys
 
 from .cli.main import main

@@ -8,6 +8,7 @@ the ranks (every rank must build the same model and data: this is checked).
 It is ``landscape surface`` without the command line: the same configurations,
 directions, file schema, resume and errors.  The model passed in is never modified.
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,13 +20,13 @@ import torch
 
 from .data import GIVEN, Data, DataConfig, Samples, as_samples
 from .errors import LandscapeError, UsageError, describe
+from .grid import Grid
 from .io.surface_file import Surface, read
 from .models import ModelConfig
 from .parallel import comm as comm_module
 from .parallel.comm import agree
 from .surface.direction_set import DirectionConfig
 from .surface.evaluation import EvaluationConfig
-from .surface.grid import Grid
 from .surface.job import RunConfig, SurfaceJob, run_surface
 
 if TYPE_CHECKING:
@@ -37,30 +38,58 @@ SPELLING = {"xnorm": "norm", "xignore": "ignore"}  # the API keyword of a config
 
 def to_samples(data, what: str) -> Samples:
     """``Samples``, a pair of tensors, a ``Dataset``, or an iterable of ``(inputs, targets)`` batches."""
-    if isinstance(data, (Samples, torch.utils.data.Dataset)) or (isinstance(data, (tuple, list)) and len(data) == 2
-                                                                and all(isinstance(t, ARRAYS) for t in data)):
+    if isinstance(data, (Samples, torch.utils.data.Dataset)) or (
+        isinstance(data, (tuple, list)) and len(data) == 2 and all(isinstance(t, ARRAYS) for t in data)
+    ):
         return as_samples(data, what)
     if isinstance(data, Iterable):
         batches = list(data)
         if not batches or not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in batches):
             raise UsageError(f"{what}: expected (inputs, targets) batches, a Dataset or a pair of tensors")
         try:
-            return as_samples((torch.cat([torch.as_tensor(b[0]) for b in batches]),
-                               torch.cat([torch.as_tensor(b[1]) for b in batches])), what)
+            return as_samples(
+                (
+                    torch.cat([torch.as_tensor(b[0]) for b in batches]),
+                    torch.cat([torch.as_tensor(b[1]) for b in batches]),
+                ),
+                what,
+            )
         except (RuntimeError, TypeError) as exc:
-            raise UsageError(f"{what}: the batches cannot be joined into one tensor ({describe(exc)}); "
-                             "give batches whose shapes agree except along the first dimension") from None
-    raise UsageError(f"{what}: expected a pair of tensors, a Dataset or an iterable of batches, "
-                     f"got {type(data).__name__}")
+            raise UsageError(
+                f"{what}: the batches cannot be joined into one tensor ({describe(exc)}); "
+                "give batches whose shapes agree except along the first dimension"
+            ) from None
+    raise UsageError(
+        f"{what}: expected a pair of tensors, a Dataset or an iterable of batches, got {type(data).__name__}"
+    )
 
 
-def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=None, x: str = "-1:1:21",
-                 y: str | None = None, surf_file: str = "surface.h5", dir_file: str | None = None,
-                 dir_type: str | None = None, norm: str | None = None, ignore: str | None = None, seed: int | None = None,
-                 same_dir: bool = False, batch_size: int = 128, dtype: str = "float32", bn: str | None = None,
-                 bn_batches: int = 10, train_subset: int | None = None, threads: int | None = None,
-                 force: bool = False, device: str = "auto", allow_shared_gpus: bool = False,
-                 quiet: bool = True) -> Surface:
+def loss_surface(
+    model: torch.nn.Module,
+    train,
+    loss="crossentropy",
+    *,
+    test=None,
+    x: str = "-1:1:21",
+    y: str | None = None,
+    surf_file: str = "surface.h5",
+    dir_file: str | None = None,
+    dir_type: str | None = None,
+    norm: str | None = None,
+    ignore: str | None = None,
+    seed: int | None = None,
+    same_dir: bool = False,
+    batch_size: int = 128,
+    dtype: str = "float32",
+    bn: str | None = None,
+    bn_batches: int = 10,
+    train_subset: int | None = None,
+    threads: int | None = None,
+    force: bool = False,
+    device: str = "auto",
+    allow_shared_gpus: bool = False,
+    quiet: bool = True,
+) -> Surface:
     """Compute (or finish) the surface of ``model`` and return it as read back from ``surf_file``.
 
     ``loss`` is ``"crossentropy"``, ``"mse"`` or a callable ``loss(output, targets)``
@@ -81,12 +110,25 @@ def loss_surface(model: torch.nn.Module, train, loss="crossentropy", *, test=Non
             model=ModelConfig(f"api:{type(model).__module__}.{type(model).__qualname__}"),
             grid=Grid.parse(x, y, force),
             data=DataConfig(GIVEN, train_subset=train_subset),
-            directions=DirectionConfig(dir_type=dir_type, xnorm=norm, xignore=ignore, seed=seed, same_dir=same_dir,
-                                       dir_file=dir_file),
-            evaluation=EvaluationConfig(loss_name=loss if isinstance(loss, str) else "crossentropy",
-                                        batch_size=batch_size, dtype=dtype, bn=bn, bn_batches=bn_batches),
-            run=RunConfig(surf_file=surf_file, threads=threads, quiet=quiet, device=device,
-                          allow_shared_gpus=allow_shared_gpus, argv=("landscape.api.loss_surface",)))
+            directions=DirectionConfig(
+                dir_type=dir_type, xnorm=norm, xignore=ignore, seed=seed, same_dir=same_dir, dir_file=dir_file
+            ),
+            evaluation=EvaluationConfig(
+                loss_name=loss if isinstance(loss, str) else "crossentropy",
+                batch_size=batch_size,
+                dtype=dtype,
+                bn=bn,
+                bn_batches=bn_batches,
+            ),
+            run=RunConfig(
+                surf_file=surf_file,
+                threads=threads,
+                quiet=quiet,
+                device=device,
+                allow_shared_gpus=allow_shared_gpus,
+                argv=("landscape.api.loss_surface",),
+            ),
+        )
         data = Data(GIVEN, to_samples(train, "train data"), None if test is None else to_samples(test, "test data"))
         return job, data
 
@@ -115,10 +157,23 @@ def _abort_alone(world, exc: BaseException) -> None:
         world.abort(code)
 
 
-def train(model: str, out: str, *, dataset: str = "digits", recipe: str = "sgd", datapath: str | None = None,
-          num_classes: int | None = None, micro_batch: int | None = None, seed: int = 0, augment: str = "auto",
-          save_every: int = 1, threads: int | None = None, device: str = "auto", quiet: bool = False,
-          **hyper) -> "Result":
+def train(
+    model: str,
+    out: str,
+    *,
+    dataset: str = "digits",
+    recipe: str = "sgd",
+    datapath: str | None = None,
+    num_classes: int | None = None,
+    micro_batch: int | None = None,
+    seed: int = 0,
+    augment: str = "auto",
+    save_every: int = 1,
+    threads: int | None = None,
+    device: str = "auto",
+    quiet: bool = False,
+    **hyper,
+) -> Result:
     """``landscape train`` from a script: train registry or plug-in ``model`` on ``dataset`` into ``out``.
 
     ``hyper`` are the recipe's hyper-parameters by name (``epochs``, ``batch_size``, ``lr``, ``momentum``,
@@ -132,11 +187,22 @@ def train(model: str, out: str, *, dataset: str = "digits", recipe: str = "sgd",
     world = comm_module.world()
 
     def setup() -> TrainJob:
-        return TrainJob(model=ModelConfig(model, num_classes=num_classes),
-                        data=DataConfig(dataset, datapath=datapath), recipe=resolve(recipe, **hyper),
-                        run=TrainRun(out=out, micro_batch=micro_batch, seed=seed, augment=augment,
-                                     save_every=save_every, threads=threads, device=device, quiet=quiet,
-                                     argv=("landscape.api.train",)))
+        return TrainJob(
+            model=ModelConfig(model, num_classes=num_classes),
+            data=DataConfig(dataset, datapath=datapath),
+            recipe=resolve(recipe, **hyper),
+            run=TrainRun(
+                out=out,
+                micro_batch=micro_batch,
+                seed=seed,
+                augment=augment,
+                save_every=save_every,
+                threads=threads,
+                device=device,
+                quiet=quiet,
+                argv=("landscape.api.train",),
+            ),
+        )
 
     try:
         job = setup() if world.size == 1 else agree(world, setup)
@@ -154,7 +220,7 @@ def _curvature_setup(model, data, loss, batch_size: int, dtype: str, device: str
     """This rank's shard of ``data`` (contiguous, as the evaluation splits a set), the number of samples
     over all ranks, and the sum over ranks: the ranks share the data of one network."""
     from .curvature import Hessian
-    from .surface.losses import Loss
+    from .losses import Loss
 
     world = comm_module.world()
     samples = to_samples(data, "data")
@@ -162,13 +228,32 @@ def _curvature_setup(model, data, loss, batch_size: int, dtype: str, device: str
     share = -(-n // world.size)
     lo, hi = min(n, world.rank * share), min(n, (world.rank + 1) * share)
     shard = Samples(samples.inputs[lo:hi], samples.targets[lo:hi])
-    return Hessian(model, shard, Loss(loss), batch_size=batch_size, dtype=dtype, device=device, count=n,
-                   reduce=world.sum_ if world.size > 1 else None)
+    return Hessian(
+        model,
+        shard,
+        Loss(loss),
+        batch_size=batch_size,
+        dtype=dtype,
+        device=device,
+        count=n,
+        reduce=world.sum_ if world.size > 1 else None,
+    )
 
 
-def hessian_eigs(model: torch.nn.Module, data, loss="crossentropy", *, k: int = 1, which: str = "both",
-                 tol: float = 1e-6, maxiter: int | None = None, dtype: str = "float64", batch_size: int = 1024,
-                 device: str = "cpu", seed: int = 0) -> dict:
+def hessian_eigs(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    k: int = 1,
+    which: str = "both",
+    tol: float = 1e-6,
+    maxiter: int | None = None,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+    seed: int = 0,
+) -> dict:
     """The ``k`` largest (``'top'``) and/or smallest (``'bottom'``) eigenvalues of the Hessian of the mean
     ``loss`` of ``model`` over all of ``data`` (a pair of tensors, a ``Dataset``, or batches), by Lanczos.
 
@@ -179,12 +264,27 @@ def hessian_eigs(model: torch.nn.Module, data, loss="crossentropy", *, k: int = 
     """
     from .curvature import extremes
 
-    return extremes(_curvature_setup(model, data, loss, batch_size, dtype, device), k=k, which=which, tol=tol,
-                    maxiter=maxiter, seed=seed)
+    return extremes(
+        _curvature_setup(model, data, loss, batch_size, dtype, device),
+        k=k,
+        which=which,
+        tol=tol,
+        maxiter=maxiter,
+        seed=seed,
+    )
 
 
-def hessian_trace(model: torch.nn.Module, data, loss="crossentropy", *, samples: int = 100, dtype: str = "float64",
-                  batch_size: int = 1024, device: str = "cpu", seed: int = 0):
+def hessian_trace(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    samples: int = 100,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+    seed: int = 0,
+):
     """Hutchinson's estimate of the Hessian's trace (Rademacher vectors): ``Trace(value, stderr, samples,
     products)``; arguments and ranks as ``hessian_eigs``."""
     from .curvature import hutchinson
@@ -192,9 +292,23 @@ def hessian_trace(model: torch.nn.Module, data, loss="crossentropy", *, samples:
     return hutchinson(_curvature_setup(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)
 
 
-def sharpness(model: torch.nn.Module, data, loss="crossentropy", *, measure: str = "adaptive", rho: float = 0.01,
-              epsilon: float = 1e-3, subspace: int | None = None, radius: float = 0.5, directions: int = 20,
-              maxiter: int = 10, dtype: str = "float64", batch_size: int = 1024, device: str = "cpu", seed: int = 0):
+def sharpness(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    measure: str = "adaptive",
+    rho: float = 0.01,
+    epsilon: float = 1e-3,
+    subspace: int | None = None,
+    radius: float = 0.5,
+    directions: int = 20,
+    maxiter: int = 10,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+    seed: int = 0,
+):
     """Sharpness of ``model`` at its weights on all of ``data``: ``measure`` is ``adaptive`` (worst-case
     rise in |δ| <= rho |w|), ``epsilon`` (Keskar et al.'s percentage in |δ| <= epsilon (|w| + 1), in a
     random ``subspace`` if given) or ``average`` (rise at ``radius`` over ``directions`` random

@@ -19,6 +19,7 @@ Exit codes (documented in README.md):
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM or SIGUSR1 after the round in progress was saved
 """
+
 from __future__ import annotations
 
 import re
@@ -33,7 +34,7 @@ class LandscapeError(Exception):
         super().__init__(message)
         self.fields = tuple(fields)
 
-    def respelled(self, spell: dict[str, str]) -> "LandscapeError":
+    def respelled(self, spell: dict[str, str]) -> LandscapeError:
         """A copy whose message names each parameter of ``fields`` as ``spell`` says (e.g. as a flag).
 
         ``name=`` is always respelled; a bare name only where it cannot be an ordinary word

@@ -4,20 +4,18 @@ glibc's malloc serves a block over its mmap threshold (128 KiB at first, raised 
 block freed, at most 32 MiB) with a mapping of its own and unmaps it when it is freed, and it hands
 the heap's free top back to the kernel past a trim threshold (128 KiB at first, then twice the mmap
 threshold).  A forward pass frees its activations and the next batch asks for blocks of the same
-sizes, so their pages fault in again, each zeroed by the kernel.  On this project's 2-core Xeon VM, one thread, ResNet-20
-on 1,100 CIFAR images: 1.25-1.27 s a point at batch 64 (about 280,000 page faults a point, a
-quarter of the time in the kernel), and the same forwards ran in 0.9 s once a larger batch had
-raised the threshold, so a process's speed depended on what it had run before.
+sizes, so their pages fault in again, each zeroed by the kernel, and a process's speed depends on
+what it ran before (a larger batch raises the threshold).  BENCHMARKS.md has the measurements.
 
 ``keep_freed_memory`` fixes the threshold at glibc's largest, 32 MiB, and never trims the heap:
-blocks up to 32 MiB come from the heap and are reused as they are (0.92 s a point at batch 64).  A
-process then holds on to its peak of such blocks, which it reaches again at every batch.  Larger
-blocks keep their mappings: taking them from the heap as well (no mappings at all) made batch 1,100
-run in 1.1-1.2 s instead of 2.0, but its peak memory went from 0.62 GB to as much as 1.13 GB, since
-a freed block the aligned allocator cannot reuse stays beside the new one.  The command-line
+blocks up to 32 MiB come from the heap and are reused as they are.  A process then holds on to its
+peak of such blocks, which it reaches again at every batch.  Larger blocks keep their mappings: taking
+them from the heap as well nearly doubled the peak memory, since a freed block the aligned allocator
+cannot reuse stays beside the new one.  The command-line
 programs that compute call it at start (``cli.main``, in the process that runs it: a script that calls
 ``landscape.cli.main.main`` gets it too); the Python API leaves the caller's process alone.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -25,8 +23,8 @@ import os
 import platform
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
-LARGEST_THRESHOLD = 32 << 20                 # glibc's on 64-bit systems (DEFAULT_MMAP_THRESHOLD_MAX)
-NEVER_TRIM = 2 ** 31 - 1                     # the largest int mallopt takes
+LARGEST_THRESHOLD = 32 << 20  # glibc's on 64-bit systems (DEFAULT_MMAP_THRESHOLD_MAX)
+NEVER_TRIM = 2**31 - 1  # the largest int mallopt takes
 
 # the user's own settings of what this changes win: glibc reads them before the program starts, as
 # MALLOC_<NAME>_ variables or glibc.malloc.<name> tunables

@@ -1,4 +1,5 @@
 """Importing user code named as ``package.module:factory`` or ``path/to/file.py:factory``."""
+
 from __future__ import annotations
 
 import importlib

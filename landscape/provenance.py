@@ -1,11 +1,19 @@
 """Fingerprints and versions: what a result file records about how it was made."""
+
 from __future__ import annotations
 
 import hashlib
+import os
+import platform
 import shlex
+import socket
 import sys
 
+import h5py
 import numpy as np
+import torch
+
+from .version import __version__
 
 
 def sha256_file(path: str, block: int = 1 << 20) -> str:
@@ -28,11 +36,6 @@ def sha256_tensors(tensors: dict) -> str:
 
 
 def versions() -> dict[str, str]:
-    import h5py
-    import torch
-
-    from . import __version__
-
     return {
         "landscape_version": __version__,
         "python_version": sys.version.split()[0],
@@ -45,18 +48,13 @@ def versions() -> dict[str, str]:
 
 def machine() -> dict[str, str | int]:
     """The host and its CPU: results of floating-point kernels can differ from one CPU to another."""
-    import os
-    import platform
-    import socket
-
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as info:
             cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return {"host": socket.gethostname(), "cpu": cpu, "cores": os.cpu_count() or 0,
-            "platform": platform.platform()}
+    return {"host": socket.gethostname(), "cpu": cpu, "cores": os.cpu_count() or 0, "platform": platform.platform()}
 
 
 def command_line(argv: list[str] | None = None) -> str:

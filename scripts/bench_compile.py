@@ -8,6 +8,7 @@ given), eager; with ``torch.compile`` (after its warm-up, which is reported sepa
 the model and the inputs in ``channels_last`` memory format; and with both.  landscape keeps an option only where
 this shows a gain (see BENCHMARKS.md).
 """
+
 import argparse
 import sys
 import time
@@ -41,8 +42,10 @@ def main() -> int:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     m = machine()
-    print(f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}, "
-          f"batch {args.batch}, {args.threads} thread(s); images/s of the forward pass")
+    print(
+        f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}, "
+        f"batch {args.batch}, {args.threads} thread(s); images/s of the forward pass"
+    )
     print(f"{'model':<12}{'eager':>10}{'compile':>10}{'(warm-up s)':>13}{'channels_last':>15}{'both':>17}")
     for name in args.models:
         torch.manual_seed(0)

@@ -10,6 +10,7 @@ size and number of ranks (more ranks than cores is fine: the work is oversubscri
 wall time, the wall time per point, and the core-seconds per point (wall x min(ranks, cores) /
 points), which is what a point costs the machine whatever the oversubscription.
 """
+
 import argparse
 import math
 import os
@@ -53,14 +54,34 @@ def main() -> int:
         grid = [f"--x=-1:1:{side}", f"--y=-1:1:{points // side}"]
         for ranks in args.ranks:
             surf = os.path.join(out, f"s_{points}_{ranks}.h5")
-            cmd = cli_command("surface", ["--model", f"{HERE}:tiny_model", "--dataset", f"{HERE}:one_sample",
-                                          "--loss_name", "mse", *grid, "--xignore", "none", "--threads", "1",
-                                          "--surf_file", surf, "--quiet"], ranks)
+            cmd = cli_command(
+                "surface",
+                [
+                    "--model",
+                    f"{HERE}:tiny_model",
+                    "--dataset",
+                    f"{HERE}:one_sample",
+                    "--loss_name",
+                    "mse",
+                    *grid,
+                    "--xignore",
+                    "none",
+                    "--threads",
+                    "1",
+                    "--surf_file",
+                    surf,
+                    "--quiet",
+                ],
+                ranks,
+            )
             subprocess.run(cmd, check=True)
             run = read_surface(surf).run
             n, seconds = run["points_computed"], run["seconds"]
-            print(f"{n:>9} {ranks:>5} {seconds:>8.2f} {1e3 * seconds / n:>9.4f} "
-                  f"{1e3 * seconds * min(ranks, cores) / n:>14.4f}", flush=True)
+            print(
+                f"{n:>9} {ranks:>5} {seconds:>8.2f} {1e3 * seconds / n:>9.4f} "
+                f"{1e3 * seconds * min(ranks, cores) / n:>14.4f}",
+                flush=True,
+            )
     return 0
 
 

@@ -8,6 +8,7 @@ Every run uses the same direction file; each writes its own surface file under
 points/s, points/s per rank, parallel efficiency against the first run) and the bit-for-bit
 comparison with the first run.  Other flags go to ``landscape surface`` (``--compile``, ...).
 """
+
 import argparse
 import os
 import platform
@@ -34,24 +35,47 @@ def main() -> int:
     out = args.out or tempfile.mkdtemp(prefix="bench_ranks_")
     os.makedirs(out, exist_ok=True)
     dir_file = os.path.join(out, "directions.h5")
-    print(f"# {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"{time.strftime('%Y-%m-%d')}; model {args.model}, grid {args.grid} x {args.grid} {' '.join(extra)}")
-    print(f"{'ranks':>5} {'threads':>7} {'points':>7} {'seconds':>8} {'points/s':>9} {'per rank':>9} {'efficiency':>10}  identical")
+    print(
+        f"# {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}; model {args.model}, grid {args.grid} x {args.grid} {' '.join(extra)}"
+    )
+    print(
+        f"{'ranks':>5} {'threads':>7} {'points':>7} {'seconds':>8} {'points/s':>9} {'per rank':>9} "
+        f"{'efficiency':>10}  identical"
+    )
     first = None
     for ranks in args.ranks:
         surf = os.path.join(out, f"surface_{ranks}ranks_{args.threads}threads.h5")
-        cmd = cli_command("surface", [
-            "--model", args.model, "--model_file", args.model_file, f"--x={args.grid}", f"--y={args.grid}",
-            "--dir_file", dir_file, "--surf_file", surf, "--threads", str(args.threads), "--quiet", *extra],
-            ranks if ranks > 1 else None)
+        cmd = cli_command(
+            "surface",
+            [
+                "--model",
+                args.model,
+                "--model_file",
+                args.model_file,
+                f"--x={args.grid}",
+                f"--y={args.grid}",
+                "--dir_file",
+                dir_file,
+                "--surf_file",
+                surf,
+                "--threads",
+                str(args.threads),
+                "--quiet",
+                *extra,
+            ],
+            ranks if ranks > 1 else None,
+        )
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         s = read_surface(surf)
         first = first or s
         same = all(np.array_equal(s.values[q], first.values[q]) for q in first.values)
         a = s.run
-        efficiency = a['points_per_second_per_rank'] / first.run['points_per_second_per_rank']
-        print(f"{ranks:>5} {args.threads:>7} {a['points_computed']:>7} {a['seconds']:>8.2f} "
-              f"{a['points_per_second']:>9.1f} {a['points_per_second_per_rank']:>9.1f} {efficiency:>10.2f}  {same}")
+        efficiency = a["points_per_second_per_rank"] / first.run["points_per_second_per_rank"]
+        print(
+            f"{ranks:>5} {args.threads:>7} {a['points_computed']:>7} {a['seconds']:>8.2f} "
+            f"{a['points_per_second']:>9.1f} {a['points_per_second_per_rank']:>9.1f} {efficiency:>10.2f}  {same}"
+        )
     return 0
 
 

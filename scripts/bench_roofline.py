@@ -26,9 +26,9 @@ that form of K points per pass as well as vmap and keeps the faster (eagerly tha
 forwards are one point per pass, which the sweep measures).  Prints one table; every number is
 from this run.
 """
+
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -40,6 +40,7 @@ from torch.func import functional_call, vmap
 
 from landscape import heap
 from landscape.data import load_named
+from landscape.grid import Grid
 from landscape.io.surface_file import read as read_surface
 from landscape.models import build_model
 from landscape.parallel import devices
@@ -47,7 +48,6 @@ from landscape.parallel.launch import cli_command
 from landscape.provenance import machine
 from landscape.surface import compilation
 from landscape.surface import sweep as sweep_module
-from landscape.surface.grid import Grid
 from landscape.surface.slots import caller
 
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
@@ -57,6 +57,7 @@ PASSES = (1, 2, 4, 8, 16, 32)
 def cifar_folder(folder: str, images: int) -> str:
     """A CIFAR-10 folder in the standard format holding ``images`` random training images (and 100 test)."""
     import pickle
+
     root = os.path.join(folder, "cifar-10-batches-py")
     os.makedirs(root, exist_ok=True)
     rng = np.random.default_rng(0)
@@ -64,11 +65,18 @@ def cifar_folder(folder: str, images: int) -> str:
     for i in range(1, 6):
         n = min(per, images - (i - 1) * per)
         with open(os.path.join(root, f"data_batch_{i}"), "wb") as f:
-            pickle.dump({b"data": rng.integers(0, 256, (max(n, 0), 3072), dtype=np.uint8),
-                         b"labels": rng.integers(0, 10, max(n, 0)).tolist()}, f)
+            pickle.dump(
+                {
+                    b"data": rng.integers(0, 256, (max(n, 0), 3072), dtype=np.uint8),
+                    b"labels": rng.integers(0, 10, max(n, 0)).tolist(),
+                },
+                f,
+            )
     with open(os.path.join(root, "test_batch"), "wb") as f:
-        pickle.dump({b"data": rng.integers(0, 256, (100, 3072), dtype=np.uint8),
-                     b"labels": rng.integers(0, 10, 100).tolist()}, f)
+        pickle.dump(
+            {b"data": rng.integers(0, 256, (100, 3072), dtype=np.uint8), b"labels": rng.integers(0, 10, 100).tolist()},
+            f,
+        )
     with open(os.path.join(root, "batches.meta"), "wb") as f:
         pickle.dump({b"label_names": [f"c{i}".encode() for i in range(10)]}, f)
     return folder
@@ -117,15 +125,16 @@ def bare_pass(model, inputs, batch: int, k: int, compiled: bool = False, form: s
     def one_pass():
         for start in range(0, len(inputs), batch):
             for _ in range(calls):
-                forward(stacked, inputs[start:start + batch])
+                forward(stacked, inputs[start : start + batch])
         sync(device)
 
     one_pass()
     return one_pass
 
 
-def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3,
-              form: str = "vmap") -> float:
+def per_point(
+    model, inputs, batch: int, k: int, compiled: bool = False, seconds: float = 0.3, form: str = "vmap"
+) -> float:
     """Seconds per point of bare forward passes of ``k`` points over all ``inputs``: the best of three
     trials ``seconds`` long (the sweep's measure, in one process)."""
     one_pass = bare_pass(model, inputs, batch, k, compiled, form)
@@ -139,8 +148,9 @@ def per_point(model, inputs, batch: int, k: int, compiled: bool = False, seconds
     return best
 
 
-def share_seconds(model, inputs, batch: int, k: int, compiled: bool, form: str, points: int, start_at: float,
-                  trials: int = 3) -> list[float]:
+def share_seconds(
+    model, inputs, batch: int, k: int, compiled: bool, form: str, points: int, start_at: float, trials: int = 3
+) -> list[float]:
     """Seconds for the bare forwards of ``points`` points in passes of ``k``, start to end, ``trials``
     times back to back, from the wall-clock time ``start_at`` on (so that processes started together
     measure together): one rank's share of the roofline, timed as its surface is."""
@@ -184,18 +194,46 @@ def concurrent(args, batch: int, k: int, compiled: bool, form: str, points: int)
     a trial lasting as long as its slowest process (as a surface ends with its last rank)."""
     start_at = time.time() + (25 if compiled else 8)  # after every process has loaded (and compiled)
     share = -(-points // args.ranks)
-    cmd = [sys.executable, __file__, "--model", args.model, "--threads", str(args.threads), "--device", args.device,
-           "--measure", f"{batch},{k},{int(compiled)},{start_at},{form},{share}",
-           *(["--cifar_folder", args.folder] if args.folder else [])]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--model",
+        args.model,
+        "--threads",
+        str(args.threads),
+        "--device",
+        args.device,
+        "--measure",
+        f"{batch},{k},{int(compiled)},{start_at},{form},{share}",
+        *(["--cifar_folder", args.folder] if args.folder else []),
+    ]
     jobs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(args.ranks)]
     trials = np.array([[float(t) for t in job.communicate()[0].split("\n")[-2].split()] for job in jobs])
     return float(trials.max(axis=0).min())
 
 
 def run_surface(args, extra: list[str], surf: str, dir_file: str) -> float:
-    cmd = cli_command("surface", ["--model", args.model, *args.data, f"--x={args.grid}", f"--y={args.grid}",
-                                  "--dir_file", dir_file, "--surf_file", surf, "--threads", str(args.threads),
-                                  "--device", args.device, "--quiet", *extra], args.ranks if args.ranks > 1 else None)
+    cmd = cli_command(
+        "surface",
+        [
+            "--model",
+            args.model,
+            *args.data,
+            f"--x={args.grid}",
+            f"--y={args.grid}",
+            "--dir_file",
+            dir_file,
+            "--surf_file",
+            surf,
+            "--threads",
+            str(args.threads),
+            "--device",
+            args.device,
+            "--quiet",
+            *extra,
+        ],
+        args.ranks if args.ranks > 1 else None,
+    )
     subprocess.run(cmd, check=True)
     return float(read_surface(surf).run["seconds"])
 
@@ -208,11 +246,20 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1, help="threads per rank (and in the roofline)")
     p.add_argument("--cifar_images", type=int, default=0, help="a CIFAR-10 folder of this many random images")
     p.add_argument("--device", default="cpu", help="cpu or cuda: the roofline and both surfaces (default cpu)")
-    p.add_argument("--check_cpu", type=int, default=0, metavar="N",
-                   help="with --device cuda: also evaluate N points of the surface on the CPU and compare")
+    p.add_argument(
+        "--check_cpu",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --device cuda: also evaluate N points of the surface on the CPU and compare",
+    )
     p.add_argument("--compile", action="store_true", help="also the compiled roofline and an auto --compile surface")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="surfaces computed this many times each, settings taking turns; the fastest counts (default 3)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="surfaces computed this many times each, settings taking turns; the fastest counts (default 3)",
+    )
     p.add_argument("--cifar_folder", help=argparse.SUPPRESS)
     p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process
     args = p.parse_args()
@@ -236,29 +283,37 @@ def main() -> int:
         return 0
     points = Grid.parse(args.grid, args.grid).size
     m = machine()
-    print(f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}; "
-          f"{args.model}, {len(inputs)} samples per point, {points} points, {args.ranks} ranks x "
-          f"{args.threads} thread(s)")
+    print(
+        f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}; "
+        f"{args.model}, {len(inputs)} samples per point, {points} points, {args.ranks} ranks x "
+        f"{args.threads} thread(s)"
+    )
     bounds, settings = {}, {}
     for compiled in (False, True) if args.compile else (False,):
         # several processes share caches and memory: the best alone need not be the best together, so
         # the three fastest settings alone are measured together, and the best of them is the roofline
-        ranked = roofline(model, inputs, compiled)[:3 if args.ranks > 1 else 1]
+        ranked = roofline(model, inputs, compiled)[: 3 if args.ranks > 1 else 1]
         together = [concurrent(args, batch, k, compiled, form, points) for _, batch, k, form in ranked]
         best, (alone, batch, k, form) = min(zip(together, ranked))
         bounds[compiled] = best
         settings[compiled] = (batch, k, form)
         share = -(-points // args.ranks)
-        print(f"{'compiled' if compiled else 'eager'} roofline: {best:.3f} s for the surface, {args.ranks} processes "
-              f"each doing the bare forwards of its {share} points at once ({best / share * 1e3:.3f} ms per point; "
-              f"{alone * 1e3:.3f} alone in the sweep; batch {batch}, {k} per pass{f', {form}' if k > 1 else ''})")
+        print(
+            f"{'compiled' if compiled else 'eager'} roofline: {best:.3f} s for the surface, {args.ranks} processes "
+            f"each doing the bare forwards of its {share} points at once ({best / share * 1e3:.3f} ms per point; "
+            f"{alone * 1e3:.3f} alone in the sweep; batch {batch}, {k} per pass{f', {form}' if k > 1 else ''})"
+        )
     dir_file = os.path.join(out, "d.h5")
-    runs = [("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
-            ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5")]
+    runs = [
+        ("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
+        ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5"),
+    ]
     if args.compile:
         runs.append(("auto --compile", ["--batch_size", "auto", "--points_per_pass", "auto", "--compile"], "comp.h5"))
-    print(f"{'settings':<44}{'seconds':>9}{'x eager roofline':>18}" + ("{:>21}".format("x compiled roofline")
-                                                                       if args.compile else ""))
+    print(
+        f"{'settings':<44}{'seconds':>9}{'x eager roofline':>18}"
+        + ("{:>21}".format("x compiled roofline") if args.compile else "")
+    )
     # each surface --repeats times, the settings taking turns (so a slow spell of a shared machine hits
     # all of them), and the fastest run of each kept, as the roofline keeps its fastest trial
     # and, on a machine whose speed drifts, each turn measures the roofline again (its best setting, in
@@ -268,8 +323,11 @@ def main() -> int:
     turns = {c: [] for c in bounds}
     for repeat in range(args.repeats):
         # (one turn: the roofline just measured is that turn's)
-        now = bounds if args.repeats == 1 else {c: concurrent(args, *settings[c][:2], c, settings[c][2], points)
-                                                for c in bounds}
+        now = (
+            bounds
+            if args.repeats == 1
+            else {c: concurrent(args, *settings[c][:2], c, settings[c][2], points) for c in bounds}
+        )
         for c in bounds:
             turns[c].append(now[c])
         for label, extra, name in runs:
@@ -287,20 +345,41 @@ def main() -> int:
         line = f"{shown:<44}{took:>9.2f}" + "".join(f"{took / bounds[c]:>{18 if not c else 21}.2f}" for c in bounds)
         print(line)
     if args.repeats > 1:
-        print(f"(fastest of {args.repeats} runs each; all runs, seconds and the setting auto chose: "
-              + "; ".join(f"{label}: " + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{b}/{k}]")
-                                                   for t, b, k in timed[label]) for label in timed) + ")")
-        print("each turn's roofline, seconds for the surface: " + "; ".join(
-            f"{'compiled' if c else 'eager'} " + ", ".join(f"{t:.2f}" for t in turns[c]) for c in bounds))
-        print("median over the turns of seconds / that turn's roofline: " + "; ".join(
-            f"{label}: " + ", ".join(f"{float(np.median(r)):.2f} x {'compiled' if c else 'eager'}"
-                                     for c, r in paired[label].items()) for label in paired))
+        print(
+            f"(fastest of {args.repeats} runs each; all runs, seconds and the setting auto chose: "
+            + "; ".join(
+                f"{label}: "
+                + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{b}/{k}]") for t, b, k in timed[label])
+                for label in timed
+            )
+            + ")"
+        )
+        print(
+            "each turn's roofline, seconds for the surface: "
+            + "; ".join(f"{'compiled' if c else 'eager'} " + ", ".join(f"{t:.2f}" for t in turns[c]) for c in bounds)
+        )
+        print(
+            "median over the turns of seconds / that turn's roofline: "
+            + "; ".join(
+                f"{label}: "
+                + ", ".join(
+                    f"{float(np.median(r)):.2f} x {'compiled' if c else 'eager'}" for c, r in paired[label].items()
+                )
+                for label in paired
+            )
+        )
     reference = seconds[runs[0][0]]
-    print("speed-up over the reference settings: " + ", ".join(f"{label} {reference / t:.2f}x"
-                                                              for label, t in seconds.items() if t != reference))
-    print("points per second: " + ", ".join([f"{'compiled' if c else 'eager'} roofline {points / b:.1f}"
-                                             for c, b in bounds.items()]
-                                            + [f"{label} {points / t:.1f}" for label, t in seconds.items()]))
+    print(
+        "speed-up over the reference settings: "
+        + ", ".join(f"{label} {reference / t:.2f}x" for label, t in seconds.items() if t != reference)
+    )
+    print(
+        "points per second: "
+        + ", ".join(
+            [f"{'compiled' if c else 'eager'} roofline {points / b:.1f}" for c, b in bounds.items()]
+            + [f"{label} {points / t:.1f}" for label, t in seconds.items()]
+        )
+    )
     if args.check_cpu:
         agreement(args, dir_file, os.path.join(out, "0_auto.h5"))
     return 0
@@ -308,17 +387,24 @@ def main() -> int:
 
 def agreement(args, dir_file: str, surf: str) -> None:
     """The first N points of the device's surface evaluated again on the CPU, in float32."""
+    from landscape import directions as dirs
     from landscape.io.direction_file import read as read_directions
-    from landscape.surface import directions as dirs
     from landscape.surface.evaluation import Evaluator
+
     s = read_surface(surf)
     torch.set_num_threads(os.cpu_count() or 1)  # the CPU's side of the check, as fast as this machine allows
     data = load_named("cifar10", args.folder) if args.folder else load_named("digits")
     torch.manual_seed(0)
     cpu_model = build_model(args.model).eval()
     d = read_directions(dir_file)
-    ev = Evaluator(cpu_model, dirs.origin_tensors(cpu_model, d.dir_type), d.x, d.y,
-                   {"train": data.train, "test": data.test}, "crossentropy")
+    ev = Evaluator(
+        cpu_model,
+        dirs.origin_tensors(cpu_model, d.dir_type),
+        d.x,
+        d.y,
+        {"train": data.train, "test": data.test},
+        "crossentropy",
+    )
     flat = np.arange(args.check_cpu)
     points = Grid.parse(args.grid, args.grid).points(flat)
     cpu = ev.evaluate(points)

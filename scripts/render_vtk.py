@@ -4,6 +4,7 @@ display).  Needs the ``vtk`` wheel (a test dependency of landscape).
 
     python scripts/render_vtk.py demo_out/cnn_bs1024_2d.vts figures/demo_paraview.png --colour train_loss
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,13 @@ def render(path: str, png: str, colour: str, size=(900, 650)):
     lut = vtk.vtkLookupTable()  # viridis-like: dark blue to yellow through green
     lut.SetNumberOfTableValues(256)
     ctf = vtk.vtkColorTransferFunction()
-    for x, rgb in ((0.0, (0.267, 0.005, 0.329)), (0.25, (0.230, 0.322, 0.546)), (0.5, (0.128, 0.567, 0.551)),
-                   (0.75, (0.369, 0.789, 0.383)), (1.0, (0.993, 0.906, 0.144))):
+    for x, rgb in (
+        (0.0, (0.267, 0.005, 0.329)),
+        (0.25, (0.230, 0.322, 0.546)),
+        (0.5, (0.128, 0.567, 0.551)),
+        (0.75, (0.369, 0.789, 0.383)),
+        (1.0, (0.993, 0.906, 0.144)),
+    ):
         ctf.AddRGBPoint(x, *rgb)
     for i in range(256):
         lut.SetTableValue(i, *ctf.GetColor(i / 255), 1.0)

@@ -1,4 +1,5 @@
 """Shared helpers: run the CLIs in a subprocess, serially or under an MPI launcher, and watch them."""
+
 import os
 import re
 import subprocess
@@ -28,14 +29,28 @@ def command(program: str, args: list[str], ranks: int | None = None) -> list[str
 
 def run(program: str, args: list[str], ranks: int | None = None, timeout: float = 180, **kw):
     env = dict(os.environ, **kw.pop("env", {}))
-    return subprocess.run(command(program, args, ranks), capture_output=True, text=True, timeout=timeout,
-                          cwd=kw.pop("cwd", ROOT), env=env, **kw)
+    return subprocess.run(
+        command(program, args, ranks),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=kw.pop("cwd", ROOT),
+        env=env,
+        **kw,
+    )
 
 
 def start(program: str, args: list[str], ranks: int | None = None, env: dict | None = None) -> subprocess.Popen:
     """A job running in the background, in a session of its own (so its whole tree can be signalled)."""
-    return subprocess.Popen(command(program, args, ranks), cwd=ROOT, env=dict(os.environ, **(env or {})),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        command(program, args, ranks),
+        cwd=ROOT,
+        env=dict(os.environ, **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def process_tree(root: int) -> list[int]:
@@ -87,6 +102,7 @@ def begun_before(path, field: str, value=None) -> None:
     import json
 
     from landscape.io.schema import IDENTITY
+
     with h5py.File(path, "r+") as f:
         identity = json.loads(f.attrs[IDENTITY])
         if value is None:
@@ -108,8 +124,15 @@ def digits_kernel(cfg, stderr: bool = False, model: str = "digits_mlp"):
     from landscape.data import load_named
     from landscape.models import build_model
     from landscape.surface.evaluation import Evaluator
-    cfg = replace(cfg, **{name: value for name, value in (("kernel", "reference"), ("batch_size", 128),
-                                                           ("points_per_pass", 1)) if getattr(cfg, name) == "auto"})
+
+    cfg = replace(
+        cfg,
+        **{
+            name: value
+            for name, value in (("kernel", "reference"), ("batch_size", 128), ("points_per_pass", 1))
+            if getattr(cfg, name) == "auto"
+        },
+    )
     torch.manual_seed(0)
     net = build_model(model).eval()
     origin = {n: p.detach().double() for n, p in net.named_parameters()}
@@ -119,13 +142,13 @@ def digits_kernel(cfg, stderr: bool = False, model: str = "digits_mlp"):
     if model != "digits_mlp":  # a convolutional network's loss at unit Gaussian steps is astronomical: smaller ones
         dx, dy = ({n: 0.1 * v for n, v in d.items()} for d in (dx, dy))
     data = load_named("digits")
-    return Evaluator(net, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg,
-                     stderr=stderr)
+    return Evaluator(net, origin, dx, dy, {"train": data.train, "test": data.test}, cfg.loss_name, cfg, stderr=stderr)
 
 
 def landscape(*argv) -> int:
     """The ``landscape`` command run in this process (one error boundary): its exit code."""
     from landscape.cli.main import main
+
     return main([str(a) for a in argv])
 
 
@@ -134,12 +157,21 @@ def mean_losses(model, sets: dict, batch_size: int = 128) -> list[float]:
     surface's centre can be compared with it bit for bit: ``sets`` maps names to Samples."""
     import torch
 
+    from landscape.losses import Loss
     from landscape.surface.kernels import Problem, make
-    from landscape.surface.losses import Loss
+
     origin = {n: p.detach().double() for n, p in model.named_parameters()}
     zero = {n: torch.zeros_like(v) for n, v in origin.items()}
-    problem = Problem.of(model, origin, [zero], {name: (s.inputs, s.targets) for name, s in sets.items()},
-                         Loss("crossentropy"), torch.float32, torch.device("cpu"), True)
+    problem = Problem.of(
+        model,
+        origin,
+        [zero],
+        {name: (s.inputs, s.targets) for name, s in sets.items()},
+        Loss("crossentropy"),
+        torch.float32,
+        torch.device("cpu"),
+        True,
+    )
     with torch.inference_mode():
         sums = make("reference", problem, batch_size, 1)(torch.zeros((1, 2), dtype=torch.float64))[0]
     return [float(total) / len(s) for total, s in zip(sums[:, 0], sets.values())]
@@ -149,6 +181,7 @@ def mean_losses(model, sets: dict, batch_size: int = 128) -> list[float]:
 def one_thread():
     """Small models gain nothing from intra-op threads, and on a busy machine lose much."""
     import torch
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

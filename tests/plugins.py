@@ -1,4 +1,5 @@
 """Models and data sets that tests plug in with ``--model tests/plugins.py:NAME``."""
+
 import os
 import time
 
@@ -69,6 +70,7 @@ class FailsOnRankOne(nn.Module):
 
     def forward(self, x):
         from landscape.parallel.comm import launcher_rank
+
         if launcher_rank() == 1 and x.shape[0] == self.batch:
             raise RuntimeError(f"simulated failure on rank 1 at a batch of {self.batch}")
         return self.net(x)
@@ -90,6 +92,7 @@ class MarksBatches(nn.Module):
 
     def forward(self, x):
         from landscape.parallel.comm import launcher_rank
+
         if isinstance(x, torch.Tensor) and x.shape[0] not in self.seen:  # not while torch.fx traces it
             self.seen.add(x.shape[0])
             open(os.path.join(os.environ["LANDSCAPE_TEST_SEEN"], f"{launcher_rank()}-{x.shape[0]}"), "w").close()

@@ -1,4 +1,5 @@
 """The README's two Python API examples run as tests, serially and under mpiexec -n 2 (bit for bit)."""
+
 import subprocess
 import sys
 
@@ -6,9 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, require_mpi
-from landscape.parallel.launch import mpiexec_command
 from landscape.io.surface_file import read as read_surface
+from landscape.parallel.launch import mpiexec_command
+
+from conftest import ROOT, require_mpi
 
 EXAMPLES = ROOT / "examples"
 
@@ -23,18 +25,21 @@ def run_example(name: str, out, grid: str, ranks: int | None = None):
     return done.stdout
 
 
-@pytest.mark.parametrize("name, surf, grid", [("regression_mlp.py", "mlp.h5", "-1:1:5"),
-                                              ("tiny_transformer.py", "lm.h5", "-1:1:3")])
+@pytest.mark.parametrize(
+    "name, surf, grid", [("regression_mlp.py", "mlp.h5", "-1:1:5"), ("tiny_transformer.py", "lm.h5", "-1:1:3")]
+)
 @pytest.mark.mpi
 def test_example_serial_and_under_mpi_give_the_same_surface(tmp_path, name, surf, grid):
     out = run_example(name, tmp_path / "serial", grid)
-    assert out.startswith({"regression_mlp.py": "train MSE at the fit", "tiny_transformer.py": "next-token loss"}[name]), out
+    assert out.startswith(
+        {"regression_mlp.py": "train MSE at the fit", "tiny_transformer.py": "next-token loss"}[name]
+    ), out
     parallel = run_example(name, tmp_path / "mpi", grid, ranks=2)
     if name == "tiny_transformer.py":  # its top Hessian eigenvalues, through fused attention, on 1 and 2 ranks
-        line = next(l for l in out.splitlines() if l.startswith("top Hessian eigenvalues"))
+        line = next(row for row in out.splitlines() if row.startswith("top Hessian eigenvalues"))
         assert "(converged" in line
         values = [float(v) for v in line.split("eigenvalues ")[1].split(" (")[0].split(", ")]
-        mpi_line = next(l for l in parallel.splitlines() if l.startswith("top Hessian eigenvalues"))
+        mpi_line = next(row for row in parallel.splitlines() if row.startswith("top Hessian eigenvalues"))
         mpi_values = [float(v) for v in mpi_line.split("eigenvalues ")[1].split(" (")[0].split(", ")]
         assert values[0] >= values[1] >= values[2] > 0
         assert np.allclose(values, mpi_values, rtol=1e-3)  # printed to 4 digits
@@ -49,19 +54,23 @@ def test_example_serial_and_under_mpi_give_the_same_surface(tmp_path, name, surf
 
 def test_api_in_process_with_batches_and_resume(tmp_path):
     from landscape.api import loss_surface
+
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     x = torch.randn(40, 3)
     y = x.sum(dim=1, keepdim=True)
-    batches = [(x[i:i + 10], y[i:i + 10]) for i in range(0, 40, 10)]
+    batches = [(x[i : i + 10], y[i : i + 10]) for i in range(0, 40, 10)]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     first = loss_surface(model, batches, "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # the model is not modified
     with torch.no_grad():
-        assert first.values["train_loss"][2] == pytest.approx(torch.nn.functional.mse_loss(model(x), y).item(), rel=1e-6)
+        assert first.values["train_loss"][2] == pytest.approx(
+            torch.nn.functional.mse_loss(model(x), y).item(), rel=1e-6
+        )
     again = loss_surface(model, (x, y), "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert again.run["points_computed"] == 0 and np.array_equal(first.values["train_loss"], again.values["train_loss"])
     from landscape.errors import UsageError
+
     with pytest.raises(UsageError, match="model: expected a torch.nn.Module, got str"):
         loss_surface("not a model", (x, y))
 
@@ -69,19 +78,27 @@ def test_api_in_process_with_batches_and_resume(tmp_path):
 def test_two_different_loss_callables_never_share_a_file(tmp_path):
     from landscape.api import loss_surface
     from landscape.errors import LandscapeError
+
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 1)
     data = (torch.randn(20, 3), torch.randn(20, 1))
-    loss_surface(model, data, lambda o, t: torch.nn.functional.mse_loss(o, t), x="-1:1:3",
-                 surf_file=str(tmp_path / "s.h5"))
+    loss_surface(
+        model, data, lambda o, t: torch.nn.functional.mse_loss(o, t), x="-1:1:3", surf_file=str(tmp_path / "s.h5")
+    )
     with pytest.raises(LandscapeError, match="loss_name") as info:
-        loss_surface(model, data, lambda o, t: 100 * torch.nn.functional.mse_loss(o, t), x="-1:1:3",
-                     surf_file=str(tmp_path / "s.h5"))
+        loss_surface(
+            model,
+            data,
+            lambda o, t: 100 * torch.nn.functional.mse_loss(o, t),
+            x="-1:1:3",
+            surf_file=str(tmp_path / "s.h5"),
+        )
     assert info.value.exit_code == 4  # a mismatch, agreed by every rank
 
 
 def test_dense_cross_entropy_and_accuracy_along_the_class_dimension(tmp_path):
     from landscape.api import loss_surface
+
     torch.manual_seed(0)
     model = torch.nn.Conv2d(2, 3, 1)  # (B, 2, 5, 5) -> per-pixel logits (B, 3, 5, 5)
     x, y = torch.randn(4, 2, 5, 5), torch.randint(0, 3, (4, 5, 5))
@@ -94,9 +111,11 @@ def test_dense_cross_entropy_and_accuracy_along_the_class_dimension(tmp_path):
 
 def test_train_subset_with_a_callable_loss_has_no_standard_error(tmp_path):
     from landscape.api import loss_surface
+
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 1)
     data = (torch.randn(50, 3), torch.randn(50, 1))
-    s = loss_surface(model, data, torch.nn.functional.mse_loss, x="-1:1:3", train_subset=20,
-                     surf_file=str(tmp_path / "t.h5"))
+    s = loss_surface(
+        model, data, torch.nn.functional.mse_loss, x="-1:1:3", train_subset=20, surf_file=str(tmp_path / "t.h5")
+    )
     assert s.attrs["train_size"] == 20 and "train_loss_se" not in s.values

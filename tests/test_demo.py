@@ -1,22 +1,32 @@
 """The demo end to end at a reduced size: train, surfaces on 2 ranks, figures, summary; a rerun reuses all."""
+
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-import numpy as np
+from landscape.io.surface_file import read as read_surface
 
 from conftest import ROOT, require_mpi
-from landscape.io.surface_file import read as read_surface
 
 pytestmark = pytest.mark.slow  # 40 s: make test-slow and CI run it
 
 
 def test_quick_demo_end_to_end_and_rerun(tmp_path):
     require_mpi()
-    cmd = [sys.executable, "-m", "landscape.demo", "--quick", "--out", str(tmp_path / "out"),
-           "--figures", str(tmp_path / "fig")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "landscape",
+        "demo",
+        "--quick",
+        "--out",
+        str(tmp_path / "out"),
+        "--figures",
+        str(tmp_path / "fig"),
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "on 2 ranks" in first.stdout

@@ -1,11 +1,13 @@
 """``landscape study``: its settings (defaults, config file, flags) and, marked slow, the quick study end to end."""
+
 import types
 
 import pytest
 
-from conftest import run
 from landscape.errors import InputError, UsageError
-from landscape.study import DEFAULTS, settings
+from landscape.workflows.study import DEFAULTS, settings
+
+from conftest import run
 
 
 def args(**given):
@@ -17,29 +19,34 @@ def test_the_default_study_is_the_issue_s_digits_study():
     s = settings(args())
     assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["sgd"], [16, 64, 256, 1024], [0, 1, 2])
     assert s["train"]["model"] == "digits_cnn" and s["train"]["weight_decay"] == 5e-4
-    assert (s["out"], s["figures"], s["name"], s["jobs"]) == ("study_out", "figures", "study", 2)
+    assert (s["out"], s["figures"], s["name"], s["jobs"]) == ("study_out", "study_out/figures", "study", 2)
     s["train"]["epochs"] = 1
-    assert DEFAULTS["train"]["epochs"] == 300   # settings() copied, not changed, the defaults
+    assert DEFAULTS["train"]["epochs"] == 300  # settings() copied, not changed, the defaults
 
 
 def test_a_config_file_then_flags_override(tmp_path):
-    (tmp_path / "s.toml").write_text('name = "r56"\njobs = 4\nseeds = [0]\n[train]\nmodel = "resnet56"\n'
-                                     'dataset = "cifar10"\n[report]\ntrain_subset = 10000\n')
+    (tmp_path / "s.toml").write_text(
+        'name = "r56"\njobs = 4\nseeds = [0]\n[train]\nmodel = "resnet56"\n'
+        'dataset = "cifar10"\n[report]\ntrain_subset = 10000\n'
+    )
     s = settings(args(config=str(tmp_path / "s.toml"), jobs=8))
     assert s["name"] == "r56" and s["jobs"] == 8 and s["seeds"] == [0]
     assert s["batch_sizes"] == [16, 64, 256, 1024]
-    assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}   # another model: none of the digits settings
+    assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the digits settings
     assert s["report"] == {"train_subset": 10000}
 
 
-@pytest.mark.parametrize("text, error, message", [
-    ("colour = 1\n", UsageError, "unknown key 'colour'"),
-    ("seeds = []\n", UsageError, "seeds=[]: expected a non-empty list"),
-    ("lr = 1\n", UsageError, "unknown key 'lr'"),
-    ("jobs = 0\n", UsageError, "--jobs=0: expected a positive whole number"),
-    ("train = 3\n", UsageError, "train must be a table"),
-    ("[train\n", InputError, "cannot be read as TOML"),
-])
+@pytest.mark.parametrize(
+    "text, error, message",
+    [
+        ("colour = 1\n", UsageError, "unknown key 'colour'"),
+        ("seeds = []\n", UsageError, "seeds=[]: expected a non-empty list"),
+        ("lr = 1\n", UsageError, "unknown key 'lr'"),
+        ("jobs = 0\n", UsageError, "--jobs=0: expected a positive whole number"),
+        ("train = 3\n", UsageError, "train must be a table"),
+        ("[train\n", InputError, "cannot be read as TOML"),
+    ],
+)
 def test_bad_config_files_are_one_line(tmp_path, text, error, message):
     (tmp_path / "s.toml").write_text(text)
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -49,19 +56,27 @@ def test_bad_config_files_are_one_line(tmp_path, text, error, message):
 @pytest.mark.slow
 def test_bad_training_settings_are_refused_before_training(tmp_path):
     (tmp_path / "s.toml").write_text('[train]\nmodel = "digits_cnn"\nepochs = -1\n')
-    bad = run("study", ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures",
-                        str(tmp_path / "f")])
-    assert bad.returncode == 2 and bad.stderr.strip() == ("landscape study: error: [train]: --epochs=-1: expected a "
-                                                         "positive whole number")
-    assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()   # nothing made
+    bad = run(
+        "study", ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")]
+    )
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "landscape study: error: [train]: --epochs=-1: expected a positive whole number"
+    )
+    assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()  # nothing made
 
 
 @pytest.mark.slow
 def test_the_quick_study_end_to_end(tmp_path):
     done = run("study", ["--quick", "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")], timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for name in ("study.md", "study.csv", "study.tex", "study_measures.png", "study_1d.png",
-                 "study_train_loss_2dcontour.png"):
+    for name in (
+        "study.md",
+        "study.csv",
+        "study.tex",
+        "study_measures.png",
+        "study_1d.png",
+        "study_train_loss_2dcontour.png",
+    ):
         assert (tmp_path / "f" / name).stat().st_size > 0, name
     table = (tmp_path / "f" / "study.md").read_text()
     assert "| sgd | 16 | 2 |" in table and "| sgd | 256 | 2 |" in table and "**Verdict.**" in table
@@ -70,8 +85,10 @@ def test_the_quick_study_end_to_end(tmp_path):
 
 def test_a_study_file_is_also_a_sweep_file(tmp_path):
     """The sbatch path trains a study with landscape sweep --config and measures it with report --config."""
-    (tmp_path / "s.toml").write_text(f'out = "{tmp_path / "o"}"\nname = "r"\njobs = 3\nbatch_sizes = [16, 256]\n'
-                                     'seeds = [0, 1]\n[train]\nmodel = "digits_mlp"\n[report]\ngrid_2d = "-1:1:5"\n')
+    (tmp_path / "s.toml").write_text(
+        f'out = "{tmp_path / "o"}"\nname = "r"\njobs = 3\nbatch_sizes = [16, 256]\n'
+        'seeds = [0, 1]\n[train]\nmodel = "digits_mlp"\n[report]\ngrid_2d = "-1:1:5"\n'
+    )
     listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == ["0", "sgd_b16_s0", "1", "sgd_b16_s1", "2", "sgd_b256_s0", "3", "sgd_b256_s1"]

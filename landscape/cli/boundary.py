@@ -7,6 +7,7 @@ that rank, which then aborts the whole MPI job, so nothing is left hanging.
 Messages name configuration parameters; here they are spelled as the program's
 flags (``batch_size`` -> ``--batch_size``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,12 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None
                     _print(exc.detail)
             return exc.exit_code
         if isinstance(exc, MemoryError):
-            code, kind, text = 3, "error", f"not enough memory ({describe(exc)}): choose a smaller grid, batch size " \
-                                           "or data set, or fewer ranks per node"
+            code, kind, text = (
+                3,
+                "error",
+                f"not enough memory ({describe(exc)}): choose a smaller grid, batch size "
+                "or data set, or fewer ranks per node",
+            )
         else:
             internal = not isinstance(exc, LandscapeError)
             code = 1 if internal else exc.exit_code

@@ -4,6 +4,7 @@ trained network, on one process or with the ranks sharing the data.
 Writes one JSON file with every number and the settings that produced it, prints a summary, and
 draws the spectral density (``--density``).  The measures are those of ``landscape.curvature``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,13 @@ examples:
 
 
 def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog=prog, epilog=EXAMPLES, description="Curvature of a trained network's mean "
-                                "training loss: top and bottom Hessian eigenvalues (Lanczos), trace "
-                                "(Hutchinson), spectral density (stochastic Lanczos quadrature), sharpness.")
+    p = boundary.ArgumentParser(
+        prog=prog,
+        epilog=EXAMPLES,
+        description="Curvature of a trained network's mean "
+        "training loss: top and bottom Hessian eigenvalues (Lanczos), trace "
+        "(Hutchinson), spectral density (stochastic Lanczos quadrature), sharpness.",
+    )
     p.add_argument("--model", required=True, help="registry name or package.module:factory")
     p.add_argument("--model_file", required=True, help="checkpoint of the trained model")
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
@@ -42,13 +47,23 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=1, help="eigenvalues at each end (default: 1)")
     p.add_argument("--which", choices=("top", "bottom", "both"), default="both", help="(default: both)")
     p.add_argument("--tol", type=float, default=1e-4, help="Lanczos relative tolerance (default: 1e-4)")
-    p.add_argument("--trace", type=int, metavar="SAMPLES", default=0,
-                   help="Hutchinson's trace with this many Rademacher vectors (default: none)")
+    p.add_argument(
+        "--trace",
+        type=int,
+        metavar="SAMPLES",
+        default=0,
+        help="Hutchinson's trace with this many Rademacher vectors (default: none)",
+    )
     p.add_argument("--density", action="store_true", help="the spectral density by SLQ, and its figure")
     p.add_argument("--density_steps", type=int, default=80, help="Lanczos steps per SLQ run (default: 80)")
     p.add_argument("--density_runs", type=int, default=4, help="SLQ runs (default: 4)")
-    p.add_argument("--sharpness", nargs="*", choices=("adaptive", "epsilon", "average"), default=[],
-                   help="sharpness measures to compute")
+    p.add_argument(
+        "--sharpness",
+        nargs="*",
+        choices=("adaptive", "epsilon", "average"),
+        default=[],
+        help="sharpness measures to compute",
+    )
     p.add_argument("--rho", type=float, default=0.01, help="adaptive: the box |d| <= rho |w| (default: 0.01)")
     p.add_argument("--epsilon", type=float, default=1e-3, help="epsilon: Keskar's box (default: 1e-3)")
     p.add_argument("--radius", type=float, default=0.5, help="average: the radius (default: 0.5)")
@@ -92,8 +107,7 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
         args = build_parser(prog).parse_args(argv)
         _checked(args)
         torch.set_num_threads(threads_per_rank(world, args.threads).count)
-        data_cfg = DataConfig(dataset=args.dataset, datapath=args.datapath, train_subset=args.train_subset,
-                              test=False)
+        data_cfg = DataConfig(dataset=args.dataset, datapath=args.datapath, train_subset=args.train_subset, test=False)
         model_cfg = ModelConfig(args.model, num_classes=args.num_classes, model_file=args.model_file)
         data = load_data(data_cfg)
         model = load_model(model_cfg, model_cfg.classes(args.dataset), args.model_file, seed=0)
@@ -101,20 +115,33 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
 
     args, model, data = agree(world, setup)
     say = print if world.rank == 0 else (lambda *_: None)
-    hessian = _curvature_setup(model, (data.train.inputs, data.train.targets), args.loss_name, args.batch_size,
-                               args.dtype, "cpu")  # every measure below uses it; each counts its own products
+    hessian = _curvature_setup(
+        model, (data.train.inputs, data.train.targets), args.loss_name, args.batch_size, args.dtype, "cpu"
+    )  # every measure below uses it; each counts its own products
     loss, gradient = hessian.loss_and_gradient()
-    report = {"model": args.model, "model_file": args.model_file, "dataset": args.dataset,
-              "samples": len(data.train), "parameters": hessian.dim, "dtype": args.dtype, "ranks": world.size,
-              "loss": loss, "gradient_norm": float((gradient ** 2).sum() ** 0.5)}
-    say(f"{args.model} on {len(data.train)} {args.dataset} samples, {hessian.dim:,} parameters: mean loss "
-        f"{loss:.6g}, gradient norm {report['gradient_norm']:.3g}")
+    report = {
+        "model": args.model,
+        "model_file": args.model_file,
+        "dataset": args.dataset,
+        "samples": len(data.train),
+        "parameters": hessian.dim,
+        "dtype": args.dtype,
+        "ranks": world.size,
+        "loss": loss,
+        "gradient_norm": float((gradient**2).sum() ** 0.5),
+    }
+    say(
+        f"{args.model} on {len(data.train)} {args.dataset} samples, {hessian.dim:,} parameters: mean loss "
+        f"{loss:.6g}, gradient norm {report['gradient_norm']:.3g}"
+    )
     ends = extremes(hessian, k=args.k, which=args.which, tol=args.tol, seed=args.seed)
     report["eigenvalues"] = {end: e.record() for end, e in ends.items()}
     for end, e in ends.items():
         state = "converged" if e.converged else f"NOT converged ({e.note})"
-        say(f"{end} {args.k} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
-            f"{max(e.residuals):.1e}; {e.products} products]")
+        say(
+            f"{end} {args.k} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
+            f"{max(e.residuals):.1e}; {e.products} products]"
+        )
     if args.trace:
         t = hutchinson(hessian, samples=args.trace, seed=args.seed)
         report["trace"] = t.record()
@@ -124,6 +151,7 @@ def main(argv: list[str], prog: str = "landscape curvature") -> int:
         report["density"] = d.record()
         if world.rank == 0:
             from ..plotting.spectrum import write_density
+
             name = os.path.basename(args.model_file)
             if name == "final.pt":  # a training run's checkpoint: its folder names it
                 name = os.path.basename(os.path.dirname(os.path.abspath(args.model_file)))

@@ -6,6 +6,7 @@ whose height is one quantity and whose point data are all of them, a 1-D surface
 (``plotting.interactive``), every surface given side by side on one colour scale.  Files are read
 from the HDF5 alone; no model is loaded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,21 +28,33 @@ then in ParaView: File > Open the .vts; colour by any quantity; Warp is not need
 
 
 def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog=prog, epilog=EXAMPLES, description="Export surface files: --vtk for ParaView, "
-                                "--html for a 3-D web page.")
-    p.add_argument("surf_files", nargs="+", metavar="SURF_FILE", help="surface files (landscape's or the reference "
-                   "code's)")
+    p = boundary.ArgumentParser(
+        prog=prog, epilog=EXAMPLES, description="Export surface files: --vtk for ParaView, --html for a 3-D web page."
+    )
+    p.add_argument(
+        "surf_files", nargs="+", metavar="SURF_FILE", help="surface files (landscape's or the reference code's)"
+    )
     p.add_argument("--vtk", action="store_true", help="VTK XML: .vts (2-D structured grid) or .vtu (1-D polyline)")
     p.add_argument("--html", action="store_true", help="one self-contained 3-D web page of all the files")
     p.add_argument("--labels", nargs="+", metavar="LABEL", help="--html: one panel title per file (default: names)")
     p.add_argument("--title", help="--html: the page's title")
-    p.add_argument("--z", default="train_loss", help="the quantity that gives the height; with --html, the one "
-                   "shown first (default: train_loss)")
+    p.add_argument(
+        "--z",
+        default="train_loss",
+        help="the quantity that gives the height; with --html, the one shown first (default: train_loss)",
+    )
     p.add_argument("--log", action="store_true", help="height = log10 of the quantity")
-    p.add_argument("--zmax", type=float, help="hide points above this value, in the quantity's own units also with "
-                   "--log (diverged points would dwarf the rest)")
-    p.add_argument("--out", metavar="PREFIX", help="output path without extension (--vtk: one input file only; "
-                   "default: the first input's path without .h5)")
+    p.add_argument(
+        "--zmax",
+        type=float,
+        help="hide points above this value, in the quantity's own units also with "
+        "--log (diverged points would dwarf the rest)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="PREFIX",
+        help="output path without extension (--vtk: one input file only; default: the first input's path without .h5)",
+    )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 
@@ -58,13 +71,18 @@ def main(argv: list[str], prog: str = "landscape export") -> int:
     if not (args.vtk or args.html):
         raise UsageError("nothing to export: give --vtk, --html or both")
     if args.labels is not None and len(args.labels) != len(args.surf_files):
-        raise UsageError(f"--labels: got {len(args.labels)} labels for {len(args.surf_files)} files; expected one "
-                         "label per file")
+        raise UsageError(
+            f"--labels: got {len(args.labels)} labels for {len(args.surf_files)} files; expected one label per file"
+        )
     if args.vtk and args.out and len(args.surf_files) > 1:
-        raise UsageError(f"--out {args.out}: one prefix for {len(args.surf_files)} files; give one file, or no "
-                         "--out (each file's export goes beside it)")
+        raise UsageError(
+            f"--out {args.out}: one prefix for {len(args.surf_files)} files; give one file, or no "
+            "--out (each file's export goes beside it)"
+        )
     if args.zmax is not None and not (math.isfinite(args.zmax) and (args.zmax > 0 or not args.log)):
-        raise UsageError(f"--zmax={args.zmax:g}: expected a finite number" + (", positive with --log" if args.log else ""))
+        raise UsageError(
+            f"--zmax={args.zmax:g}: expected a finite number" + (", positive with --log" if args.log else "")
+        )
     stems = [args.out or os.path.splitext(path)[0] for path in args.surf_files]
     for stem in stems:
         folder = os.path.dirname(os.path.abspath(stem))
@@ -73,10 +91,12 @@ def main(argv: list[str], prog: str = "landscape export") -> int:
     surfaces = [read(path) for path in args.surf_files]  # every file checked before any is written
     from ..io.paraview import quantities
     from ..io.paths import output_path
+
     for surface in surfaces:
         if args.z not in quantities(surface):
-            raise UsageError(f"--z={args.z}: {surface.path} has no such quantity; expected one of "
-                             f"{', '.join(quantities(surface))}")
+            raise UsageError(
+                f"--z={args.z}: {surface.path} has no such quantity; expected one of {', '.join(quantities(surface))}"
+            )
     outputs = [stem + (".vts" if s.ndim == 2 else ".vtu") for s, stem in zip(surfaces, stems)] if args.vtk else []
     for path in outputs + ([stems[0] + ".html"] if args.html else []):
         output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
@@ -85,7 +105,10 @@ def main(argv: list[str], prog: str = "landscape export") -> int:
             raise InputError(f"--out {path}: folder {folder} is not writable; expected a folder the files can go to")
     if args.html:
         from ..plotting import interactive
-        page = interactive.build(surfaces, args.labels, args.title, args.z)  # checked (2-D, shared quantities) before writing
+
+        page = interactive.build(
+            surfaces, args.labels, args.title, args.z
+        )  # checked (2-D, shared quantities) before writing
     try:
         if args.vtk:
             for surface, stem in zip(surfaces, stems):

@@ -17,51 +17,79 @@ Every subcommand runs inside the one error boundary (``cli.boundary``), with
 its own ``--help``.  The reference code's names are console scripts of their own
 and also accepted as subcommands.
 """
+
 from __future__ import annotations
 
 import importlib
 import sys
 from dataclasses import dataclass
 
-from .. import __version__, heap
+from .. import heap
 from ..errors import UsageError
+from ..version import __version__
 from . import boundary
 
 
 @dataclass(frozen=True)
 class Command:
-    module: str       # has main(argv, prog) and, for spelled messages, spelling()
+    module: str  # has main(argv, prog) and, for spelled messages, spelling()
     summary: str
-    alias: str = ""   # the reference code's name
+    alias: str = ""  # the reference code's name
 
     def load(self):
         return importlib.import_module(self.module)
 
 
 COMMANDS = {
-    "surface": Command("landscape.cli.surface", "compute a 1-D or 2-D loss surface of a trained network on one "
-                       "process or many MPI ranks, into one HDF5 file", alias="plot_surface"),
-    "plot1d": Command("landscape.cli.plot_1d", "draw 1-D surface files: loss and accuracy (or error) curves",
-                      alias="plot_1d"),
-    "plot2d": Command("landscape.cli.plot_2d", "draw 2-D surface files: contours, filled contours, 3-D surfaces",
-                      alias="plot_2d"),
-    "train": Command("landscape.cli.train", "train a network on one process or data-parallel over MPI ranks "
-                     "(recipes sgd, naive, linear, lars, adaptive, local), resumable checkpoints per epoch"),
-    "sweep": Command("landscape.cli.sweep", "train every recipe x batch size x seed of a study, resumable, with "
-                     "a manifest (CSV, JSON); one configuration per job-array task"),
-    "plot-training": Command("landscape.cli.plot_training", "draw test error against batch size per recipe and "
-                             "the training curves, from sweep manifests"),
-    "curvature": Command("landscape.cli.curvature", "Hessian eigenvalues (Lanczos), trace, spectral density and "
-                         "sharpness of one trained network, the ranks sharing the data"),
-    "report": Command("landscape.cli.report", "scorecard of trained networks by batch size: losses, errors, gap, "
-                      "Hessian λmax and trace, sharpness, average rise; tables, figures and a verdict"),
-    "study": Command("landscape.study", "the batch-size study from one command: train (sweep), measure and "
-                     "compare (report) into figures/"),
-    "export": Command("landscape.cli.export", "surface files for other tools: VTK XML for ParaView (--vtk), a "
-                      "self-contained 3-D web page (--html)"),
-    "info": Command("landscape.cli.info", "what a surface or direction file holds: grid, progress, value ranges, "
-                    "identity, runs; landscape's or the reference code's"),
-    "demo": Command("landscape.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
+    "surface": Command(
+        "landscape.cli.surface",
+        "compute a 1-D or 2-D loss surface of a trained network on one process or many MPI ranks, into one HDF5 file",
+        alias="plot_surface",
+    ),
+    "plot1d": Command(
+        "landscape.cli.plot_1d", "draw 1-D surface files: loss and accuracy (or error) curves", alias="plot_1d"
+    ),
+    "plot2d": Command(
+        "landscape.cli.plot_2d", "draw 2-D surface files: contours, filled contours, 3-D surfaces", alias="plot_2d"
+    ),
+    "train": Command(
+        "landscape.cli.train",
+        "train a network on one process or data-parallel over MPI ranks "
+        "(recipes sgd, naive, linear, lars, adaptive, local), resumable checkpoints per epoch",
+    ),
+    "sweep": Command(
+        "landscape.cli.sweep",
+        "train every recipe x batch size x seed of a study, resumable, with "
+        "a manifest (CSV, JSON); one configuration per job-array task",
+    ),
+    "plot-training": Command(
+        "landscape.cli.plot_training",
+        "draw test error against batch size per recipe and the training curves, from sweep manifests",
+    ),
+    "curvature": Command(
+        "landscape.cli.curvature",
+        "Hessian eigenvalues (Lanczos), trace, spectral density and "
+        "sharpness of one trained network, the ranks sharing the data",
+    ),
+    "report": Command(
+        "landscape.cli.report",
+        "scorecard of trained networks by batch size: losses, errors, gap, "
+        "Hessian λmax and trace, sharpness, average rise; tables, figures and a verdict",
+    ),
+    "study": Command(
+        "landscape.cli.study",
+        "the batch-size study from one command: train (sweep), measure and compare (report) into figures/",
+    ),
+    "export": Command(
+        "landscape.cli.export",
+        "surface files for other tools: VTK XML for ParaView (--vtk), a self-contained 3-D web page (--html)",
+    ),
+    "info": Command(
+        "landscape.cli.info",
+        "what a surface or direction file holds: grid, progress, value ranges, "
+        "identity, runs; landscape's or the reference code's",
+    ),
+    "demo": Command("landscape.cli.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
 # the commands that run forward passes batch after batch: their processes keep the memory a batch frees
@@ -70,17 +98,27 @@ COMPUTING = ("surface", "train", "sweep", "curvature", "report", "study", "demo"
 
 def overview() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: landscape <command> [flags]      (landscape <command> --help: its flags)", "",
-             "Loss landscapes of trained neural networks: surfaces along filter-normalized directions,",
-             "computed by MPI ranks into one HDF5 file, and the figures that compare them.", "", "commands:"]
+    lines = [
+        "usage: landscape <command> [flags]      (landscape <command> --help: its flags)",
+        "",
+        "Loss landscapes of trained neural networks: surfaces along filter-normalized directions,",
+        "computed by MPI ranks into one HDF5 file, and the figures that compare them.",
+        "",
+        "commands:",
+    ]
     for name, c in COMMANDS.items():
         lines.append(f"  {name:<{width}}  {c.summary}" + (f" (alias: {c.alias})" if c.alias else ""))
-    lines += ["", "examples:", "  landscape demo",
-              "  mpiexec -n 4 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16/final.pt "
-              "--x=-1:1:51 --y=-1:1:51",
-              "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
-              "", "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 130 interrupted,",
-              "143 stopped by SIGTERM/SIGUSR1 (rerun to resume)."]
+    lines += [
+        "",
+        "examples:",
+        "  landscape demo",
+        "  mpiexec -n 4 landscape surface --model digits_cnn --model_file demo_out/cnn_bs16/final.pt "
+        "--x=-1:1:51 --y=-1:1:51",
+        "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
+        "",
+        "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 130 interrupted,",
+        "143 stopped by SIGTERM/SIGUSR1 (rerun to resume).",
+    ]
     return "\n".join(lines)
 
 
@@ -104,12 +142,18 @@ def _top(argv: list[str]) -> int:
 def run_command(name: str, argv: list[str], prog: str) -> int:
     """Run subcommand ``name`` with ``argv`` inside the error boundary (the import of its module too:
     a Ctrl-C while torch loads is one line), its messages in its flags' spelling."""
+
     def spell() -> dict:
         module = COMMANDS[name].load()
         return module.spelling() if hasattr(module, "spelling") else {}
 
-    if name in ("surface", "train", "sweep"):  # before torch loads: a stop signal must find the job ready to stop cleanly
+    if name in (
+        "surface",
+        "train",
+        "sweep",
+    ):  # before torch loads: a stop signal must find the job ready to stop cleanly
         from ..parallel import stop
+
         stop.install()
     if name in COMPUTING:
         heap.keep_freed_memory()

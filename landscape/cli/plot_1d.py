@@ -2,6 +2,7 @@
 
 Figures come from the HDF5 files alone; no model is loaded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,17 +23,25 @@ plot_1d is the same program under the reference code's name.
 
 def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
     p = boundary.ArgumentParser(
-        prog=prog, epilog=EPILOG,
+        prog=prog,
+        epilog=EPILOG,
         description="Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; "
-                    "several files are overlaid, one colour each. Writes <out>_1d.<format>.")
+        "several files are overlaid, one colour each. Writes <out>_1d.<format>.",
+    )
     add_common_arguments(p)
-    p.add_argument("--split", choices=("train", "test", "both"), default="both",
-                   help="curves to draw; 'both' draws test curves (dashed) where the file has them (default both)")
+    p.add_argument(
+        "--split",
+        choices=("train", "test", "both"),
+        default="both",
+        help="curves to draw; 'both' draws test curves (dashed) where the file has them (default both)",
+    )
     p.add_argument("--error", action="store_true", help="plot the error 100 - accuracy instead of the accuracy")
     p.add_argument("--log", action="store_true", help="log scale for the loss axis")
-    for low, high, what, defaults in (("xmin", "xmax", "α axis", ("the grid's", "the grid's")),
-                                      ("loss_min", "loss_max", "loss axis", ("automatic", "automatic")),
-                                      ("acc_min", "acc_max", "accuracy/error axis", ("0", "100"))):
+    for low, high, what, defaults in (
+        ("xmin", "xmax", "α axis", ("the grid's", "the grid's")),
+        ("loss_min", "loss_max", "loss axis", ("automatic", "automatic")),
+        ("acc_min", "acc_max", "accuracy/error axis", ("0", "100")),
+    ):
         p.add_argument(f"--{low}", type=float, metavar="V", help=f"lower limit of the {what} (default: {defaults[0]})")
         p.add_argument(f"--{high}", type=float, metavar="V", help=f"upper limit of the {what} (default: {defaults[1]})")
     return p
@@ -45,12 +54,18 @@ def main(argv: list[str], prog: str = "landscape plot1d") -> int:
     if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
         return 0
     args = build_parser(prog).parse_args(argv)
-    style = Style1D(split=args.split, error=args.error, log=args.log, xlim=(args.xmin, args.xmax),
-                    loss_lim=(args.loss_min, args.loss_max),
-                    acc_lim=(args.acc_min, args.acc_max),
-                    title=args.title)
+    style = Style1D(
+        split=args.split,
+        error=args.error,
+        log=args.log,
+        xlim=(args.xmin, args.xmax),
+        loss_lim=(args.loss_min, args.loss_max),
+        acc_lim=(args.acc_min, args.acc_max),
+        title=args.title,
+    )
     surfaces, out = read_inputs(args, prog)
     from ..plotting.look import use
+
     with use(args.style) as look:
         paths, fig = write_1d(surfaces, out, args.labels, args.formats, args.dpi, style, look)
     for path in paths:
@@ -58,5 +73,3 @@ def main(argv: list[str], prog: str = "landscape plot1d") -> int:
     if args.show:
         show([fig])
     return 0
-
-

@@ -1,11 +1,12 @@
 """``landscape plot-training``: test error against batch size per recipe, and the training curves, from
 the manifests of ``landscape sweep``.  Figures come from the manifests and the runs' logs alone."""
+
 from __future__ import annotations
 
 import argparse
 
-from ..parallel.comm import launcher_rank
 from ..errors import UsageError
+from ..parallel.comm import launcher_rank
 from . import boundary
 
 EPILOG = """\
@@ -16,15 +17,23 @@ examples:
 
 
 def build_parser(prog: str = "landscape plot-training") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog=prog, epilog=EPILOG, description="Draw, from sweep manifests, the final "
-                                "test error against the batch size per recipe (error bars over seeds) and the "
-                                "test error per epoch. Writes <out>.<format>.")
+    p = boundary.ArgumentParser(
+        prog=prog,
+        epilog=EPILOG,
+        description="Draw, from sweep manifests, the final "
+        "test error against the batch size per recipe (error bars over seeds) and the "
+        "test error per epoch. Writes <out>.<format>.",
+    )
     p.add_argument("manifests", nargs="+", help="manifest.json, manifest.csv, or a sweep folder")
     p.add_argument("--out", help="file name without extension (default: <first sweep folder>/training)")
     p.add_argument("--format", dest="formats", nargs="+", choices=("png", "pdf", "svg"), default=["png", "pdf"])
     p.add_argument("--dpi", type=int, help="resolution of png output (default 150; 300 with --style paper)")
-    p.add_argument("--style", choices=("default", "paper", "talk"), default="default",
-                   help="paper: two-column width, 8 pt fonts, colour-blind-safe curves; talk: large")
+    p.add_argument(
+        "--style",
+        choices=("default", "paper", "talk"),
+        default="default",
+        help="paper: two-column width, 8 pt fonts, colour-blind-safe curves; talk: large",
+    )
     p.add_argument("--title", help="figure title")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p

@@ -3,12 +3,14 @@
 The sweep's own flags say what varies; every other flag is a ``landscape train`` flag shared by all
 runs.  Or a small TOML file says it all (``--config``); flags given on the command line win.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
 
 from ..errors import InputError, UsageError
+from ..io.toml_file import table_flags, toml
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..train import sweep as sweeps
@@ -48,10 +50,14 @@ A finished run is skipped and an unfinished one resumed, so rerunning the comman
 
 
 def build_parser(prog: str = "landscape sweep") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog=prog, argument_default=argparse.SUPPRESS, epilog=EXAMPLES,
-                                description="Train every combination of recipes, batch sizes and seeds, each "
-                                            "run in a folder of its own, and write a manifest of the runs "
-                                            "(CSV and JSON). Other flags are passed to landscape train.")
+    p = boundary.ArgumentParser(
+        prog=prog,
+        argument_default=argparse.SUPPRESS,
+        epilog=EXAMPLES,
+        description="Train every combination of recipes, batch sizes and seeds, each "
+        "run in a folder of its own, and write a manifest of the runs "
+        "(CSV and JSON). Other flags are passed to landscape train.",
+    )
     p.add_argument("--out", help="the sweep's folder: one sub-folder per run, and the manifest")
     p.add_argument("--recipes", nargs="+", help="recipes to train (default: sgd)")
     p.add_argument("--batch_sizes", nargs="+", type=int, help="global batch sizes")
@@ -67,34 +73,9 @@ def spelling() -> dict[str, str]:
     return {**train_cli.spelling(), **boundary.flags(build_parser())}
 
 
-def _toml():
-    try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:
-        try:
-            import tomli as tomllib  # the same parser, for Python 3.10
-        except ModuleNotFoundError:
-            raise InputError("config: reading TOML needs Python >= 3.11, or the tomli package "
-                             "(pip install tomli)", fields=("config",)) from None
-    return tomllib
-
-
-def table_flags(table: dict) -> list[str]:
-    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
-    flags = []
-    for key, value in table.items():
-        if value is True:
-            flags.append(f"--{key}")
-        elif isinstance(value, list):
-            flags += [f"--{key}", *map(str, value)]
-        elif value is not False:
-            flags.append(f"--{key}={value}")
-    return flags
-
-
 def _config_file(path: str) -> tuple[dict, list[str]]:
     """The sweep settings and the train flags of a TOML file."""
-    tomllib = _toml()
+    tomllib = toml()
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
@@ -107,8 +88,11 @@ def _config_file(path: str) -> tuple[dict, list[str]]:
         data.pop(key, None)
     unknown = sorted(set(data) - {"out", "recipes", "batch_sizes", "seeds"})
     if unknown or not isinstance(train, dict):
-        raise InputError(f"config {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
-                         "batch_sizes, seeds and a [train] table of landscape train flags", fields=("config",))
+        raise InputError(
+            f"config {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
+            "batch_sizes, seeds and a [train] table of landscape train flags",
+            fields=("config",),
+        )
     return data, table_flags(train)
 
 
@@ -120,29 +104,44 @@ def plan(argv: list[str], prog: str):
     settings.update({k: v for k, v in given.items() if k in ("out", "recipes", "batch_sizes", "seeds")})
     for flag in rest:
         if flag.split("=")[0] in VARIED:
-            raise UsageError(f"{flag.split('=')[0]} is set per run by the sweep: give --recipes, --batch_sizes, "
-                             "--seeds and the sweep's --out instead")
+            raise UsageError(
+                f"{flag.split('=')[0]} is set per run by the sweep: give --recipes, --batch_sizes, "
+                "--seeds and the sweep's --out instead"
+            )
     if not settings.get("out"):
         raise UsageError("--out (or out in the config file): the sweep's folder is needed")
     if not settings.get("batch_sizes"):
         raise UsageError("--batch_sizes (or batch_sizes in the config file): at least one batch size is needed")
-    configs = sweeps.configurations(settings.get("recipes", ["sgd"]), settings["batch_sizes"],
-                                    settings.get("seeds", [0]))
+    configs = sweeps.configurations(
+        settings.get("recipes", ["sgd"]), settings["batch_sizes"], settings.get("seeds", [0])
+    )
     chosen = configs
     if "task" in given:
         if not 0 <= given["task"] < len(configs):
-            raise UsageError(f"--task={given['task']}: expected an index in 0..{len(configs) - 1} "
-                             f"({len(configs)} configurations; see --list)")
+            raise UsageError(
+                f"--task={given['task']}: expected an index in 0..{len(configs) - 1} "
+                f"({len(configs)} configurations; see --list)"
+            )
         chosen = [configs[given["task"]]]
     out = settings["out"]
     shared = vars(train_cli.build_parser("landscape train").parse_args([*file_flags, *rest, "--out", out]))
     jobs = []
-    for c in (configs if given.get("list") else chosen):
+    for c in configs if given.get("list") else chosen:
         # a recipe's own hyper-parameters (--trust, --sync_every...) go to the runs of that recipe only
         own = {k: v for k, v in shared.items() if k not in ONLY_FOR or c.recipe in ONLY_FOR[k]}
         own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(out, c.name))
-        flags = [*file_flags, *rest, "--recipe", c.recipe, "--batch_size", str(c.batch_size), "--seed", str(c.seed),
-                 "--out", own["out"]]
+        flags = [
+            *file_flags,
+            *rest,
+            "--recipe",
+            c.recipe,
+            "--batch_size",
+            str(c.batch_size),
+            "--seed",
+            str(c.seed),
+            "--out",
+            own["out"],
+        ]
         jobs.append((c, train_cli.job_from_args(own, flags, "landscape train")))
     settings = {**settings, "train_flags": [*file_flags, *rest]}
     return out, configs, jobs, settings, given
@@ -167,8 +166,13 @@ def main(argv: list[str], prog: str = "landscape sweep") -> int:
         done = sum(r["done"] for r in rows)
         print(f"{'run':<24}{'test error %':>14}{'train loss':>12}{'seconds':>10}")
         for r in rows:
-            print(f"{r['run']:<24}{r['test_error']:>14.2f}{r['train_loss']:>12.4f}{r['seconds']:>10.1f}"
-                  if r["done"] else f"{r['run']:<24}{'(not done)':>14}")
-        print(f"wrote {os.path.join(out, sweeps.MANIFEST_CSV)} and {sweeps.MANIFEST_JSON}: {done} of {len(rows)} "
-              "runs done")
+            print(
+                f"{r['run']:<24}{r['test_error']:>14.2f}{r['train_loss']:>12.4f}{r['seconds']:>10.1f}"
+                if r["done"]
+                else f"{r['run']:<24}{'(not done)':>14}"
+            )
+        print(
+            f"wrote {os.path.join(out, sweeps.MANIFEST_CSV)} and {sweeps.MANIFEST_JSON}: {done} of {len(rows)} "
+            "runs done"
+        )
     return 0

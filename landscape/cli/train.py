@@ -3,6 +3,7 @@
 Each flag is one field of ``train.job.TrainJob``'s parts (``Recipe`` for the hyper-parameters, whose
 defaults depend on ``--recipe``); this module only maps spellings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,58 +41,92 @@ def _default(name: str):
 
 
 def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(prog=prog, argument_default=argparse.SUPPRESS, epilog=EXAMPLES,
-                                description="Train a registry or plug-in model on one process or data-parallel "
-                                            "over MPI ranks, with the recipes of the large-batch literature; "
-                                            "checkpoints every epoch, resumable.")
+    p = boundary.ArgumentParser(
+        prog=prog,
+        argument_default=argparse.SUPPRESS,
+        epilog=EXAMPLES,
+        description="Train a registry or plug-in model on one process or data-parallel "
+        "over MPI ranks, with the recipes of the large-batch literature; "
+        "checkpoints every epoch, resumable.",
+    )
     g = p.add_argument_group("model and data")
-    g.add_argument("--model", required=True, help="registry name (digits_mlp, digits_cnn, resnet20, resnet56, "
-                   "vgg9, ...) or package.module:factory")
+    g.add_argument(
+        "--model",
+        required=True,
+        help="registry name (digits_mlp, digits_cnn, resnet20, resnet56, vgg9, ...) or package.module:factory",
+    )
     g.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     g.add_argument("--dataset", help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: digits)")
     g.add_argument("--datapath", help="folder of the CIFAR files (nothing is downloaded)")
     g.add_argument("--raw_data", action="store_true", help="images scaled to [0, 1] without normalization")
     g.add_argument("--no_test", dest="test", action="store_false", help="do not evaluate the test set each epoch")
     g = p.add_argument_group("recipe (defaults depend on --recipe; every value is recorded)")
-    g.add_argument("--recipe", choices=NAMES, help="sgd (the paper's), naive (same lr at any batch), linear "
-                   "(lr x batch/256, warm-up), lars, adaptive (growing batch), local (periodic averaging) "
-                   "(default: sgd)")
+    g.add_argument(
+        "--recipe",
+        choices=NAMES,
+        help="sgd (the paper's), naive (same lr at any batch), linear "
+        "(lr x batch/256, warm-up), lars, adaptive (growing batch), local (periodic averaging) "
+        "(default: sgd)",
+    )
     g.add_argument("--epochs", type=int, help=f"(default: {_default('epochs')})")
-    g.add_argument("--batch_size", type=int, help="global batch: samples per optimizer step over all ranks "
-                   f"(default: {_default('batch_size')}; adaptive: the first batch)")
-    g.add_argument("--lr", type=float, help=f"learning rate; linear, lars, local: at base_batch "
-                   f"(default: {_default('lr')})")
+    g.add_argument(
+        "--batch_size",
+        type=int,
+        help="global batch: samples per optimizer step over all ranks "
+        f"(default: {_default('batch_size')}; adaptive: the first batch)",
+    )
+    g.add_argument(
+        "--lr", type=float, help=f"learning rate; linear, lars, local: at base_batch (default: {_default('lr')})"
+    )
     g.add_argument("--momentum", type=float, help=f"(default: {_default('momentum')})")
-    g.add_argument("--nesterov", action=argparse.BooleanOptionalAction, help="Nesterov momentum "
-                   "(default: on, off for lars)")
+    g.add_argument(
+        "--nesterov", action=argparse.BooleanOptionalAction, help="Nesterov momentum (default: on, off for lars)"
+    )
     g.add_argument("--weight_decay", type=float, help=f"(default: {_default('weight_decay')})")
-    g.add_argument("--milestones", type=float, nargs="*", help="fractions of the epochs where the rate drops "
-                   "(default: 0.5 0.75)")
+    g.add_argument(
+        "--milestones", type=float, nargs="*", help="fractions of the epochs where the rate drops (default: 0.5 0.75)"
+    )
     g.add_argument("--gamma", type=float, help=f"factor of each drop (default: {_default('gamma')})")
-    g.add_argument("--base_batch", type=int, help=f"linear, lars, local: the batch of lr "
-                   f"(default: {_default('base_batch')})")
-    g.add_argument("--warmup_epochs", type=float, help=f"linear, lars: warm-up epochs "
-                   f"(default: {_default('warmup_epochs'):g})")
+    g.add_argument(
+        "--base_batch", type=int, help=f"linear, lars, local: the batch of lr (default: {_default('base_batch')})"
+    )
+    g.add_argument(
+        "--warmup_epochs", type=float, help=f"linear, lars: warm-up epochs (default: {_default('warmup_epochs'):g})"
+    )
     g.add_argument("--trust", type=float, help=f"lars: trust coefficient (default: {_default('trust')})")
     g.add_argument("--theta", type=float, help=f"adaptive: the norm test's theta (default: {_default('theta')})")
     g.add_argument("--max_batch", type=int, help="adaptive: largest batch (default: the training set)")
-    g.add_argument("--sync_every", type=int, help=f"local: steps between model averages "
-                   f"(default: {_default('sync_every')})")
+    g.add_argument(
+        "--sync_every", type=int, help=f"local: steps between model averages (default: {_default('sync_every')})"
+    )
     g.add_argument("--control_variates", action="store_true", help="local: SCAFFOLD's correction of local steps")
     g = p.add_argument_group("output and execution")
-    g.add_argument("--out", required=True, help="folder of the checkpoints (epoch_NNNN.pt, final.pt, latest.pt), "
-                   "log.csv and run.json")
-    g.add_argument("--micro_batch", type=int, help="samples per forward pass, and BatchNorm's batch: give it to "
-                   "get the same run on any number of ranks (default: batch_size / ranks)")
+    g.add_argument(
+        "--out",
+        required=True,
+        help="folder of the checkpoints (epoch_NNNN.pt, final.pt, latest.pt), log.csv and run.json",
+    )
+    g.add_argument(
+        "--micro_batch",
+        type=int,
+        help="samples per forward pass, and BatchNorm's batch: give it to "
+        "get the same run on any number of ranks (default: batch_size / ranks)",
+    )
     g.add_argument("--seed", type=int, help="initial weights, data order and augmentation (default: 0)")
-    g.add_argument("--augment", choices=AUGMENTS, help="auto: random crop and flip for CIFAR, none otherwise "
-                   "(default: auto)")
+    g.add_argument(
+        "--augment", choices=AUGMENTS, help="auto: random crop and flip for CIFAR, none otherwise (default: auto)"
+    )
     g.add_argument("--save_every", type=int, help="epochs between weight files (default: 1)")
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
     g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")
-    g.add_argument("--progress_seconds", type=float, metavar="S", help="seconds between epoch lines (the first "
-                   "and last always; log.csv has every epoch) (default: every epoch in a terminal, 60 in a file)")
+    g.add_argument(
+        "--progress_seconds",
+        type=float,
+        metavar="S",
+        help="seconds between epoch lines (the first "
+        "and last always; log.csv has every epoch) (default: every epoch in a terminal, 60 in a file)",
+    )
     g.add_argument("--quiet", action="store_true", help="no per-epoch lines")
     g.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
@@ -99,7 +134,6 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
 
 def spelling() -> dict[str, str]:
     return boundary.flags(build_parser())
-
 
 
 def job_from_args(given: dict, argv: list[str], prog: str) -> TrainJob:

@@ -5,6 +5,7 @@ spectral density by stochastic Lanczos quadrature (``density``), and sharpness i
 
 Nothing here knows about ranks or files: a sum over ranks, where wanted, is passed in.
 """
+
 from .density import Density, slq
 from .eigen import Eigenvalues, extreme, extremes
 from .hessian import Hessian

@@ -12,6 +12,7 @@ step (m is tens, so this costs m vectors of the parameters' size): without it th
 finite-precision run repeat and the weights are wrong.  It yields only T; the extreme eigenvalues
 themselves come from ARPACK (``eigen.py``).  The vectors are drawn from ``seed``.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,8 @@ import numpy as np
 
 @dataclass
 class Density:
-    nodes: np.ndarray       # (runs, m) Ritz values
-    weights: np.ndarray     # (runs, m) quadrature weights, each row summing to 1
+    nodes: np.ndarray  # (runs, m) Ritz values
+    weights: np.ndarray  # (runs, m) quadrature weights, each row summing to 1
     steps: int
     runs: int
     products: int
@@ -38,8 +39,13 @@ class Density:
         return out / (self.runs * sigma * math.sqrt(2 * math.pi))
 
     def record(self) -> dict:
-        return {"steps": self.steps, "runs": self.runs, "products": self.products,
-                "nodes": self.nodes.tolist(), "weights": self.weights.tolist()}
+        return {
+            "steps": self.steps,
+            "runs": self.runs,
+            "products": self.products,
+            "nodes": self.nodes.tolist(),
+            "weights": self.weights.tolist(),
+        }
 
 
 def lanczos_tridiagonal(matvec, v0: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,8 +82,8 @@ def slq(hessian, steps: int = 80, runs: int = 4, seed: int = 0) -> Density:
     for r in range(runs):
         alphas, betas = lanczos_tridiagonal(hessian.matvec, rng.standard_normal(hessian.dim), steps)
         theta, vectors = eigh_tridiagonal(alphas, betas)
-        nodes[r, :len(theta)] = theta
-        weights[r, :len(theta)] = vectors[0] ** 2
+        nodes[r, : len(theta)] = theta
+        weights[r, : len(theta)] = vectors[0] ** 2
     nodes = np.where(np.isnan(nodes), 0.0, nodes)  # an early stop: the missing nodes carry no weight
     return Density(nodes, weights, steps, runs, hessian.products - start)
 

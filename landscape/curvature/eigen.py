@@ -11,6 +11,7 @@ ARPACK met the tolerance.  When it does not, the best estimates are those of the
 completed by LOBPCG from the same library (``scipy.sparse.linalg.lobpcg``), whose residuals say how
 good they are.  The starting vector is drawn from ``seed``: ranks agree and reruns repeat.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -25,19 +26,27 @@ WHICH = ("top", "bottom", "both")
 class Eigenvalues:
     """Eigenvalues of one end of the spectrum, the most extreme first, with how they were found."""
 
-    end: str                      # top or bottom
+    end: str  # top or bottom
     values: list[float]
-    residuals: list[float]        # |H v - lambda v| / max(|lambda|, 1e-30), per value
+    residuals: list[float]  # |H v - lambda v| / max(|lambda|, 1e-30), per value
     converged: bool
-    products: int                 # Hessian-vector products spent on this end
+    products: int  # Hessian-vector products spent on this end
     tol: float
-    method: str = "eigsh"         # eigsh, or eigsh+lobpcg when ARPACK did not converge
+    method: str = "eigsh"  # eigsh, or eigsh+lobpcg when ARPACK did not converge
     note: str = ""
     vectors: np.ndarray | None = field(default=None, repr=False)
 
     def record(self) -> dict:
-        return {"end": self.end, "values": self.values, "residuals": self.residuals, "converged": self.converged,
-                "products": self.products, "tol": self.tol, "method": self.method, "note": self.note}
+        return {
+            "end": self.end,
+            "values": self.values,
+            "residuals": self.residuals,
+            "converged": self.converged,
+            "products": self.products,
+            "tol": self.tol,
+            "method": self.method,
+            "note": self.note,
+        }
 
 
 def _residuals(matvec, values: np.ndarray, vectors: np.ndarray) -> list[float]:
@@ -53,8 +62,9 @@ def _order(values: np.ndarray, vectors: np.ndarray, end: str) -> tuple[np.ndarra
     return values[order], vectors[:, order]
 
 
-def extreme(hessian, k: int = 1, end: str = "top", tol: float = 1e-6, maxiter: int | None = None,
-            seed: int = 0) -> Eigenvalues:
+def extreme(
+    hessian, k: int = 1, end: str = "top", tol: float = 1e-6, maxiter: int | None = None, seed: int = 0
+) -> Eigenvalues:
     """The k most extreme eigenvalues at one ``end`` of the spectrum of ``hessian`` (a ``Hessian``)."""
     from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
 
@@ -72,7 +82,7 @@ def extreme(hessian, k: int = 1, end: str = "top", tol: float = 1e-6, maxiter: i
     except ArpackNoConvergence as exc:
         got_values, got_vectors = np.asarray(exc.eigenvalues), np.asarray(exc.eigenvectors)
         missing = k - len(got_values)
-        note = (f"ARPACK did not reach tol={tol:g} within its iterations ({len(got_values)} of {k} converged)")
+        note = f"ARPACK did not reach tol={tol:g} within its iterations ({len(got_values)} of {k} converged)"
         if missing > 0:
             rng = np.random.default_rng(seed + 1)
             block = rng.standard_normal((n, k))
@@ -90,12 +100,14 @@ def extreme(hessian, k: int = 1, end: str = "top", tol: float = 1e-6, maxiter: i
     limit = max(100 * tol, 1e-6)  # ARPACK's tol bounds the Ritz estimate; a true residual far above it is not met
     if converged and max(residuals) > limit:
         converged, note = False, f"a residual of {max(residuals):.1e} is above {limit:.0e}"
-    return Eigenvalues(end, [float(v) for v in values], residuals, converged, hessian.products - start, tol, method,
-                       note, vectors)
+    return Eigenvalues(
+        end, [float(v) for v in values], residuals, converged, hessian.products - start, tol, method, note, vectors
+    )
 
 
-def extremes(hessian, k: int = 1, which: str = "both", tol: float = 1e-6, maxiter: int | None = None,
-             seed: int = 0) -> dict[str, Eigenvalues]:
+def extremes(
+    hessian, k: int = 1, which: str = "both", tol: float = 1e-6, maxiter: int | None = None, seed: int = 0
+) -> dict[str, Eigenvalues]:
     """``{'top': ..., 'bottom': ...}`` (or one of them, as ``which`` says)."""
     if which not in WHICH:
         raise ValueError(f"which={which}: expected one of {', '.join(WHICH)}")

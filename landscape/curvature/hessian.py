@@ -4,20 +4,22 @@ The loss is the mean over *all* samples of the per-sample loss (a user's loss ca
 weighted by the batch size), so a product is the sum over batches of each batch's product, divided
 by the number of samples: the Hessian of the same function a loss surface plots at its centre, not
 of one mini-batch.  Each batch's product is a double backward (Pearlmutter's trick: the gradient of
-``g(w) · v``) through ``functional_call``; measured on a small network, 5-25x less overhead per
-product than ``torch.func.jvp`` of ``torch.func.grad`` (forward-over-reverse), with the same values.  BatchNorm layers use their running statistics (the model in eval mode), as at a grid
-point of a surface: the function differentiated is the one evaluated.
+``g(w) · v``) through ``functional_call``, with less overhead per product than ``torch.func.jvp`` of
+``torch.func.grad`` (forward-over-reverse) and the same values.  BatchNorm layers use their running
+statistics (the model in eval mode), as at a grid point of a surface: the function differentiated is the
+one evaluated.
 
 Vectors are flat float64 numpy arrays over the parameters that require gradients, in
 ``named_parameters`` order: what ``scipy.sparse.linalg`` expects.  Data parallelism is applied from
 outside: ``reduce`` (a sum over ranks of a float64 array, in place) lets each rank hold a shard of the
 samples; nothing here knows about ranks.
 """
+
 from __future__ import annotations
 
 import copy
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -25,7 +27,7 @@ from torch import nn
 from torch.func import functional_call
 
 from ..data import Samples
-from ..surface.losses import Loss
+from ..losses import Loss
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -37,6 +39,7 @@ def _twice_differentiable_attention():
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError:  # torch < 2.3: no fused kernels to avoid through this switch
         from contextlib import nullcontext
+
         return nullcontext()
     return sdpa_kernel(SDPBackend.MATH)
 
@@ -48,9 +51,19 @@ class Hessian:
     ``reduce`` sums a numpy array over ranks in place.
     """
 
-    def __init__(self, model: nn.Module, samples: Samples, loss: Loss | str = "crossentropy", batch_size: int = 1024,
-                 dtype: str = "float64", device: str = "cpu", count: int | None = None,
-                 reduce: Callable[[np.ndarray], None] | None = None, state: dict | None = None, copy_model: bool = True):
+    def __init__(
+        self,
+        model: nn.Module,
+        samples: Samples,
+        loss: Loss | str = "crossentropy",
+        batch_size: int = 1024,
+        dtype: str = "float64",
+        device: str = "cpu",
+        count: int | None = None,
+        reduce: Callable[[np.ndarray], None] | None = None,
+        state: dict | None = None,
+        copy_model: bool = True,
+    ):
         """``state``: tensors by name that replace the model's parameters or buffers (a grid point's
         weights); ``copy_model=False`` uses ``model`` as it is (already on ``device`` in ``dtype``, in eval
         mode, and not changed here: the surface kernel's private copy)."""
@@ -73,7 +86,9 @@ class Hessian:
         targets = samples.targets.to(self.device)
         if targets.is_floating_point():
             targets = targets.to(self.dtype)
-        self.batches = [(inputs[i:i + batch_size], targets[i:i + batch_size]) for i in range(0, len(targets), batch_size)]
+        self.batches = [
+            (inputs[i : i + batch_size], targets[i : i + batch_size]) for i in range(0, len(targets), batch_size)
+        ]
         self.count = count if count is not None else len(targets)
         self.reduce = reduce or (lambda array: None)
         self.products = 0
@@ -131,8 +146,9 @@ class Hessian:
                 gradient = torch.autograd.grad(self._batch_loss(leaves, x, y), order, create_graph=True)
                 directional = sum((g * tangent[n]).sum() for g, n in zip(gradient, self.names))
                 product = torch.autograd.grad(directional, order, allow_unused=True)
-                out += self._flat({n: (p if p is not None else torch.zeros_like(leaves[n]))
-                                   for n, p in zip(self.names, product)})
+                out += self._flat(
+                    {n: (p if p is not None else torch.zeros_like(leaves[n])) for n, p in zip(self.names, product)}
+                )
         self.reduce(out)
         self.products += 1
         return out

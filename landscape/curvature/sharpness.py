@@ -16,6 +16,7 @@ gives the same search, step by step, whatever the filters' scale: the adaptive m
 scale-invariant in fact, not only in definition.  The loss is the mean over the whole data set, as
 ``hessian.Hessian`` computes it (BatchNorm in eval mode).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..surface import directions as dirs
+from .. import directions as dirs
 
 MEASURES = ("epsilon", "adaptive", "average")
 
@@ -32,11 +33,11 @@ MEASURES = ("epsilon", "adaptive", "average")
 @dataclass(frozen=True)
 class Sharpness:
     measure: str
-    value: float                  # epsilon: Keskar's percentage; adaptive: the loss rise; average: mean rise
-    stderr: float                 # average: over the directions; NaN for the worst-case searches
-    loss: float                   # f(w)
-    settings: dict                # every hyper-parameter used
-    evaluations: int              # loss (and gradient) evaluations spent
+    value: float  # epsilon: Keskar's percentage; adaptive: the loss rise; average: mean rise
+    stderr: float  # average: over the directions; NaN for the worst-case searches
+    loss: float  # f(w)
+    settings: dict  # every hyper-parameter used
+    evaluations: int  # loss (and gradient) evaluations spent
     error_rise: float = math.nan  # average: mean 0-1 error rise (points of %), where the data has classes
 
     def record(self) -> dict:
@@ -58,27 +59,39 @@ def _search(hessian, scale: np.ndarray, bound: float, basis: np.ndarray | None, 
         return -value, -(basis.T @ g if basis is not None else g)
 
     size = basis.shape[1] if basis is not None else len(w0)
-    result = minimize(negative, np.zeros(size), jac=True, method="L-BFGS-B",
-                      bounds=[(-bound, bound)] * size, options={"maxiter": maxiter})
+    result = minimize(
+        negative,
+        np.zeros(size),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-bound, bound)] * size,
+        options={"maxiter": maxiter},
+    )
     return -float(result.fun), count[0]
 
 
-def epsilon_sharpness(hessian, epsilon: float = 1e-3, subspace: int | None = None, maxiter: int = 10,
-                      seed: int = 0) -> Sharpness:
+def epsilon_sharpness(
+    hessian, epsilon: float = 1e-3, subspace: int | None = None, maxiter: int = 10, seed: int = 0
+) -> Sharpness:
     """Keskar et al.'s ε-sharpness in the full space, or in a random ``subspace`` of that dimension."""
     w = hessian.flat_params()
     base, _ = hessian.loss_and_gradient(w)
     if subspace:
         A = np.random.default_rng(seed).standard_normal((len(w), subspace))
         pinv_w = np.linalg.pinv(A) @ w
-        basis = A * (np.abs(pinv_w) + 1.0)[None, :]   # y = (|A⁺w| + 1) u, |u| <= ε
+        basis = A * (np.abs(pinv_w) + 1.0)[None, :]  # y = (|A⁺w| + 1) u, |u| <= ε
         best, count = _search(hessian, np.ones_like(w), epsilon, basis, maxiter)
     else:
         best, count = _search(hessian, np.abs(w) + 1.0, epsilon, None, maxiter)
     value = 100.0 * (best - base) / (1.0 + base)
-    return Sharpness("epsilon", value, math.nan, base, {"epsilon": epsilon, "subspace": subspace or 0,
-                                                        "maxiter": maxiter, "seed": seed, "method": "L-BFGS-B"},
-                     count + 1)
+    return Sharpness(
+        "epsilon",
+        value,
+        math.nan,
+        base,
+        {"epsilon": epsilon, "subspace": subspace or 0, "maxiter": maxiter, "seed": seed, "method": "L-BFGS-B"},
+        count + 1,
+    )
 
 
 def adaptive_sharpness(hessian, rho: float = 0.01, maxiter: int = 10) -> Sharpness:
@@ -86,12 +99,14 @@ def adaptive_sharpness(hessian, rho: float = 0.01, maxiter: int = 10) -> Sharpne
     w = hessian.flat_params()
     base, _ = hessian.loss_and_gradient(w)
     best, count = _search(hessian, np.abs(w), rho, None, maxiter)
-    return Sharpness("adaptive", best - base, math.nan, base, {"rho": rho, "maxiter": maxiter,
-                                                               "method": "L-BFGS-B"}, count + 1)
+    return Sharpness(
+        "adaptive", best - base, math.nan, base, {"rho": rho, "maxiter": maxiter, "method": "L-BFGS-B"}, count + 1
+    )
 
 
-def average_rise(hessian, radius: float = 0.5, directions: int = 20, norm: str = "filter", ignore: str = "biasbn",
-                 seed: int = 0) -> Sharpness:
+def average_rise(
+    hessian, radius: float = 0.5, directions: int = 20, norm: str = "filter", ignore: str = "biasbn", seed: int = 0
+) -> Sharpness:
     """The loss (and 0-1 error) rise at ``radius`` along random ``norm``-normalized directions, averaged."""
     w = hessian.flat_params()
     origin = {n: p.detach().to("cpu", torch.float64) for n, p in hessian.params.items()}
@@ -107,9 +122,15 @@ def average_rise(hessian, radius: float = 0.5, directions: int = 20, norm: str =
         error_rises.append(hessian.error(w + radius * flat) - base_error)
     rises, error_rises = np.asarray(rises), np.asarray(error_rises)
     spread = float(rises.std(ddof=1) / math.sqrt(directions)) if directions > 1 else math.nan
-    return Sharpness("average", float(rises.mean()), spread, base,
-                     {"radius": radius, "directions": directions, "norm": norm, "ignore": ignore, "seed": seed},
-                     2 * directions + 2, float(error_rises.mean()))
+    return Sharpness(
+        "average",
+        float(rises.mean()),
+        spread,
+        base,
+        {"radius": radius, "directions": directions, "norm": norm, "ignore": ignore, "seed": seed},
+        2 * directions + 2,
+        float(error_rises.mean()),
+    )
 
 
 __all__ = ["Sharpness", "MEASURES", "epsilon_sharpness", "adaptive_sharpness", "average_rise"]

@@ -1,5 +1,6 @@
 """Data sets by name (``digits``, ``cifar10``, ``cifar100``) or as ``package.module:factory``, and
 ``DataConfig``: which samples a job evaluates."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,8 +10,11 @@ from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
 from .samples import Data, Samples, as_samples, chunk, subset
 
-BUILTIN = {"digits": "scikit-learn's 8x8 digits", "cifar10": "CIFAR-10 from datapath",
-           "cifar100": "CIFAR-100 from datapath"}
+BUILTIN = {
+    "digits": "scikit-learn's 8x8 digits",
+    "cifar10": "CIFAR-10 from datapath",
+    "cifar100": "CIFAR-100 from datapath",
+}
 SUBSET_SEED = 0  # train_subset draws the same samples in every run and on every rank
 GIVEN = "api"  # the data were passed in as objects (the Python API), not named
 
@@ -36,16 +40,24 @@ class DataConfig:
         if not isinstance(self.dataset, str):
             raise ConfigError("dataset", self.dataset, "a data set name or package.module:factory")
         if not is_plugin(self.dataset) and self.dataset not in BUILTIN and self.dataset != GIVEN:
-            raise ConfigError("dataset", self.dataset,
-                              f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
+            raise ConfigError(
+                "dataset", self.dataset, f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory"
+            )
         if self.dataset in ("cifar10", "cifar100") and not self.datapath:
-            raise ConfigError("datapath", self.datapath, f"the folder holding the {self.dataset} files with "
-                              f"dataset={self.dataset} (nothing is downloaded)")
+            raise ConfigError(
+                "datapath",
+                self.datapath,
+                f"the folder holding the {self.dataset} files with dataset={self.dataset} (nothing is downloaded)",
+            )
         if not _whole(self.data_split) or self.data_split < 1:
             raise ConfigError("data_split", self.data_split, "a whole number >= 1", literal=True)
         if not _whole(self.split_idx) or not 0 <= self.split_idx < self.data_split:
-            raise ConfigError("split_idx", self.split_idx, f"a whole number in 0..{self.data_split - 1} "
-                              f"(data_split={self.data_split})", literal=True)
+            raise ConfigError(
+                "split_idx",
+                self.split_idx,
+                f"a whole number in 0..{self.data_split - 1} (data_split={self.data_split})",
+                literal=True,
+            )
         if self.train_subset is not None and (not _whole(self.train_subset) or self.train_subset < 1):
             raise ConfigError("train_subset", self.train_subset, "a positive number of samples", literal=True)
 
@@ -55,8 +67,11 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Dat
     if is_plugin(spec):
         pair = call_factory(spec, "dataset")
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise InputError(f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
-                             "expected (train, test) with test possibly None", fields=("dataset",))
+            raise InputError(
+                f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
+                "expected (train, test) with test possibly None",
+                fields=("dataset",),
+            )
         train = as_samples(pair[0], f"dataset {spec!r} train data")
         test = None if pair[1] is None else as_samples(pair[1], f"dataset {spec!r} test data")
         return Data(spec, train, test)

@@ -15,6 +15,7 @@ project does not install); with ``raw=True``
 (``--raw_data``) only the scaling, for the training *and* the test set.  No
 augmentation: a loss surface is evaluated on a fixed data set.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,17 +64,28 @@ class _Layout:
 
 
 LAYOUTS = {
-    "cifar10": _Layout("CIFAR-10", "cifar-10-batches-py", tuple(f"data_batch_{i}" for i in range(1, 6)),
-                       "test_batch", "batches.meta", b"labels", b"label_names", 10),
-    "cifar100": _Layout("CIFAR-100", "cifar-100-python", ("train",), "test", "meta",
-                        b"fine_labels", b"fine_label_names", 100),
+    "cifar10": _Layout(
+        "CIFAR-10",
+        "cifar-10-batches-py",
+        tuple(f"data_batch_{i}" for i in range(1, 6)),
+        "test_batch",
+        "batches.meta",
+        b"labels",
+        b"label_names",
+        10,
+    ),
+    "cifar100": _Layout(
+        "CIFAR-100", "cifar-100-python", ("train",), "test", "meta", b"fine_labels", b"fine_label_names", 100
+    ),
 }
 
 # The only globals a CIFAR pickle needs: numpy's array and dtype reconstruction
 # (``numpy.core`` as written by numpy 1 and Python 2, ``numpy._core`` by numpy 2),
 # and ``_codecs.encode``, which protocol-2 pickles from Python 3 use for bytes.
 _SAFE_GLOBALS = {
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("_codecs", "encode"),
     *((f"numpy.{core}.multiarray", name) for core in ("core", "_core") for name in ("_reconstruct", "scalar")),
     *((f"numpy.{core}.numeric", "_frombuffer") for core in ("core", "_core")),
 }
@@ -94,11 +106,15 @@ def _unpickle(path: str, layout: _Layout) -> dict:
         raise InputError(f"{layout.title} file {path} cannot be read ({exc.strerror or exc})") from None
     except Exception as exc:  # noqa: BLE001 - any failure of a foreign pickle means "not this format"
         reason = (str(exc).strip().splitlines() or [""])[0]
-        raise InputError(f"{layout.title} file {path} is not a CIFAR pickle ({type(exc).__name__}: {reason}): "
-                         f"expected a pickled dict as in {layout.expected()}") from None
+        raise InputError(
+            f"{layout.title} file {path} is not a CIFAR pickle ({type(exc).__name__}: {reason}): "
+            f"expected a pickled dict as in {layout.expected()}"
+        ) from None
     if not isinstance(obj, dict):
-        raise InputError(f"{layout.title} file {path} holds a {type(obj).__name__}: expected a pickled dict "
-                         f"as in {layout.expected()}")
+        raise InputError(
+            f"{layout.title} file {path} holds a {type(obj).__name__}: expected a pickled dict "
+            f"as in {layout.expected()}"
+        )
     return obj
 
 
@@ -106,8 +122,10 @@ def _require(obj: dict, keys: tuple[bytes, ...], path: str, layout: _Layout) -> 
     missing = [k for k in keys if k not in obj]
     if missing:
         found = ", ".join(repr(k) for k in list(obj)[:8]) or "none"
-        raise InputError(f"{layout.title} file {path} lacks the key(s) {', '.join(map(repr, missing))} "
-                         f"(found {found}): expected {' and '.join(map(repr, keys))}")
+        raise InputError(
+            f"{layout.title} file {path} lacks the key(s) {', '.join(map(repr, missing))} "
+            f"(found {found}): expected {' and '.join(map(repr, keys))}"
+        )
 
 
 def _read_batch(path: str, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -130,11 +148,15 @@ def _read_batch(path: str, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"{layout.title} file {path}: {layout.labels_key!r} is not a list of integers")
     labels = labels.astype(np.int64, copy=False)
     if len(labels) != len(data):
-        raise InputError(f"{layout.title} file {path} has {len(data)} images but {len(labels)} labels "
-                         f"in {layout.labels_key!r}: expected one label per image")
+        raise InputError(
+            f"{layout.title} file {path} has {len(data)} images but {len(labels)} labels "
+            f"in {layout.labels_key!r}: expected one label per image"
+        )
     if len(labels) and (labels.min() < 0 or labels.max() >= layout.classes):
-        raise InputError(f"{layout.title} file {path}: labels range over {labels.min()}..{labels.max()}: "
-                         f"expected 0..{layout.classes - 1}")
+        raise InputError(
+            f"{layout.title} file {path}: labels range over {labels.min()}..{labels.max()}: "
+            f"expected 0..{layout.classes - 1}"
+        )
     return data, labels
 
 
@@ -168,10 +190,12 @@ def class_names(name: str, datapath: str) -> list[str]:
     obj = _unpickle(path, layout)
     _require(obj, (layout.names_key,), path, layout)
     names = obj[layout.names_key]
-    if not (isinstance(names, (list, tuple)) and len(names) == layout.classes
-            and all(isinstance(n, (bytes, str)) for n in names)):
-        raise InputError(f"{layout.title} file {path}: {layout.names_key!r} is not a list of "
-                         f"{layout.classes} names")
+    if not (
+        isinstance(names, (list, tuple))
+        and len(names) == layout.classes
+        and all(isinstance(n, (bytes, str)) for n in names)
+    ):
+        raise InputError(f"{layout.title} file {path}: {layout.names_key!r} is not a list of {layout.classes} names")
     return [n.decode("utf-8", "replace") if isinstance(n, bytes) else n for n in names]
 
 
@@ -184,12 +208,13 @@ def _to_samples(batches: list[tuple[np.ndarray, np.ndarray]], name: str, raw: bo
     images = np.empty((sum(len(b[1]) for b in batches), ROW), dtype=np.float32)
     start = 0
     for rows, _ in batches:
-        images[start:start + len(rows)] = rows
+        images[start : start + len(rows)] = rows
         start += len(rows)
     inputs = torch.from_numpy(images).view(-1, *IMAGE_SHAPE).div_(255)  # ToTensor
     if not raw:
-        mean, std = (torch.tensor([v / 255.0 for v in c], dtype=torch.float32).view(3, 1, 1)
-                     for c in NORMALIZATION[name])
+        mean, std = (
+            torch.tensor([v / 255.0 for v in c], dtype=torch.float32).view(3, 1, 1) for c in NORMALIZATION[name]
+        )
         inputs.sub_(mean).div_(std)  # torchvision's Normalize
     return Samples(inputs, torch.from_numpy(np.concatenate([b[1] for b in batches])))
 

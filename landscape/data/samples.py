@@ -4,6 +4,7 @@ Data are turned into one pair of tensors per data set (train, test), once per
 rank; evaluation then slices batches out of them, so nothing is decoded or
 re-normalized per grid point.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,8 +53,10 @@ def as_samples(obj, what: str) -> Samples:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: one line naming it
             raise InputError(f"{what}: could not read (input, target) items from the Dataset ({exc})") from None
     else:
-        raise InputError(f"{what}: expected a torch.utils.data.Dataset or a pair of tensors (inputs, targets), "
-                         f"got {type(obj).__name__}")
+        raise InputError(
+            f"{what}: expected a torch.utils.data.Dataset or a pair of tensors (inputs, targets), "
+            f"got {type(obj).__name__}"
+        )
     if len(inputs) != len(targets):
         raise InputError(f"{what}: {len(inputs)} inputs but {len(targets)} targets")
     if len(targets) == 0:
@@ -74,7 +77,7 @@ def chunk(samples: Samples, data_split: int, split_idx: int) -> Samples:
     if size == 0:
         raise ConfigError("data_split", data_split, f"at most the {len(samples)} samples to cut into chunks")
     start = size * split_idx
-    return Samples(samples.inputs[start:start + size], samples.targets[start:start + size])
+    return Samples(samples.inputs[start : start + size], samples.targets[start : start + size])
 
 
 def subset(samples: Samples, n: int, seed: int) -> Samples:

@@ -6,6 +6,7 @@ file is never replaced.  A maker killed before the link leaves its partial
 file behind; the next maker of the same path removes those whose process is
 gone (on this host: another host's processes cannot be checked).
 """
+
 from __future__ import annotations
 
 import glob
@@ -36,7 +37,7 @@ def remove_stale_partials(path: str) -> list[str]:
     """Remove ``<path>.partial-*`` files of dead processes on this host; return what was removed."""
     removed = []
     for candidate in glob.glob(glob.escape(path) + MARK + "*"):
-        owner = candidate[len(path) + len(MARK):]
+        owner = candidate[len(path) + len(MARK) :]
         host, _, pid = owner.rpartition("-")
         if not pid.isdigit() or (host and host != HOST) or int(pid) == os.getpid() or pid_alive(int(pid)):
             continue  # landscape 0.1 wrote ".partial-<pid>": host "" is this host
@@ -67,8 +68,7 @@ def publish(tmp: str, path: str, what: str) -> None:
         raise InputError(f"{what} {path} appeared while this one was being written; it is left as it is") from None
     except OSError:  # a file system without hard links
         if os.path.exists(path):
-            raise InputError(f"{what} {path} appeared while this one was being written; "
-                             "it is left as it is") from None
+            raise InputError(f"{what} {path} appeared while this one was being written; it is left as it is") from None
         os.replace(tmp, path)
         return
     os.remove(tmp)

@@ -5,6 +5,7 @@ code's ``model_300.t7``) and ``{'model': ...}``; keys may carry the ``module.``
 (DataParallel/DDP) or ``_orig_mod.`` (torch.compile) prefixes.  Files are read
 with ``weights_only=True``: a checkpoint is untrusted input.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,10 @@ def read_state_dict(path: str, allow_pickle: bool = False, mmap: bool = False) -
     tensors mapped from the file, read only where used (a zip archive of torch.save; others are loaded)."""
     path = readable_file(path, "checkpoint")
     if not _looks_like_torch_file(path):
-        raise InputError(f"checkpoint {path} is not a torch file: expected a zip archive (torch.save) or a pickle "
-                         "(older torch, the reference code's .t7)")
+        raise InputError(
+            f"checkpoint {path} is not a torch file: expected a zip archive (torch.save) or a pickle "
+            "(older torch, the reference code's .t7)"
+        )
     try:
         with warnings.catch_warnings():  # torch warns about plain pickles; the error below says what matters
             warnings.simplefilter("ignore")
@@ -39,16 +42,19 @@ def read_state_dict(path: str, allow_pickle: bool = False, mmap: bool = False) -
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "weights only load failed" in first.lower():
-            raise InputError(f"checkpoint {path} holds Python objects besides tensors, which are not unpickled "
-                             "by default (a checkpoint can run code); if you trust the file, add --allow_pickle") from None
+            raise InputError(
+                f"checkpoint {path} holds Python objects besides tensors, which are not unpickled "
+                "by default (a checkpoint can run code); if you trust the file, add --allow_pickle"
+            ) from None
         raise InputError(f"checkpoint {path} cannot be read as a torch file of tensors ({first[:160]})") from None
     for key in ("state_dict", "model"):
         if isinstance(obj, dict) and isinstance(obj.get(key), dict):
             obj = obj[key]
             break
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
-        raise InputError(f"checkpoint {path} holds no state_dict (expected a dict of tensors, "
-                         "or one under 'state_dict' or 'model')")
+        raise InputError(
+            f"checkpoint {path} holds no state_dict (expected a dict of tensors, or one under 'state_dict' or 'model')"
+        )
     return _unwrapped(obj)
 
 
@@ -58,7 +64,7 @@ def _unwrapped(state: dict) -> dict:
         prefix = next((p for p in PREFIXES if all(k.startswith(p) for k in state)), None)
         if prefix is None:
             return state
-        state = {k[len(prefix):]: v for k, v in state.items()}
+        state = {k[len(prefix) :]: v for k, v in state.items()}
     return state
 
 
@@ -84,16 +90,24 @@ def load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], source: st
     counters = sorted(k for k in set(own) - set(state) if k.rsplit(".", 1)[-1] == COUNTER)
     missing = sorted(set(own) - set(state) - set(counters))
     extra = sorted(set(state) - set(own))
-    wrong = sorted(f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
-                   for k in set(own) & set(state) if state[k].shape != own[k].shape)
+    wrong = sorted(
+        f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
+        for k in set(own) & set(state)
+        if state[k].shape != own[k].shape
+    )
     if missing or extra or wrong:
-        parts = [f"{label}: {', '.join(names[:5])}" + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
-                 for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
+        parts = [
+            f"{label}: {', '.join(names[:5])}" + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+            for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong))
+            if names
+        ]
         raise InputError(f"checkpoint {source} does not match the model; " + "; ".join(parts))
     model.load_state_dict({**state, **{k: own[k] for k in counters}})
     if counters:
-        return [f"checkpoint {source} has no BatchNorm {COUNTER} counters (saved by PyTorch < 0.4.1?); "
-                f"they do not affect evaluation, so the model's own are kept ({len(counters)} layers)"]
+        return [
+            f"checkpoint {source} has no BatchNorm {COUNTER} counters (saved by PyTorch < 0.4.1?); "
+            f"they do not affect evaluation, so the model's own are kept ({len(counters)} layers)"
+        ]
     return []
 
 

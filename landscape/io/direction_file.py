@@ -5,6 +5,7 @@ the file records, so a direction file damaged on disk is refused instead of
 silently giving a surface of NaN.  The reference code's files record no digest;
 they are read as they are (``io.reference``).
 """
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,8 @@ import h5py
 import numpy as np
 import torch
 
+from ..directions import AxisInfo, Directions, Trajectory, digest
 from ..errors import InputError
-from ..surface.directions import AxisInfo, Directions, digest
 from . import atomic, reference
 from .paths import readable_file
 from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION, TRAJECTORY
@@ -32,9 +33,15 @@ def write(path: str, directions: Directions) -> None:
         with atomic.new_hdf5(tmp, "direction file", path) as f:
             f.attrs["schema"] = DIRECTION_SCHEMA
             f.attrs["schema_version"] = DIRECTION_SCHEMA_VERSION
-            root = {"dir_type": directions.dir_type, "seed": directions.seed, "same_dir": directions.same_dir,
-                    "origin_sha256": directions.origin_sha256, "model": directions.model,
-                    "digest": directions.digest, **directions.extra}
+            root = {
+                "dir_type": directions.dir_type,
+                "seed": directions.seed,
+                "same_dir": directions.same_dir,
+                "origin_sha256": directions.origin_sha256,
+                "model": directions.model,
+                "digest": directions.digest,
+                **directions.extra,
+            }
             for key, value in root.items():
                 f.attrs[key] = value
             for group_name, tensors, info in zip(AXES, (directions.x, directions.y), directions.axes):
@@ -71,13 +78,15 @@ def _axis_info(attrs) -> AxisInfo:
     return AxisInfo(**{"kind": "", **values})
 
 
-def _trajectory(group):
-    from ..surface.pca import Trajectory
-
+def _trajectory(group) -> Trajectory:
     files = tuple(v.decode() if isinstance(v, bytes) else str(v) for v in group["files"][()])
-    return Trajectory(files, tuple(int(v) for v in group["labels"][()]), np.asarray(group["coordinates"][()]),
-                      tuple(float(v) for v in group.attrs["explained_variance_ratio"]),
-                      tuple(float(v) for v in group.attrs["random_walk_ratio"]))
+    return Trajectory(
+        files,
+        tuple(int(v) for v in group["labels"][()]),
+        np.asarray(group["coordinates"][()]),
+        tuple(float(v) for v in group.attrs["explained_variance_ratio"]),
+        tuple(float(v) for v in group.attrs["random_walk_ratio"]),
+    )
 
 
 def read(path: str) -> Directions:
@@ -88,11 +97,18 @@ def read(path: str) -> Directions:
             axes = [reference.in_order(f[name]) for name in AXES if name in f]
             info = AxisInfo("reference file", "as in the file", "as in the file")
             tensors = [{k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in a.items()} for a in axes]
-            return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, (info,) * len(tensors),
-                              dir_type="", reference=True)
+            return Directions(
+                tensors[0],
+                tensors[1] if len(tensors) > 1 else None,
+                (info,) * len(tensors),
+                dir_type="",
+                reference=True,
+            )
         if _text(f.attrs.get("schema")) != DIRECTION_SCHEMA:
-            raise InputError(f"direction file {path} was written neither by landscape nor by the reference code "
-                             f"(expected groups {AXES[0]}/{AXES[1]} holding tensors named by parameter, or 0..n-1)")
+            raise InputError(
+                f"direction file {path} was written neither by landscape nor by the reference code "
+                f"(expected groups {AXES[0]}/{AXES[1]} holding tensors named by parameter, or 0..n-1)"
+            )
         attrs = {k: _text(v) for k, v in f.attrs.items()}
         tensors, infos = [], []
         for name in AXES:
@@ -104,11 +120,22 @@ def read(path: str) -> Directions:
         raise InputError(f"direction file {path} holds no {AXES[0]} group")
     found = digest(tensors[0], tensors[1] if len(tensors) > 1 else None)
     if attrs.get("digest") != found:
-        raise InputError(f"direction file {path} is damaged: its tensors do not match the digest it records "
-                         f"({str(attrs.get('digest'))[:12]}…, found {found[:12]}…); it is left as it is: "
-                         "give another dir_file", fields=("dir_file",))
+        raise InputError(
+            f"direction file {path} is damaged: its tensors do not match the digest it records "
+            f"({str(attrs.get('digest'))[:12]}…, found {found[:12]}…); it is left as it is: "
+            "give another dir_file",
+            fields=("dir_file",),
+        )
     extra = {k: v for k, v in attrs.items() if k not in (*ROOT_FIELDS, "schema", "schema_version")}
-    return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, tuple(infos),
-                      dir_type=str(attrs.get("dir_type", "")), seed=int(attrs.get("seed", -1)),
-                      same_dir=bool(attrs.get("same_dir", False)), origin_sha256=str(attrs.get("origin_sha256", "")),
-                      model=str(attrs.get("model", "")), extra=extra, trajectory=path_)
+    return Directions(
+        tensors[0],
+        tensors[1] if len(tensors) > 1 else None,
+        tuple(infos),
+        dir_type=str(attrs.get("dir_type", "")),
+        seed=int(attrs.get("seed", -1)),
+        same_dir=bool(attrs.get("same_dir", False)),
+        origin_sha256=str(attrs.get("origin_sha256", "")),
+        model=str(attrs.get("model", "")),
+        extra=extra,
+        trajectory=path_,
+    )

@@ -2,6 +2,7 @@
 a colleague.  ``describe(path)`` reads a file of this toolkit (checked as every reader checks it) or
 of the reference code, and returns its kind, grid, progress, value ranges, identity and run records;
 ``cli/info.py`` prints it."""
+
 from __future__ import annotations
 
 import json
@@ -36,20 +37,28 @@ def _kind(path: str) -> str:
         if signature != b"\x89HDF\r\n\x1a\n":
             raise InputError(f"{path} is not an HDF5 file: expected a surface or direction file") from None
         raise open_error(path, exc, "file") from None
-    raise InputError(f"{path} is an HDF5 file but neither a surface nor a direction file (of landscape or of "
-                     "the reference code)")
+    raise InputError(
+        f"{path} is an HDF5 file but neither a surface nor a direction file (of landscape or of the reference code)"
+    )
 
 
 def _axis(values: np.ndarray) -> dict:
-    return {"points": int(len(values)), "min": float(values[0]), "max": float(values[-1]),
-            "holds_zero": bool(np.any(values == 0))}
+    return {
+        "points": int(len(values)),
+        "min": float(values[0]),
+        "max": float(values[-1]),
+        "holds_zero": bool(np.any(values == 0)),
+    }
 
 
 def _range(values: np.ndarray, done: np.ndarray) -> dict:
     got = values[done]
     finite = got[np.isfinite(got)]
-    return {"min": float(finite.min()) if finite.size else math.nan, "max": float(finite.max()) if finite.size
-            else math.nan, "not_finite": int(got.size - finite.size)}
+    return {
+        "min": float(finite.min()) if finite.size else math.nan,
+        "max": float(finite.max()) if finite.size else math.nan,
+        "not_finite": int(got.size - finite.size),
+    }
 
 
 def _surface(path: str, ours: bool) -> dict:
@@ -72,11 +81,20 @@ def _surface(path: str, ours: bool) -> dict:
             identity = json.loads(s.attrs[IDENTITY])
         except ValueError:
             identity = {}
-    return {"kind": "surface", "path": path, "written_by": "landscape" if ours else "the reference code",
-            "schema_version": int(s.attrs.get("schema_version", 0)) if ours else None,
-            "ndim": s.ndim, "x": _axis(s.x), "y": None if s.y is None else _axis(s.y),
-            "points": int(np.prod(shape)), "done": int(s.done.sum()), "quantities": quantities,
-            "identity": identity, "runs": s.runs}
+    return {
+        "kind": "surface",
+        "path": path,
+        "written_by": "landscape" if ours else "the reference code",
+        "schema_version": int(s.attrs.get("schema_version", 0)) if ours else None,
+        "ndim": s.ndim,
+        "x": _axis(s.x),
+        "y": None if s.y is None else _axis(s.y),
+        "points": int(np.prod(shape)),
+        "done": int(s.done.sum()),
+        "quantities": quantities,
+        "identity": identity,
+        "runs": s.runs,
+    }
 
 
 def _directions(path: str, ours: bool) -> dict:
@@ -88,25 +106,47 @@ def _directions(path: str, ours: bool) -> dict:
         if tensors is None:
             continue
         flat = np.concatenate([t.numpy().reshape(-1) for t in tensors.values()]) if tensors else np.zeros(0)
-        axes.append({"name": name, "tensors": len(tensors), "elements": int(flat.size),
-                     "length": float(np.linalg.norm(flat)), **{k: v for k, v in vars(info).items() if v not in ("", None, -1)}})
-    out = {"kind": "directions", "path": path, "written_by": "landscape" if ours else "the reference code",
-           "axes": axes}
+        axes.append(
+            {
+                "name": name,
+                "tensors": len(tensors),
+                "elements": int(flat.size),
+                "length": float(np.linalg.norm(flat)),
+                **{k: v for k, v in vars(info).items() if v not in ("", None, -1)},
+            }
+        )
+    out = {
+        "kind": "directions",
+        "path": path,
+        "written_by": "landscape" if ours else "the reference code",
+        "axes": axes,
+    }
     if len(axes) == 2:
         x = np.concatenate([t.numpy().reshape(-1) for t in d.x.values()])
         y = np.concatenate([t.numpy().reshape(-1) for t in d.y.values()])
         out["cosine_xy"] = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y))) if x.size == y.size else math.nan
     if ours:
-        out.update(dir_type=d.dir_type, seed=d.seed, same_dir=d.same_dir, model=d.model,
-                   origin_sha256=d.origin_sha256, **{k: v for k, v in d.extra.items()})
+        out.update(
+            dir_type=d.dir_type,
+            seed=d.seed,
+            same_dir=d.same_dir,
+            model=d.model,
+            origin_sha256=d.origin_sha256,
+            **{k: v for k, v in d.extra.items()},
+        )
     if d.trajectory is not None:
         t = d.trajectory
         xy = np.asarray(t.coordinates)
-        out["trajectory"] = {"checkpoints": len(t.files), "first": t.files[0], "last": t.files[-1],
-                             "epochs": [t.labels[0], t.labels[-1]], "explained": list(t.explained),
-                             "random_walk": list(t.random_walk),
-                             "x_span": [float(xy[:, 0].min()), float(xy[:, 0].max())],
-                             "y_span": [float(xy[:, 1].min()), float(xy[:, 1].max())]}
+        out["trajectory"] = {
+            "checkpoints": len(t.files),
+            "first": t.files[0],
+            "last": t.files[-1],
+            "epochs": [t.labels[0], t.labels[-1]],
+            "explained": list(t.explained),
+            "random_walk": list(t.random_walk),
+            "x_span": [float(xy[:, 0].min()), float(xy[:, 0].max())],
+            "y_span": [float(xy[:, 1].min()), float(xy[:, 1].max())],
+        }
     return out
 
 

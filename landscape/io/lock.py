@@ -10,6 +10,7 @@ who has the file.  Where the file system has no locks at all, the sidecar is
 created exclusively instead and an owner on this host that is no longer alive
 is taken over.  The sidecar is removed when the job ends.
 """
+
 from __future__ import annotations
 
 import errno
@@ -29,27 +30,42 @@ NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
 class SurfaceLock:
     """Exclusive use of ``path`` by this process, as a context manager."""
 
-    def __init__(self, path: str, command: str = "", what: str = "surface file", field: str = "surf_file",
-                 doing: str = "being computed"):
+    def __init__(
+        self,
+        path: str,
+        command: str = "",
+        what: str = "surface file",
+        field: str = "surf_file",
+        doing: str = "being computed",
+    ):
         self.path = path + SUFFIX
         self.what, self.field, self.doing = what, field, doing
         self.surface = path
-        self.owner = {"host": HOST, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                      "command": command[:500]}
+        self.owner = {
+            "host": HOST,
+            "pid": os.getpid(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": command[:500],
+        }
         self.fd: int | None = None
         self.exclusive_file = False
 
-    def __enter__(self) -> "SurfaceLock":
+    def __enter__(self) -> SurfaceLock:
         for _ in range(100):  # retried only when the file was replaced between open and lock
             found = kind(self.path)
             if found not in ("missing", "file"):
-                raise InputError(f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
-                                 f"landscape made it) or give another {self.field}", fields=(self.field,))
+                raise InputError(
+                    f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
+                    f"landscape made it) or give another {self.field}",
+                    fields=(self.field,),
+                )
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise InputError(f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
-                                 f"{self.surface}, remove it") from None
+                raise InputError(
+                    f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
+                    f"{self.surface}, remove it"
+                ) from None
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -88,7 +104,7 @@ class SurfaceLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(self.owner).encode(), 0)
 
-    def _create_exclusively(self) -> "SurfaceLock":
+    def _create_exclusively(self) -> SurfaceLock:
         """For file systems without locks: the sidecar's existence is the lock."""
         for _ in range(2):
             try:
@@ -115,7 +131,13 @@ class SurfaceLock:
 
     def _busy(self) -> InputError:
         owner = self._read_owner()
-        who = (f"process {owner.get('pid')} on {owner.get('host')} since {owner.get('started')}"
-               if owner else "another process")
-        return InputError(f"{self.what} {self.surface} is {self.doing} by {who} (lock {self.path}); "
-                          f"wait for that job to end, or give another {self.field}", fields=(self.field,))
+        who = (
+            f"process {owner.get('pid')} on {owner.get('host')} since {owner.get('started')}"
+            if owner
+            else "another process"
+        )
+        return InputError(
+            f"{self.what} {self.surface} is {self.doing} by {who} (lock {self.path}); "
+            f"wait for that job to end, or give another {self.field}",
+            fields=(self.field,),
+        )

@@ -14,6 +14,7 @@ arrays in 20 kB of pure Python; ``vtk`` itself would do it too but is a 140 MB w
 writing a file, and ``meshio`` writes unstructured meshes only, which would lose the grid's structure.
 The tests read the files back with VTK's own readers.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,27 +39,30 @@ def heights(surface: Surface, name: str, log: bool = False, zmax: float | None =
     computed (or not finite), or above ``zmax``; hidden points get a finite height all the same."""
     values = quantities(surface)
     if name not in values:
-        raise UsageError(f"z={name}: {surface.path} has no such quantity; expected one of "
-                         f"{', '.join(values)}", fields=("z",))
+        raise UsageError(
+            f"z={name}: {surface.path} has no such quantity; expected one of {', '.join(values)}", fields=("z",)
+        )
     z = values[name].astype(np.float64).copy()
     if log:
         if np.any(z[np.isfinite(z)] <= 0):
-            raise UsageError(f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values",
-                             fields=("log",))
+            raise UsageError(
+                f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values", fields=("log",)
+            )
         z = np.log10(z)
     hidden = ~np.isfinite(z)
     if zmax is not None:
         hidden |= np.isfinite(z) & (z > (np.log10(zmax) if log else zmax))
     if hidden.all():
-        raise InputError(f"{surface.path}: no point of {name} is computed" + (f" at or below zmax {zmax:g}"
-                                                                              if zmax is not None else "")
-                         + "; nothing to export")
+        raise InputError(
+            f"{surface.path}: no point of {name} is computed"
+            + (f" at or below zmax {zmax:g}" if zmax is not None else "")
+            + "; nothing to export"
+        )
     z[hidden] = z[~hidden].max()
     return z, hidden
 
 
-def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = False,
-              zmax: float | None = None) -> str:
+def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = False, zmax: float | None = None) -> str:
     """Write ``stem.vts`` (2-D) or ``stem.vtu`` (1-D); return its path."""
     from pyevtk.hl import gridToVTK, polyLinesToVTK
 
@@ -70,13 +74,23 @@ def write_vtk(surface: Surface, stem: str, z: str = "train_loss", log: bool = Fa
         X, Y = np.meshgrid(surface.x, surface.y, indexing="ij")
         shape = (len(surface.x), len(surface.y), 1)
         point = {k: np.asfortranarray(v.reshape(shape)) for k, v in data.items()}
-        gridToVTK(stem, np.asfortranarray(X.reshape(shape)), np.asfortranarray(Y.reshape(shape)),
-                  np.asfortranarray(height.reshape(shape)), pointData=point)
+        gridToVTK(
+            stem,
+            np.asfortranarray(X.reshape(shape)),
+            np.asfortranarray(Y.reshape(shape)),
+            np.asfortranarray(height.reshape(shape)),
+            pointData=point,
+        )
         return stem + ".vts"
     n = len(surface.x)
-    polyLinesToVTK(stem, np.ascontiguousarray(surface.x, dtype=np.float64), np.ascontiguousarray(height),
-                   np.zeros(n), pointsPerLine=np.array([n]),
-                   pointData={k: np.ascontiguousarray(v) for k, v in data.items()})
+    polyLinesToVTK(
+        stem,
+        np.ascontiguousarray(surface.x, dtype=np.float64),
+        np.ascontiguousarray(height),
+        np.zeros(n),
+        pointsPerLine=np.array([n]),
+        pointData={k: np.ascontiguousarray(v) for k, v in data.items()},
+    )
     return stem + ".vtu"
 
 

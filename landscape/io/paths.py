@@ -4,6 +4,7 @@ A FIFO would block an open forever, a directory or a device gives confusing
 errors deep inside h5py or torch, and a dangling symbolic link looks like a file
 that both exists and does not.  Each gets a message that says what was found.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,20 +54,26 @@ def output_path(path, what: str, field: str) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise InputError(f"{field}={path}: folder {folder} does not exist; create it or choose another {field}",
-                         fields=(field,))
+        raise InputError(
+            f"{field}={path}: folder {folder} does not exist; create it or choose another {field}", fields=(field,)
+        )
     found = kind(path)
     if found == "dangling link":
-        raise InputError(f"{field}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
-                         f"expected a file or no file", fields=(field,))
+        raise InputError(
+            f"{field}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+            f"expected a file or no file",
+            fields=(field,),
+        )
     if found not in ("missing", "file"):
         raise InputError(f"{field}={path} is a {found}; expected a {what} or no file", fields=(field,))
     if found == "missing" and not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"{field}={path}: folder {folder} is not writable; choose another {field}", fields=(field,))
     if len(os.path.basename(path)) > 200:
-        raise InputError(f"{field}={path}: the file name is {len(os.path.basename(path))} characters long; "
-                         "expected at most 200 (file systems allow 255 with the suffixes this toolkit adds)",
-                         fields=(field,))
+        raise InputError(
+            f"{field}={path}: the file name is {len(os.path.basename(path))} characters long; "
+            "expected at most 200 (file systems allow 255 with the suffixes this toolkit adds)",
+            fields=(field,),
+        )
 
 
 def config_path(value, field: str) -> str | None:
@@ -75,9 +82,11 @@ def config_path(value, field: str) -> str | None:
         return None
     if not isinstance(value, (str, os.PathLike)):
         from ..errors import ConfigError
+
         raise ConfigError(field, value, f"a path (str or os.PathLike), not {type(value).__name__}")
     path = os.fspath(value)
     if not isinstance(path, str) or not path:
         from ..errors import ConfigError
+
         raise ConfigError(field, "''", "a path; an empty value is none")
     return path

@@ -10,6 +10,7 @@
 
 Checkpoints (``{'state_dict': ...}`` with ``module.`` prefixes) are read by ``io.checkpoint``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,18 +47,25 @@ def name_tensors(indexed: dict, model, dir_type: str | None, source: str):
     if dir_type is None:
         fits = [t for t in DIR_TYPES if any(len(o) == n for o in orders[t])]
         if not fits:
-            raise MismatchError(f"{source} holds {n} tensors; the model has {len(orders['weights'][0])} parameters "
-                             f"and {len(states)} state_dict entries: it was made for another model")
+            raise MismatchError(
+                f"{source} holds {n} tensors; the model has {len(orders['weights'][0])} parameters "
+                f"and {len(states)} state_dict entries: it was made for another model"
+            )
         dir_type = fits[0]
     names = next((o for o in orders[dir_type] if len(o) == n), None)
     if names is None:
-        raise MismatchError(f"{source} holds {n} tensors but the model has {len(orders[dir_type][0])} "
-                         f"for dir_type={dir_type}: it was made for another model", fields=("dir_type",))
+        raise MismatchError(
+            f"{source} holds {n} tensors but the model has {len(orders[dir_type][0])} "
+            f"for dir_type={dir_type}: it was made for another model",
+            fields=("dir_type",),
+        )
     out = {}
     for (key, array), name in zip(indexed.items(), names):
         if tuple(array.shape) != tuple(reference[name].shape):
-            raise MismatchError(f"{source}: tensor {key} has shape {tuple(array.shape)} but the model's {name} has "
-                             f"{tuple(reference[name].shape)}: it was made for another model")
+            raise MismatchError(
+                f"{source}: tensor {key} has shape {tuple(array.shape)} but the model's {name} has "
+                f"{tuple(reference[name].shape)}: it was made for another model"
+            )
         if reference[name].is_floating_point():
             out[name] = torch.as_tensor(array, dtype=torch.float64)
     return dir_type, out

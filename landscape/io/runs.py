@@ -9,6 +9,7 @@ every value stay intact.  A run writes two records, one when it starts
 computed, seconds, rate, how it ended); slots are reused in a ring, so the
 latest ``RUN_SLOTS // 2`` runs are kept.
 """
+
 from __future__ import annotations
 
 import json

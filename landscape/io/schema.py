@@ -33,6 +33,7 @@ Direction file::
     attrs on /trajectory: explained_variance_ratio (2,), random_walk_ratio (2,)
     root attrs: schema, schema_version, dir_type, same_dir, seed, model, origin_sha256, digest, versions
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,10 +51,21 @@ RUNS = "runs"
 IDENTITY = "identity"
 BOOKKEEPING = (X, Y, DONE, CHECKSUM, RUNS)  # datasets that are not quantities
 # how a surface was computed, which landscape 0.2 recorded in the identity: not compared on resuming
-PROVENANCE = frozenset({"batch_size", "points_per_pass", "compile", "set_passes", "eager_passes", "compiled_passes",
-                        "first_layer", "last_layer", "device"})
+PROVENANCE = frozenset(
+    {
+        "batch_size",
+        "points_per_pass",
+        "compile",
+        "set_passes",
+        "eager_passes",
+        "compiled_passes",
+        "first_layer",
+        "last_layer",
+        "device",
+    }
+)
 
-RUN_SLOTS = 32           # run records kept: the latest RUN_SLOTS // 2 runs (a start and an end record each)
+RUN_SLOTS = 32  # run records kept: the latest RUN_SLOTS // 2 runs (a start and an end record each)
 RUN_SLOT_BYTES = 4096
 
 AXES = ("xdirection", "ydirection")

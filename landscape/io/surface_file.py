@@ -5,6 +5,7 @@ file checks it: a file made by another computation is a mismatch; a file whose
 done marks, values or checksums disagree (a disk error, a copy cut short, bytes
 overwritten) is refused as damaged instead of being used or silently finished.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,10 +17,23 @@ import h5py
 import numpy as np
 
 from ..errors import InputError, LandscapeError, MismatchError, describe
+from ..grid import Axis
 from . import atomic, reference, runs
 from .paths import readable_file
-from .schema import (BOOKKEEPING, CHECKSUM, COORDINATE_NAMES, DONE, IDENTITY, PROVENANCE, RUNS, SCHEMA_VERSION,
-                     SURFACE_SCHEMA, X, Y, point_checksums)
+from .schema import (
+    BOOKKEEPING,
+    CHECKSUM,
+    COORDINATE_NAMES,
+    DONE,
+    IDENTITY,
+    PROVENANCE,
+    RUNS,
+    SCHEMA_VERSION,
+    SURFACE_SCHEMA,
+    X,
+    Y,
+    point_checksums,
+)
 
 
 @dataclass
@@ -31,7 +45,7 @@ class Surface:
     y: np.ndarray | None
     values: dict[str, np.ndarray]
     done: np.ndarray
-    attrs: dict = field(default_factory=dict)   # root attributes: schema, identity fields
+    attrs: dict = field(default_factory=dict)  # root attributes: schema, identity fields
     runs: list[dict] = field(default_factory=list)  # oldest first (io.runs)
     units: dict[str, str] = field(default_factory=dict)
 
@@ -47,6 +61,7 @@ class Surface:
 
 # --------------------------------------------------------------------------- opening
 
+
 def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> InputError:
     """The one-line reason an existing file could not be opened."""
     text = str(exc)
@@ -55,14 +70,20 @@ def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> Inp
         return InputError(f"{what} {path} cannot be opened for {purpose} (permission denied); it is left as it is")
     if "unable to lock file" in text:
         if "errno = 38" in text or "not implemented" in text.lower():
-            return InputError(f"{what} {path}: this file system does not support HDF5 file locks; set "
-                              "HDF5_USE_FILE_LOCKING=FALSE (landscape keeps a lock of its own beside the file)")
+            return InputError(
+                f"{what} {path}: this file system does not support HDF5 file locks; set "
+                "HDF5_USE_FILE_LOCKING=FALSE (landscape keeps a lock of its own beside the file)"
+            )
         return InputError(f"{what} {path} is open in another process (HDF5 file lock); wait for it to end")
     if "truncated file" in text:
-        return InputError(f"{what} {path} is damaged: shorter than its own header says (truncated; "
-                          "a copy cut short?); it is left as it is")
-    return InputError(f"{what} {path} exists but is not a readable HDF5 file ({describe(exc)}); "
-                      "choose another file name or move it away (it is left untouched)")
+        return InputError(
+            f"{what} {path} is damaged: shorter than its own header says (truncated; "
+            "a copy cut short?); it is left as it is"
+        )
+    return InputError(
+        f"{what} {path} exists but is not a readable HDF5 file ({describe(exc)}); "
+        "choose another file name or move it away (it is left untouched)"
+    )
 
 
 @contextlib.contextmanager
@@ -79,16 +100,19 @@ def reading(path: str, what: str, mode: str = "r"):
     except LandscapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - h5py raises many kinds for a damaged file
-        raise InputError(f"{what} {path} is damaged and cannot be read ({describe(exc)}); "
-                         "it is left as it is") from None
+        raise InputError(
+            f"{what} {path} is damaged and cannot be read ({describe(exc)}); it is left as it is"
+        ) from None
 
 
 def _damaged(path: str, detail: str) -> InputError:
-    return InputError(f"surface file {path} is damaged: {detail}; it is left as it is: move it away and "
-                      "compute the surface again")
+    return InputError(
+        f"surface file {path} is damaged: {detail}; it is left as it is: move it away and compute the surface again"
+    )
 
 
 # --------------------------------------------------------------------------- making
+
 
 def _allocated(f: h5py.File, name: str, shape: tuple, dtype, fill):
     """A dataset whose storage exists from the start: later writes change raw data only."""
@@ -97,8 +121,9 @@ def _allocated(f: h5py.File, name: str, shape: tuple, dtype, fill):
     return f.create_dataset(name, shape=shape, dtype=dtype, fillvalue=fill, dcpl=dcpl)
 
 
-def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: dict[str, dict],
-           identity: dict) -> None:
+def create(
+    path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: dict[str, dict], identity: dict
+) -> None:
     """Make an empty surface file (all NaN, nothing done) at ``path`` atomically.
 
     ``columns`` maps each quantity's name to its dataset attributes (``long_name``, ``units``).
@@ -118,8 +143,11 @@ def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: 
                 scales.append(scale)
             datasets = {name: (np.float64, np.nan, attrs) for name, attrs in columns.items()}
             datasets[DONE] = (np.uint8, 0, {"long_name": "1 where the point has been computed"})
-            datasets[CHECKSUM] = (np.uint64, 0, {"long_name": "checksum of the point's index and values "
-                                                              "(landscape.io.schema.point_checksums)"})
+            datasets[CHECKSUM] = (
+                np.uint64,
+                0,
+                {"long_name": "checksum of the point's index and values (landscape.io.schema.point_checksums)"},
+            )
             for name, (dtype, fill, attrs) in datasets.items():
                 dset = _allocated(f, name, shape, dtype, fill)
                 for key, value in attrs.items():
@@ -141,6 +169,7 @@ def create(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, columns: 
 
 
 # --------------------------------------------------------------------------- checking
+
 
 def _differences(stored: dict, wanted: dict) -> list[str]:
     out = []
@@ -171,23 +200,32 @@ def verified_done(f: h5py.File, path: str) -> np.ndarray:
         wrong = flat[point_checksums(flat, values) != stored]
         if len(wrong):
             where = np.unravel_index(int(wrong[0]), done.shape)
-            raise _damaged(path, f"{len(wrong)} of {len(flat)} computed points do not match their checksums "
-                                 f"(the first at index {tuple(int(i) for i in where)})")
+            raise _damaged(
+                path,
+                f"{len(wrong)} of {len(flat)} computed points do not match their checksums "
+                f"(the first at index {tuple(int(i) for i in where)})",
+            )
     return done
 
 
-def open_for_resume(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, names: list[str],
-                    identity: dict) -> np.ndarray:
+def open_for_resume(
+    path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, names: list[str], identity: dict
+) -> np.ndarray:
     """Check that ``path`` was made by this very computation and is intact; return its done mask."""
     with reading(path, "surface file") as f:
         if f.attrs.get("schema") != SURFACE_SCHEMA:
-            raise InputError(f"surface file {path} exists and is not a landscape surface file; choose "
-                             "another surf_file or move it away (it is left untouched)", fields=("surf_file",))
+            raise InputError(
+                f"surface file {path} exists and is not a landscape surface file; choose "
+                "another surf_file or move it away (it is left untouched)",
+                fields=("surf_file",),
+            )
         version = int(f.attrs.get("schema_version", 0))
         if version != SCHEMA_VERSION:
-            raise MismatchError(f"surface file {path} has schema version {version}, this landscape writes "
-                                f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another surf_file",
-                                fields=("surf_file",))
+            raise MismatchError(
+                f"surface file {path} has schema version {version}, this landscape writes "
+                f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another surf_file",
+                fields=("surf_file",),
+            )
         missing = [name for name in (DONE, CHECKSUM, RUNS, IDENTITY) if name not in f and name not in f.attrs]
         if missing:
             raise _damaged(path, f"it lacks {', '.join(missing)}")
@@ -195,9 +233,12 @@ def open_for_resume(path: str, xcoords: np.ndarray, ycoords: np.ndarray | None, 
         if quantity_names(f) != sorted(names):
             problems.append(f"quantities: file has {quantity_names(f)}, this run has {sorted(names)}")
         if problems:
-            raise MismatchError(f"surface file {path} was made by a different computation, "
-                                f"so it is left untouched: {'; '.join(problems)}. "
-                                "Use another surf_file to compute a new surface", fields=("surf_file",))
+            raise MismatchError(
+                f"surface file {path} was made by a different computation, "
+                f"so it is left untouched: {'; '.join(problems)}. "
+                "Use another surf_file to compute a new surface",
+                fields=("surf_file",),
+            )
         for name, coords in ((X, xcoords), (Y, ycoords)):
             if coords is not None and not np.array_equal(f[name][()], coords):
                 raise _damaged(path, f"its {name} differ from the grid its identity records")
@@ -232,6 +273,7 @@ def append_run(path: str, event: str, fields: dict, run: int | None = None) -> i
 
 # --------------------------------------------------------------------------- reading
 
+
 def read(path: str) -> Surface:
     """Read a surface file of this toolkit (schema 1 or 2, checked) or of the reference code."""
     with reading(path, "surface file") as f:
@@ -246,8 +288,10 @@ def read(path: str) -> Surface:
         names = [k for k in numeric if f[k].size == int(np.prod(shape))]
         if numeric and not names:
             k = numeric[0]
-            raise InputError(f"{path}: dataset {k} holds {f[k].size} values but the coordinates make a grid of "
-                             f"{' x '.join(map(str, shape))}; expected one value per grid point")
+            raise InputError(
+                f"{path}: dataset {k} holds {f[k].size} values but the coordinates make a grid of "
+                f"{' x '.join(map(str, shape))}; expected one value per grid point"
+            )
         if ours and int(attrs.get("schema_version", 1)) >= 2 and "grid_x" in attrs:
             _check_grid(path, attrs, x, y)
         values = {k: f[k][()].astype(np.float64) for k in names}
@@ -272,14 +316,15 @@ def read(path: str) -> Surface:
 def _coordinates(f: h5py.File, name: str, path: str) -> np.ndarray:
     values = f[name][()]
     if values.ndim != 1 or values.dtype.kind not in "fiu" or len(values) < 1 or not np.isfinite(values).all():
-        raise InputError(f"{path}: {name} must be a 1-D array of finite numbers (found {values.dtype} "
-                         f"{values.shape}); it is damaged or not a loss-surface file")
+        raise InputError(
+            f"{path}: {name} must be a 1-D array of finite numbers (found {values.dtype} "
+            f"{values.shape}); it is damaged or not a loss-surface file"
+        )
     return values.astype(np.float64)
 
 
 def _check_grid(path: str, attrs: dict, x: np.ndarray, y: np.ndarray | None) -> None:
     """The coordinates are those of the grid the file's identity records."""
-    from ..surface.grid import Axis  # the one definition of a grid's coordinates
 
     for name, coords, spec in ((X, x, attrs.get("grid_x", "")), (Y, y, attrs.get("grid_y", ""))):
         expected = Axis.parse(spec, name).coordinates() if spec else None
@@ -288,6 +333,7 @@ def _check_grid(path: str, attrs: dict, x: np.ndarray, y: np.ndarray | None) -> 
 
 
 # --------------------------------------------------------------------------- writing
+
 
 def contiguous_slices(flat: np.ndarray, shape: tuple[int, ...]):
     """Split sorted flat indices into pieces that are contiguous within one row.
@@ -301,10 +347,10 @@ def contiguous_slices(flat: np.ndarray, shape: tuple[int, ...]):
         if stop == len(flat) or flat[stop] != flat[stop - 1] + 1 or flat[stop] % ncol == 0:
             first, last = int(flat[start]), int(flat[stop - 1])
             if len(shape) == 1:
-                yield np.s_[first:last + 1], slice(start, stop)
+                yield np.s_[first : last + 1], slice(start, stop)
             else:
                 row = first // ncol
-                yield np.s_[row, first % ncol:last % ncol + 1], slice(start, stop)
+                yield np.s_[row, first % ncol : last % ncol + 1], slice(start, stop)
             start = stop
 
 
@@ -316,7 +362,7 @@ def _block(flat: np.ndarray, shape: tuple[int, ...]):
     first, last = int(flat[0]) // per_row, int(flat[-1]) // per_row
     if (last - first + 1) * per_row > 8 * len(flat) + per_row:
         return None
-    return np.s_[first:last + 1], flat - first * per_row
+    return np.s_[first : last + 1], flat - first * per_row
 
 
 def _write(dataset, flat: np.ndarray, new: np.ndarray, sole_writer: bool) -> None:

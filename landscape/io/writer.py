@@ -13,6 +13,7 @@ Both write values and their checksums first and mark the points done only after
 those are flushed, so a job killed at any moment leaves no point marked done without
 its values.  The file's structure never changes here; only raw data are written.
 """
+
 from __future__ import annotations
 
 import os
@@ -98,8 +99,11 @@ def choose(mode: str, size: int) -> str:
     if mode not in IO_MODES:
         raise ConfigError("io", mode, f"one of {', '.join(IO_MODES)}")
     if mode == "mpio" and not parallel_hdf5():
-        raise UsageError("io=mpio: this h5py was built without parallel HDF5 (h5py.get_config().mpi is False); "
-                         "use io=gather or install an MPI build of h5py", fields=("io",))
+        raise UsageError(
+            "io=mpio: this h5py was built without parallel HDF5 (h5py.get_config().mpi is False); "
+            "use io=gather or install an MPI build of h5py",
+            fields=("io",),
+        )
     if mode == "auto":
         return "mpio" if size > 1 and parallel_hdf5() else "gather"
     return mode

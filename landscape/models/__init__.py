@@ -1,5 +1,6 @@
 """Models by name (the demo's small networks, the paper's CIFAR zoo) or as ``package.module:factory``,
 and ``ModelConfig``: which network, with which trained weights."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,19 +28,21 @@ class ModelConfig:
     """A network: registry name or plug-in, its output classes, and the checkpoint of its trained weights."""
 
     model: str
-    num_classes: int | None = None   # a registry model's outputs: 100 for cifar100, else 10
+    num_classes: int | None = None  # a registry model's outputs: 100 for cifar100, else 10
     model_file: str | None = None
-    allow_pickle: bool = False       # unpickle checkpoints fully (they can run code)
+    allow_pickle: bool = False  # unpickle checkpoints fully (they can run code)
 
     def __post_init__(self):
         object.__setattr__(self, "model_file", config_path(self.model_file, "model_file"))
         if not isinstance(self.model, str) or not self.model:
             raise ConfigError("model", self.model, "a registry name or package.module:factory")
         if not is_plugin(self.model) and self.model not in REGISTRY:
-            raise ConfigError("model", self.model, f"a registry name ({', '.join(sorted(REGISTRY))}) "
-                              "or package.module:factory")
-        if self.num_classes is not None and (isinstance(self.num_classes, bool) or
-                                             not isinstance(self.num_classes, int) or self.num_classes < 2):
+            raise ConfigError(
+                "model", self.model, f"a registry name ({', '.join(sorted(REGISTRY))}) or package.module:factory"
+            )
+        if self.num_classes is not None and (
+            isinstance(self.num_classes, bool) or not isinstance(self.num_classes, int) or self.num_classes < 2
+        ):
             raise ConfigError("num_classes", self.num_classes, "a whole number of classes, at least 2", literal=True)
 
     def classes(self, dataset: str) -> int:
@@ -52,16 +55,21 @@ def build_model(spec: str, num_classes: int = 10) -> nn.Module:
     if is_plugin(spec):
         model = call_factory(spec, "model")
         if not isinstance(model, nn.Module):
-            raise InputError(f"model {spec!r}: the factory returned {type(model).__name__}, "
-                             "expected a torch.nn.Module", fields=("model",))
+            raise InputError(
+                f"model {spec!r}: the factory returned {type(model).__name__}, expected a torch.nn.Module",
+                fields=("model",),
+            )
         return model
     if spec not in REGISTRY:
         raise ConfigError("model", spec, f"a registry name ({', '.join(sorted(REGISTRY))}) or package.module:factory")
     try:
         return REGISTRY[spec](num_classes=num_classes)
     except (RuntimeError, MemoryError) as exc:  # torch's "can't allocate memory" is a RuntimeError
-        raise InputError(f"model {spec} with num_classes={num_classes} cannot be built ({describe(exc)}): "
-                         "expected the number of classes of the data", fields=("num_classes",)) from None
+        raise InputError(
+            f"model {spec} with num_classes={num_classes} cannot be built ({describe(exc)}): "
+            "expected the number of classes of the data",
+            fields=("num_classes",),
+        ) from None
 
 
 def load_model(cfg: ModelConfig, classes: int, checkpoint: str | None, seed: int, say=None) -> nn.Module:

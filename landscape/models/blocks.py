@@ -8,6 +8,7 @@ Attribute names (``conv1``, ``bn1``, ..., ``shortcut``) are those of the
 reference code (tomgoldstein/loss-landscape, ``cifar10/models/resnet.py``) so
 that its checkpoints load without renaming keys.
 """
+
 from __future__ import annotations
 
 from torch import nn
@@ -31,8 +32,7 @@ def _shortcut(cin: int, cout: int, stride: int, enabled: bool) -> nn.Module | No
         return None
     if stride == 1 and cin == cout:
         return nn.Identity()
-    return nn.Sequential(nn.Conv2d(cin, cout, kernel_size=1, stride=stride, bias=False),
-                         nn.BatchNorm2d(cout))
+    return nn.Sequential(nn.Conv2d(cin, cout, kernel_size=1, stride=stride, bias=False), nn.BatchNorm2d(cout))
 
 
 class BasicBlock(nn.Module):
@@ -82,8 +82,9 @@ class Bottleneck(nn.Module):
         return F.relu(out + self.shortcut(x))
 
 
-def make_stage(block: type[nn.Module], in_planes: int, planes: int, blocks: int, stride: int,
-               shortcut: bool) -> tuple[nn.Sequential, int]:
+def make_stage(
+    block: type[nn.Module], in_planes: int, planes: int, blocks: int, stride: int, shortcut: bool
+) -> tuple[nn.Sequential, int]:
     """``blocks`` units, the first one strided; returns the stage and its output width.
 
     Children are numbered 0..blocks-1 (``layer2.0.conv1``), as in the reference.

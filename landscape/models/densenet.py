@@ -10,6 +10,7 @@ Names and order of parameters follow tomgoldstein/loss-landscape
 ``cifar10/models/densenet.py`` (``DenseNet121``): ``conv1, dense1, trans1, ...,
 dense4, bn, linear``; each dense layer is ``bn1, conv1, bn2, conv2``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -49,8 +50,7 @@ class Transition(nn.Module):
 class DenseNet(nn.Module):
     """Four dense blocks joined by three transitions."""
 
-    def __init__(self, blocks=(6, 12, 24, 16), growth: int = 32, reduction: float = 0.5,
-                 num_classes: int = 10):
+    def __init__(self, blocks=(6, 12, 24, 16), growth: int = 32, reduction: float = 0.5, num_classes: int = 10):
         super().__init__()
         if len(blocks) != 4:
             raise ValueError(f"blocks={blocks!r}: expected four dense-block lengths")

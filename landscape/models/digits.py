@@ -1,4 +1,5 @@
 """The demo's small networks for scikit-learn's 8x8 digits."""
+
 from __future__ import annotations
 
 from torch import nn
@@ -11,8 +12,10 @@ class DigitsMLP(nn.Module):
         super().__init__()
         self.net = nn.Sequential(
             nn.Flatten(),
-            nn.Linear(64, hidden[0]), nn.ReLU(),
-            nn.Linear(hidden[0], hidden[1]), nn.ReLU(),
+            nn.Linear(64, hidden[0]),
+            nn.ReLU(),
+            nn.Linear(hidden[0], hidden[1]),
+            nn.ReLU(),
             nn.Linear(hidden[1], classes),
         )
 
@@ -31,8 +34,12 @@ class DigitsCNN(nn.Module):
     def __init__(self, width: int = 16, classes: int = 10):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-            nn.Conv2d(width, 2 * width, 3, padding=1, bias=False), nn.BatchNorm2d(2 * width), nn.ReLU(),
+            nn.Conv2d(1, width, 3, padding=1, bias=False),
+            nn.BatchNorm2d(width),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, padding=1, bias=False),
+            nn.BatchNorm2d(2 * width),
+            nn.ReLU(),
             nn.MaxPool2d(2),
         )
         self.classifier = nn.Linear(2 * width * 4 * 4, classes)

@@ -9,6 +9,7 @@ reference classes differ only in k, so one class serves both here.
 Parameter/buffer names and order follow tomgoldstein/loss-landscape
 ``cifar10/models/resnet.py``: ``conv1, bn1, layer1..layer3, linear``.
 """
+
 from __future__ import annotations
 
 from torch import nn

@@ -7,6 +7,7 @@ stride-2 stem and max-pool with one 3x3 stride-1 conv, so the stages see
 32, 16, 8, 4 pixel maps.  Names and order of parameters follow that class:
 ``conv1, bn1, layer1..layer4, linear``.
 """
+
 from __future__ import annotations
 
 from torch import nn

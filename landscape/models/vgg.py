@@ -8,6 +8,7 @@ conv, BatchNorm, ReLU and pool, so the conv weights sit at 0, 3, 7, 10, 14, 17,
 20 and their BatchNorms one index later.  Unlike the ResNets the convs keep a
 bias, because the reference's do.
 """
+
 from __future__ import annotations
 
 from torch import nn
@@ -27,13 +28,17 @@ class VGG(nn.Module):
                 layers.append(nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True))
                 size = -(-size // 2)
             else:
-                layers += [nn.Conv2d(channels, item, kernel_size=3, padding=1),
-                           nn.BatchNorm2d(item), nn.ReLU(inplace=True)]
+                layers += [
+                    nn.Conv2d(channels, item, kernel_size=3, padding=1),
+                    nn.BatchNorm2d(item),
+                    nn.ReLU(inplace=True),
+                ]
                 channels = item
         self.features = nn.Sequential(*layers)
         # The hidden layer sees the flattened final map: 256 * 4 * 4 inputs for CIFAR.
-        self.fc = nn.Sequential(nn.Linear(channels * size * size, channels),
-                                nn.BatchNorm1d(channels), nn.ReLU(inplace=True))
+        self.fc = nn.Sequential(
+            nn.Linear(channels * size * size, channels), nn.BatchNorm1d(channels), nn.ReLU(inplace=True)
+        )
         self.classifier = nn.Linear(channels, num_classes)
 
     def forward(self, x):

@@ -11,6 +11,7 @@ checkpoints, which the reference handles by wrapping the model).
 ``_noshort`` names are the same networks with every skip connection removed
 (Sec. 6); they lack the projection-shortcut keys of their twins.
 """
+
 from __future__ import annotations
 
 from torch import nn
@@ -23,8 +24,10 @@ from .vgg import VGG
 
 def _factory(build, **fixed):
     """``factory(num_classes=10)``: the architecture is fixed by the name, only the head size is free."""
+
     def factory(num_classes: int = 10) -> nn.Module:
         return build(num_classes=num_classes, **fixed)
+
     return factory
 
 

@@ -5,6 +5,7 @@ returns a ``SerialComm`` (rank 0 of 1) with the same interface and mpi4py is
 never imported.  When a launcher did start it, failing to import mpi4py is an
 error, never a silent fallback to serial.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,7 +49,7 @@ class SerialComm:
     def barrier(self) -> None:
         pass
 
-    def counter(self) -> "LocalCounter":
+    def counter(self) -> LocalCounter:
         return LocalCounter()
 
     def abort(self, code: int) -> None:
@@ -62,8 +63,10 @@ class MpiComm:
         try:
             from mpi4py import MPI
         except ImportError as exc:
-            raise UsageError(f"an MPI launcher started this process but mpi4py cannot be imported ({exc}); "
-                             "install mpi4py for this MPI (see README, 'Cluster install')") from None
+            raise UsageError(
+                f"an MPI launcher started this process but mpi4py cannot be imported ({exc}); "
+                "install mpi4py for this MPI (see README, 'Cluster install')"
+            ) from None
         self._MPI = MPI
         self.mpi = MPI.COMM_WORLD
         self.rank = self.mpi.Get_rank()
@@ -108,7 +111,7 @@ class MpiComm:
     def barrier(self) -> None:
         self.mpi.Barrier()
 
-    def counter(self) -> "SharedCounter":
+    def counter(self) -> SharedCounter:
         """Collective: a counter on rank 0 that every rank advances without the others' help."""
         return SharedCounter(self._MPI, self.mpi)
 
@@ -187,8 +190,10 @@ def world():
         _current = MpiComm() if launched_by_mpi() else SerialComm()
         tasks = int(os.environ.get("SLURM_STEP_NUM_TASKS", "1") or 1)
         if "SLURM_STEP_NUM_TASKS" in os.environ and tasks > 1 and _current.size == 1 and "SLURM_PROCID" in os.environ:
-            raise UsageError(f"srun started {tasks} tasks but each sees an MPI world of 1; "
-                             "launch with 'srun --mpi=pmi2' (or the MPI your mpi4py was built for)")
+            raise UsageError(
+                f"srun started {tasks} tasks but each sees an MPI world of 1; "
+                "launch with 'srun --mpi=pmi2' (or the MPI your mpi4py was built for)"
+            )
     return _current
 
 
@@ -213,9 +218,9 @@ def agree(comm, fn, *args, **kwargs):
             status = (describe(exc), exc.exit_code, traceback.format_exc(), exc.fields, comm.rank)
         else:  # a bug, or user code that called sys.exit: never a silent success
             status = (f"internal error: {describe(exc)}", 1, traceback.format_exc(), (), comm.rank)
-    for status in comm.allgather(status):
-        if status is not None:
-            message, code, detail, fields, rank = status
+    for reported in comm.allgather(status):
+        if reported is not None:
+            message, code, detail, fields, rank = reported
             raise CollectiveFailure(message, code, rank, detail, fields)
     return result
 
@@ -239,8 +244,9 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> 
         if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
             raise ConfigError("threads", requested, "a positive number of threads", literal=True)
         if requested > usable:
-            return Threads(usable, f"threads={requested} is more than the {usable} cores this rank may run on; "
-                                   f"using {usable}")
+            return Threads(
+                usable, f"threads={requested} is more than the {usable} cores this rank may run on; using {usable}"
+            )
         return Threads(requested)
     if environ.get("SLURM_CPUS_PER_TASK", "").isdigit():
         return Threads(max(1, min(usable, int(environ["SLURM_CPUS_PER_TASK"]))))

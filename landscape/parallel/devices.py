@@ -6,6 +6,7 @@ GPUs take one each, in order; a Slurm job with ``--gpus-per-task`` gives each ra
 ``CUDA_VISIBLE_DEVICES``, and each rank then takes the first GPU it sees.  More ranks than GPUs
 would make them share one silently: that is an error unless sharing is asked for.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,22 +35,31 @@ def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_sha
         return "cpu"
     shown = visible[local_rank] if visible[local_rank] is not None else "not set"
     if count == 0:
-        raise InputError(f"device={spec}: no CUDA device is visible to this rank (CUDA_VISIBLE_DEVICES={shown}); "
-                         "expected at least one, or device=cpu", fields=("device",))
+        raise InputError(
+            f"device={spec}: no CUDA device is visible to this rank (CUDA_VISIBLE_DEVICES={shown}); "
+            "expected at least one, or device=cpu",
+            fields=("device",),
+        )
     sharing = [rank for rank, seen in enumerate(visible) if seen == visible[local_rank]]
     if spec.startswith("cuda:"):
         index = int(spec[5:])
         if index >= count:
-            raise InputError(f"device={spec}: this rank sees {count} CUDA device{'s' * (count > 1)}; expected "
-                             f"an index below {count}", fields=("device",))
+            raise InputError(
+                f"device={spec}: this rank sees {count} CUDA device{'s' * (count > 1)}; expected "
+                f"an index below {count}",
+                fields=("device",),
+            )
         wanted = len(sharing)  # every rank that sees the same devices takes this one
     else:
         index = sharing.index(local_rank) % count
         wanted = len(sharing) if len(sharing) > count else 1
     if wanted > 1 and not allow_shared:
-        raise UsageError(f"{len(sharing)} ranks on this node would share {count if spec == 'cuda' else 1} GPU"
-                         f"{'s' * (spec == 'cuda' and count > 1)} ({spec}): expected at most one rank per GPU; start "
-                         "fewer ranks per node, or give allow_shared_gpus", fields=("device", "allow_shared_gpus"))
+        raise UsageError(
+            f"{len(sharing)} ranks on this node would share {count if spec == 'cuda' else 1} GPU"
+            f"{'s' * (spec == 'cuda' and count > 1)} ({spec}): expected at most one rank per GPU; start "
+            "fewer ranks per node, or give allow_shared_gpus",
+            fields=("device", "allow_shared_gpus"),
+        )
     return f"cuda:{index}"
 
 
@@ -87,5 +97,8 @@ def record(device: str) -> dict:
         return {"device": device}
     import torch
 
-    return {"device": device, "device_name": torch.cuda.get_device_name(torch.device(device)),
-            "cuda_version": str(torch.version.cuda)}
+    return {
+        "device": device,
+        "device_name": torch.cuda.get_device_name(torch.device(device)),
+        "cuda_version": str(torch.version.cuda),
+    }

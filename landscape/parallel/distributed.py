@@ -9,6 +9,7 @@ The trainer sees only the small interface below: ``wrap`` (DistributedDataParall
 ``mean_`` (one all-reduce of a list of tensors, flattened into one buffer), and the seconds and bytes
 those spent, for the log.
 """
+
 from __future__ import annotations
 
 import os
@@ -70,8 +71,7 @@ class TorchCollective(Collective):
         self.device = torch.device(device)
         self.backend = "nccl" if self.device.type == "cuda" else "gloo"
         where = comm.bcast(f"tcp://{_address()}:{_free_port()}" if comm.rank == 0 else None)
-        dist.init_process_group(self.backend, init_method=where, rank=comm.rank, world_size=comm.size,
-                                timeout=TIMEOUT)
+        dist.init_process_group(self.backend, init_method=where, rank=comm.rank, world_size=comm.size, timeout=TIMEOUT)
         self.where = where
 
     def wrap(self, model: nn.Module) -> nn.Module:
@@ -81,8 +81,12 @@ class TorchCollective(Collective):
 
         ids = [self.device.index or 0] if self.device.type == "cuda" else None
         import inspect
-        quiet = ("forward_sync_buffers" if "forward_sync_buffers" in inspect.signature(DistributedDataParallel)
-                 .parameters else "broadcast_buffers")  # the newer name of the same switch
+
+        quiet = (
+            "forward_sync_buffers"
+            if "forward_sync_buffers" in inspect.signature(DistributedDataParallel).parameters
+            else "broadcast_buffers"
+        )  # the newer name of the same switch
         ddp = DistributedDataParallel(model, device_ids=ids, **{quiet: False})
         ddp.register_comm_hook(self, _timed_average)
         return ddp
@@ -102,7 +106,7 @@ class TorchCollective(Collective):
             self.bytes += flat.numel() * flat.element_size()
             start = 0
             for t in same:
-                t.copy_(flat[start:start + t.numel()].view_as(t))
+                t.copy_(flat[start : start + t.numel()].view_as(t))
                 start += t.numel()
         self.seconds += time.perf_counter() - started
 

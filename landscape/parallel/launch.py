@@ -1,4 +1,5 @@
 """Starting a ``landscape`` command on N ranks from Python (the demo, the tests, benchmarks)."""
+
 from __future__ import annotations
 
 import os
@@ -27,6 +28,8 @@ def cli_command(command: str, args: list[str], ranks: int | None = None) -> list
         return cmd
     launcher = mpiexec_command()
     if launcher is None:
-        raise InputError(f"{ranks} ranks asked for but no MPI launcher was found: install mpi4py and mpich "
-                         "(make demo does), or set LANDSCAPE_MPIEXEC")
+        raise InputError(
+            f"{ranks} ranks asked for but no MPI launcher was found: install mpi4py and mpich "
+            "(make demo does), or set LANDSCAPE_MPIEXEC"
+        )
     return [*launcher, "-n", str(ranks), *cmd]

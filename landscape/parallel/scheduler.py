@@ -8,6 +8,7 @@ collective write, and one ``allgather`` of (points done, stop signal, counter ex
 killed at any moment loses at most one round, and a job asked to stop (``parallel.stop``) saves
 its round and stops on every rank.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,28 +19,39 @@ import numpy as np
 from ..errors import CollectiveFailure
 from .comm import agree
 
+
 @dataclass(frozen=True)
 class Outcome:
     """What a run of the scheduler did."""
 
-    computed: int              # points computed by all ranks together
-    computed_here: int         # points computed by this rank
-    stopped_by: str | None     # the signal that ended the run early, or None
+    computed: int  # points computed by all ranks together
+    computed_here: int  # points computed by this rank
+    stopped_by: str | None  # the signal that ended the run early, or None
 
 
 @dataclass
 class _Round:
     """What one rank did in one round."""
 
-    flat: np.ndarray          # the points it computed that were to do
-    values: np.ndarray        # their values
-    chunks: int               # chunks it evaluated
-    seconds: float            # spent evaluating them
-    exhausted: bool           # its last claim found the counter past the last chunk
+    flat: np.ndarray  # the points it computed that were to do
+    values: np.ndarray  # their values
+    chunks: int  # chunks it evaluated
+    seconds: float  # spent evaluating them
+    exhausted: bool  # its last claim found the counter past the last chunk
 
 
-def _evaluate_round(evaluate, points, chunks, counter, per_pass: int, wanted: np.ndarray, width: int,
-                    deadline: float | None, per_chunk: float, stop) -> _Round:
+def _evaluate_round(
+    evaluate,
+    points,
+    chunks,
+    counter,
+    per_pass: int,
+    wanted: np.ndarray,
+    width: int,
+    deadline: float | None,
+    per_chunk: float,
+    stop,
+) -> _Round:
     """Claim chunks one at a time and evaluate them until the round's deadline (the next chunk would
     end past it), the last chunk, or a stop signal; ``deadline=None``: exactly one chunk (round 0)."""
     flats, parts, count, started, exhausted = [], [], 0, time.perf_counter(), False
@@ -63,8 +75,18 @@ def _evaluate_round(evaluate, points, chunks, counter, per_pass: int, wanted: np
     return _Round(flat, values, count, time.perf_counter() - started, exhausted)
 
 
-def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, progress=None,
-               round_seconds: float = 5.0, per_pass: int = 1, stop=None) -> Outcome:
+def run_points(
+    evaluate,
+    points: np.ndarray,
+    todo: np.ndarray,
+    comm,
+    writer,
+    *,
+    progress=None,
+    round_seconds: float = 5.0,
+    per_pass: int = 1,
+    stop=None,
+) -> Outcome:
     """Evaluate every flat point in ``todo`` across the ranks of ``comm``.
 
     ``evaluate(p)`` maps an ``(n, 2)`` array of coefficients to ``(n, q)`` values, ``q =
@@ -91,14 +113,27 @@ def run_points(evaluate, points: np.ndarray, todo: np.ndarray, comm, writer, *, 
         while True:
             deadline = None if first else time.perf_counter() + round_seconds  # round 0: one chunk, timed
             # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
-            done = agree(comm, _evaluate_round, evaluate, points, chunks, counter, per_pass, wanted, width, deadline,
-                         per_chunk, stop)
+            done = agree(
+                comm,
+                _evaluate_round,
+                evaluate,
+                points,
+                chunks,
+                counter,
+                per_pass,
+                wanted,
+                width,
+                deadline,
+                per_chunk,
+                stop,
+            )
             if done.chunks:
                 per_chunk = done.seconds / done.chunks
             writer.write_round(done.flat, done.values)
             rate = len(done.flat) / done.seconds if done.seconds > 0 else 0.0
-            reports = comm.allgather((len(done.flat), stop.received if stop is not None else None, done.exhausted,
-                                      rate))
+            reports = comm.allgather(
+                (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate)
+            )
             computed += sum(r[0] for r in reports)
             here += len(done.flat)
             if progress is not None:

@@ -7,6 +7,7 @@ looks at the record before each pass of points and every rank learns of it at th
 end of the round, so all ranks save that round, write their run record and leave
 together, with the exit code of ``errors.Stopped``.  Rerunning the command resumes.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -16,10 +17,10 @@ import threading
 SIGNALS = ("SIGTERM", "SIGUSR1")
 
 
-_installed: "StopSignals | None" = None
+_installed: StopSignals | None = None
 
 
-def install() -> "StopSignals":
+def install() -> StopSignals:
     """Catch the stop signals for the rest of this process.  The command line does so first thing:
     a Slurm signal can come while torch is still being imported, and must not kill the job then.
     Nor at the other end: Python's shutdown puts back the default handlers (which kill) while torch
@@ -41,7 +42,7 @@ def _ignore_from_now_on() -> None:
                 signal.signal(sig, signal.SIG_IGN)
 
 
-def installed() -> "StopSignals | None":
+def installed() -> StopSignals | None:
     return _installed
 
 
@@ -55,7 +56,7 @@ class StopSignals:
     def _handle(self, signum, _frame) -> None:
         self.received = signal.Signals(signum).name
 
-    def __enter__(self) -> "StopSignals":
+    def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():  # Python allows handlers only there
             for name in SIGNALS:
                 sig = getattr(signal, name, None)

@@ -7,6 +7,7 @@ global figure registry fills up, and saving works the same everywhere.  Only
 
 This module holds the few words and helpers both drawing modules share.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,12 @@ FORMATS = ("png", "pdf", "svg")
 
 # How a direction was normalized (the surface attribute xnorm / ynorm), in words.
 NORM_WORDS = {
-    "filter": "filter-normalized", "layer": "layer-normalized", "weight": "weight-normalized",
-    "dfilter": "unit-norm filters", "dlayer": "unit-norm layers", "none": "not normalized",
+    "filter": "filter-normalized",
+    "layer": "layer-normalized",
+    "weight": "weight-normalized",
+    "dfilter": "unit-norm filters",
+    "dlayer": "unit-norm layers",
+    "none": "not normalized",
 }
 LOSS_WORDS = {"crossentropy": "cross-entropy", "mse": "MSE"}
 
@@ -81,6 +86,7 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
     from matplotlib import rc_context
 
     from .look import EMBED, fit
+
     if look is not None:
         fit(fig, look, panels)
     paths = []

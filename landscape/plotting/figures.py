@@ -1,4 +1,5 @@
 """The figures ``plot_surface --plot`` draws at the end of a job, from the surface file alone."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,9 @@ from .oned import Style1D, write_1d
 from .twod import Style2D, write_2d
 
 
-def draw_surface_figures(path: str, vmin=None, vmax=None, vlevel=None, log=False, formats=("png",),
-                         dpi: int = 150) -> list[str]:
+def draw_surface_figures(
+    path: str, vmin=None, vmax=None, vlevel=None, log=False, formats=("png",), dpi: int = 150
+) -> list[str]:
     surface = read(path)
     out = os.path.splitext(path)[0]
     if surface.ndim == 1:

@@ -6,6 +6,7 @@ accuracy), one at a time from a selector; a log-scale toggle; contours projected
 hover read-outs of α, β and every quantity at the point; two or more files side by side, each
 quantity on one colour scale across them.  Points not computed are gaps, not zeros.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,6 +19,7 @@ CMAP = "Viridis"
 
 def _quantities(surface) -> dict[str, np.ndarray]:
     from ..io.paraview import quantities
+
     return {k: v for k, v in quantities(surface).items() if not k.endswith("_se")}
 
 
@@ -46,52 +48,116 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
     if not names:
         raise InputError("the surfaces share no quantity to show")
     shown = first if first in names else names[0]
-    fig = make_subplots(rows=1, cols=len(surfaces), specs=[[{"type": "scene"}] * len(surfaces)],
-                        subplot_titles=labels if len(surfaces) > 1 else None, horizontal_spacing=0.02)
+    fig = make_subplots(
+        rows=1,
+        cols=len(surfaces),
+        specs=[[{"type": "scene"}] * len(surfaces)],
+        subplot_titles=labels if len(surfaces) > 1 else None,
+        horizontal_spacing=0.02,
+    )
     linear, logged, visible_by_name, ranges = [], [], {q: [] for q in names}, {}
     for col, (s, quantities) in enumerate(zip(surfaces, per), start=1):
-        readout = np.stack([quantities[q] for q in names], axis=-1)   # (nx, ny, quantities): every value on hover
+        readout = np.stack([quantities[q] for q in names], axis=-1)  # (nx, ny, quantities): every value on hover
         lines = "".join(f"<br>{q} %{{customdata[{i}]:.5g}}" for i, q in enumerate(names))
         for q in names:
             together = np.concatenate([p[q][np.isfinite(p[q])] for p in per])
             positive = together[together > 0]
-            scale = {"lin": (float(together.min()), float(together.max())) if together.size else (0.0, 1.0),
-                     "log": (float(np.log10(positive.min())), float(np.log10(positive.max()))) if positive.size
-                     else (0.0, 1.0)}
+            scale = {
+                "lin": (float(together.min()), float(together.max())) if together.size else (0.0, 1.0),
+                "log": (float(np.log10(positive.min())), float(np.log10(positive.max())))
+                if positive.size
+                else (0.0, 1.0),
+            }
             ranges[q] = scale
-            z = quantities[q].T                          # plotly: z[j][i] is (x[i], y[j])
-            fig.add_trace(go.Surface(
-                x=s.x, y=s.y, z=z, customdata=np.transpose(readout, (1, 0, 2)), name=f"{labels[col - 1]} {q}".strip(),
-                visible=q == shown, colorscale=CMAP, cmin=scale["lin"][0], cmax=scale["lin"][1],
-                showscale=col == len(surfaces), colorbar={"title": {"text": _label(q, s.attrs)}, "len": 0.75},
-                contours={"z": {"show": True, "usecolormap": True, "project": {"z": True}}},
-                hovertemplate=f"α %{{x:.4g}}<br>β %{{y:.4g}}{lines}<extra>{labels[col - 1]}</extra>"), row=1, col=col)
+            z = quantities[q].T  # plotly: z[j][i] is (x[i], y[j])
+            fig.add_trace(
+                go.Surface(
+                    x=s.x,
+                    y=s.y,
+                    z=z,
+                    customdata=np.transpose(readout, (1, 0, 2)),
+                    name=f"{labels[col - 1]} {q}".strip(),
+                    visible=q == shown,
+                    colorscale=CMAP,
+                    cmin=scale["lin"][0],
+                    cmax=scale["lin"][1],
+                    showscale=col == len(surfaces),
+                    colorbar={"title": {"text": _label(q, s.attrs)}, "len": 0.75},
+                    contours={"z": {"show": True, "usecolormap": True, "project": {"z": True}}},
+                    hovertemplate=f"α %{{x:.4g}}<br>β %{{y:.4g}}{lines}<extra>{labels[col - 1]}</extra>",
+                ),
+                row=1,
+                col=col,
+            )
             linear.append((z, *scale["lin"], _label(q, s.attrs)))
             logged.append((_log(z), *scale["log"], f"log₁₀ {_label(q, s.attrs)}"))
             for name in names:
                 visible_by_name[name].append(q == name)
     units = surfaces[0].attrs
-    selector = [{"label": _label(q, units),
-                 "method": "update", "args": [{"visible": visible_by_name[q]}]} for q in names]
+    selector = [
+        {"label": _label(q, units), "method": "update", "args": [{"visible": visible_by_name[q]}]} for q in names
+    ]
 
     def restyle(values):
-        return [{"z": [v[0] for v in values], "cmin": [v[1] for v in values], "cmax": [v[2] for v in values],
-                 "colorbar.title.text": [v[3] for v in values]}]
+        return [
+            {
+                "z": [v[0] for v in values],
+                "cmin": [v[1] for v in values],
+                "cmax": [v[2] for v in values],
+                "colorbar.title.text": [v[3] for v in values],
+            }
+        ]
 
-    toggle = [{"label": "linear", "method": "restyle", "args": restyle(linear)},
-              {"label": "log10", "method": "restyle", "args": restyle(logged)}]
+    toggle = [
+        {"label": "linear", "method": "restyle", "args": restyle(linear)},
+        {"label": "log10", "method": "restyle", "args": restyle(logged)},
+    ]
     fig.update_layout(
-        title={"text": title or "loss landscape: drag to turn, scroll to zoom, hover for values", "y": 0.98,
-               "x": 0.5, "xanchor": "center"},
-        updatemenus=[{"buttons": selector, "direction": "down", "x": 0.0, "xanchor": "left", "y": 1.06,
-                      "yanchor": "bottom", "active": names.index(shown), "showactive": True},
-                     {"buttons": toggle, "type": "buttons", "direction": "right", "x": 0.3, "xanchor": "left",
-                      "y": 1.06, "yanchor": "bottom", "showactive": True}],
-        margin={"l": 0, "r": 0, "t": 110, "b": 0}, height=620, width=600 * len(surfaces))
+        title={
+            "text": title or "loss landscape: drag to turn, scroll to zoom, hover for values",
+            "y": 0.98,
+            "x": 0.5,
+            "xanchor": "center",
+        },
+        updatemenus=[
+            {
+                "buttons": selector,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.06,
+                "yanchor": "bottom",
+                "active": names.index(shown),
+                "showactive": True,
+            },
+            {
+                "buttons": toggle,
+                "type": "buttons",
+                "direction": "right",
+                "x": 0.3,
+                "xanchor": "left",
+                "y": 1.06,
+                "yanchor": "bottom",
+                "showactive": True,
+            },
+        ],
+        margin={"l": 0, "r": 0, "t": 110, "b": 0},
+        height=620,
+        width=600 * len(surfaces),
+    )
     scenes = [f"scene{'' if k == 1 else k}" for k in range(1, len(surfaces) + 1)]
     for scene in scenes:  # one z range for every panel: the same height means the same loss
-        fig.update_layout(**{scene: {"xaxis_title": "α", "yaxis_title": "β", "zaxis_title": "", "aspectmode": "cube",
-                                     "zaxis": {"range": list(ranges[shown]["lin"])}}})
+        fig.update_layout(
+            **{
+                scene: {
+                    "xaxis_title": "α",
+                    "yaxis_title": "β",
+                    "zaxis_title": "",
+                    "aspectmode": "cube",
+                    "zaxis": {"range": list(ranges[shown]["lin"])},
+                }
+            }
+        )
     labels_of = {b["label"]: q for b, q in zip(selector, names)}
     return fig, _script(labels_of, ranges, scenes, shown)
 
@@ -100,16 +166,19 @@ def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str) -> str
     """The page's glue: the selector and the toggle each set their half of the state, and every panel's
     z axis follows the quantity and scale shown (plotly's menus alone cannot combine two choices)."""
     import json
-    return ("var gd = document.getElementById('{plot_id}');"
-            f"var labels = {json.dumps(labels_of)}, ranges = {json.dumps(ranges)}, scenes = {json.dumps(scenes)};"
-            f"var state = {{q: {json.dumps(shown)}, scale: 'lin'}};"
-            "gd.on('plotly_buttonclicked', function (e) {"
-            "  var label = e.button.label;"
-            "  if (label in labels) { state.q = labels[label]; } else { state.scale = label === 'log10' ? 'log' : 'lin'; }"
-            "  var update = {};"
-            "  scenes.forEach(function (s) { update[s + '.zaxis.range'] = ranges[state.q][state.scale]; });"
-            "  Plotly.relayout(gd, update);"
-            "});")
+
+    return (
+        "var gd = document.getElementById('{plot_id}');"
+        f"var labels = {json.dumps(labels_of)}, ranges = {json.dumps(ranges)}, scenes = {json.dumps(scenes)};"
+        f"var state = {{q: {json.dumps(shown)}, scale: 'lin'}};"
+        "gd.on('plotly_buttonclicked', function (e) {"
+        "  var label = e.button.label;"
+        "  if (label in labels) { state.q = labels[label]; } else { state.scale = label === 'log10' ? 'log' : 'lin'; }"
+        "  var update = {};"
+        "  scenes.forEach(function (s) { update[s + '.zaxis.range'] = ranges[state.q][state.scale]; });"
+        "  Plotly.relayout(gd, update);"
+        "});"
+    )
 
 
 def save(page, path: str) -> str:

@@ -11,6 +11,7 @@ Every style embeds PDF fonts as TrueType (Type 42, which journals' checks accept
 and keeps SVG text as text.  A drawing function is called inside ``use(style)`` (fonts and lines are
 fixed when the artists are made); ``fit`` then sets the figure's width, keeping its proportions.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -28,22 +29,31 @@ EMBED = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
 @dataclass(frozen=True)
 class Look:
     name: str
-    one: float | None = None     # inches: a figure of one panel; None: as drawn
-    two: float | None = None     # inches: a figure of several panels
-    font: float | None = None    # points
-    line: float | None = None    # points
+    one: float | None = None  # inches: a figure of one panel; None: as drawn
+    two: float | None = None  # inches: a figure of several panels
+    font: float | None = None  # points
+    line: float | None = None  # points
     dpi: int | None = None
     safe_colours: bool = False
 
     def rc(self) -> dict:
         out = dict(EMBED)
         if self.font:
-            out.update({"font.size": self.font, "axes.titlesize": self.font + 1, "axes.labelsize": self.font,
-                        "xtick.labelsize": self.font - 1, "ytick.labelsize": self.font - 1,
-                        "legend.fontsize": self.font - 1, "figure.titlesize": self.font + 1})
+            out.update(
+                {
+                    "font.size": self.font,
+                    "axes.titlesize": self.font + 1,
+                    "axes.labelsize": self.font,
+                    "xtick.labelsize": self.font - 1,
+                    "ytick.labelsize": self.font - 1,
+                    "legend.fontsize": self.font - 1,
+                    "figure.titlesize": self.font + 1,
+                }
+            )
         if self.line:
-            out.update({"lines.linewidth": self.line, "axes.linewidth": 0.6 * self.line,
-                        "lines.markersize": 3 * self.line})
+            out.update(
+                {"lines.linewidth": self.line, "axes.linewidth": 0.6 * self.line, "lines.markersize": 3 * self.line}
+            )
         if self.safe_colours:
             out["axes.prop_cycle"] = cycler(color=list(OKABE_ITO))
         return out

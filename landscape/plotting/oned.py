@@ -6,6 +6,7 @@ kind of filter-normalized direction).  Training curves are solid, test curves
 dashed; the loss is drawn thick and the accuracy thin, and a second legend says
 so.  NaN (not computed) points are gaps.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,24 +31,30 @@ SINGLE_LOSS_COLOUR, SINGLE_ACC_COLOUR = "C0", "C3"
 class Style1D:
     """What a 1-D figure shows; every limit is optional (``None`` = automatic)."""
 
-    split: str = "both"          # train, test, or both (test only where the file has it)
-    error: bool = False          # plot 100 - accuracy instead of accuracy
-    log: bool = False            # log scale for the loss axis
+    split: str = "both"  # train, test, or both (test only where the file has it)
+    error: bool = False  # plot 100 - accuracy instead of accuracy
+    log: bool = False  # log scale for the loss axis
     xlim: tuple = (None, None)
     loss_lim: tuple = (None, None)
     acc_lim: tuple = (None, None)  # default 0-100 %: the full range, so figures compare at a glance
     title: str | None = None
 
     def __post_init__(self):
-        for flags, pair in ((("xmin", "xmax"), self.xlim), (("loss_min", "loss_max"), self.loss_lim),
-                            (("acc_min", "acc_max"), self.acc_lim)):
+        for flags, pair in (
+            (("xmin", "xmax"), self.xlim),
+            (("loss_min", "loss_max"), self.loss_lim),
+            (("acc_min", "acc_max"), self.acc_lim),
+        ):
             for flag, value in zip(flags, pair):
                 if value is not None and not math.isfinite(value):
                     raise UsageError(f"--{flag} {value}: expected a finite number")
         if self.split not in SPLITS:
             raise UsageError(f"split {self.split!r}: expected one of {', '.join(SPLITS)}")
-        for flags, (lo, hi) in ((("xmin", "xmax"), self.xlim), (("loss_min", "loss_max"), self.loss_lim),
-                                (("acc_min", "acc_max"), self.acc_lim)):
+        for flags, (lo, hi) in (
+            (("xmin", "xmax"), self.xlim),
+            (("loss_min", "loss_max"), self.loss_lim),
+            (("acc_min", "acc_max"), self.acc_lim),
+        ):
             if lo is not None and hi is not None and not lo < hi:
                 raise UsageError(f"--{flags[0]} {lo:g} must be smaller than --{flags[1]} {hi:g}")
         lo, hi = self.acc_lim  # one limit alone is checked against the default range 0-100 %
@@ -64,8 +71,10 @@ def splits_to_draw(surface: Surface, split: str) -> list[str]:
     wanted = ["train", "test"] if split == "both" else [split]
     present = [s for s in wanted if f"{s}_loss" in surface.values or f"{s}_acc" in surface.values]
     if split != "both" and not present:
-        raise InputError(f"{surface.path} has no {split} values (it has {', '.join(sorted(surface.values))}); "
-                         f"expected {split}_loss or {split}_acc for --split {split}")
+        raise InputError(
+            f"{surface.path} has no {split} values (it has {', '.join(sorted(surface.values))}); "
+            f"expected {split}_loss or {split}_acc for --split {split}"
+        )
     return present
 
 
@@ -73,8 +82,10 @@ def check_1d(surfaces: list[Surface]) -> None:
     """A 1-D figure takes 1-D surfaces with at least one computed point."""
     for s in surfaces:
         if s.ndim != 1:
-            raise InputError(f"{s.path} is a 2-D surface ({len(s.x)}×{len(s.y)} points); "
-                             "expected a 1-D surface (draw 2-D ones with plot_2d)")
+            raise InputError(
+                f"{s.path} is a 2-D surface ({len(s.x)}×{len(s.y)} points); "
+                "expected a 1-D surface (draw 2-D ones with plot_2d)"
+            )
         if not s.done.any():
             raise InputError(f"{s.path} has no computed points; expected at least one (is the run still going?)")
 
@@ -94,7 +105,7 @@ def draw_1d(surfaces: list[Surface], labels: list[str] | None = None, style: Sty
     single = len(surfaces) == 1
     drawn_splits = set()
 
-    for k, (surf, label) in enumerate(zip(surfaces, labels)):
+    for k, surf in enumerate(surfaces):
         colour = f"C{k % 10}"
         for split in splits_to_draw(surf, style.split):
             drawn_splits.add(split)
@@ -108,8 +119,9 @@ def draw_1d(surfaces: list[Surface], labels: list[str] | None = None, style: Sty
     _label_axes(ax_loss, ax_acc, surfaces, style, single)
     if single and labels_given:  # one curve set needs no legend entry; its label is the title
         ax_loss.set_title(labels[0])
-    _legends(fig, labels if not single else [], sorted(drawn_splits, key=SPLITS.index), ax_acc is not None,
-             style, single)
+    _legends(
+        fig, labels if not single else [], sorted(drawn_splits, key=SPLITS.index), ax_acc is not None, style, single
+    )
     if style.title:
         fig.suptitle(style.title)
     return fig
@@ -119,8 +131,9 @@ def _curve(ax, x, y, colour, split, width):
     # Lines break at NaN; on a partly computed surface an isolated computed point
     # would then be invisible, so such curves also get a dot at every point.
     partial = bool(np.isnan(y).any())
-    ax.plot(x, y, color=colour, linestyle=LINESTYLE[split], linewidth=width,
-            marker="." if partial else None, markersize=3)
+    ax.plot(
+        x, y, color=colour, linestyle=LINESTYLE[split], linewidth=width, marker="." if partial else None, markersize=3
+    )
 
 
 def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None:
@@ -132,6 +145,7 @@ def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None
         log_ticks(ax_loss.yaxis)
     ax_loss.set_xlim(*_limits(style.xlim, np.concatenate([s.x for s in surfaces])))
     from matplotlib.ticker import MaxNLocator  # -1, -0.5, 0, ...: legible in a paper's column too
+
     ax_loss.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
     ax_loss.set_ylim(*style.loss_lim)
     ax_loss.grid(True, alpha=0.3)
@@ -178,6 +192,7 @@ def _legends(fig, labels, splits, has_acc: bool, style: Style1D, single: bool) -
     """A legend below the axes (never hiding a curve): a column of surface colours, then
     one column per split saying what line style and width mean.  Columns are padded
     with blank entries because matplotlib fills a legend column by column."""
+
     def line(label, colour="0.2", style_="-", width=LOSS_WIDTH):
         return Line2D([], [], color=colour, linestyle=style_, linewidth=width, label=label)
 
@@ -187,18 +202,25 @@ def _legends(fig, labels, splits, has_acc: bool, style: Style1D, single: bool) -
         name = {"train": "training", "test": "test"}[split]
         column = [line(f"{name} loss (left)", SINGLE_LOSS_COLOUR if single else "0.2", LINESTYLE[split])]
         if has_acc:
-            column.append(line(f"{name} {words} (right)", SINGLE_ACC_COLOUR if single else "0.2",
-                               LINESTYLE[split], ACC_WIDTH))
+            column.append(
+                line(f"{name} {words} (right)", SINGLE_ACC_COLOUR if single else "0.2", LINESTYLE[split], ACC_WIDTH)
+            )
         columns.append(column)
     rows = max(len(c) for c in columns)
     blank = Line2D([], [], alpha=0.0, label=" ")
     handles = [h for c in columns for h in c + [blank] * (rows - len(c))]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(columns), fontsize="small",
-               frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(columns), fontsize="small", frameon=False)
 
 
-def write_1d(surfaces: list[Surface], out: str, labels: list[str] | None = None, formats=("png",),
-             dpi: int = 150, style: Style1D = Style1D(), look=None) -> tuple[list[str], Figure]:
+def write_1d(
+    surfaces: list[Surface],
+    out: str,
+    labels: list[str] | None = None,
+    formats=("png",),
+    dpi: int = 150,
+    style: Style1D = Style1D(),
+    look=None,
+) -> tuple[list[str], Figure]:
     """Draw ``surfaces`` overlaid and write ``<out>_1d.<fmt>``; return (paths, figure)."""
     fig = draw_1d(surfaces, labels, style)
     return save(fig, f"{out}_1d", formats, dpi, look), fig

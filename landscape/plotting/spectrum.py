@@ -5,6 +5,7 @@ near zero, a few large outliers, small negative ones), so the eigenvalue axis is
 within ±``linthresh``) and the density axis logarithmic, as Ghorbani et al. (2019) draw it.  The
 quadrature's nodes are marked below the curve.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,12 @@ def draw(densities: dict, sigma: float | None = None, title: str | None = None) 
     curves = {label: density.smoothed(grid, sigma) for label, density in densities.items()}
     floor = 1e-7 * max(float(values.max()) for values in curves.values())  # seven decades below the peak
     for i, (label, density) in enumerate(densities.items()):
-        ax.plot(grid, np.maximum(curves[label], floor), color=f"C{i}", label=f"{label} ({density.runs} × "
-                f"{density.steps} Lanczos steps)")
+        ax.plot(
+            grid,
+            np.maximum(curves[label], floor),
+            color=f"C{i}",
+            label=f"{label} ({density.runs} × {density.steps} Lanczos steps)",
+        )
         marked = density.nodes[density.weights > 1e-6]
         ax.plot(marked, np.full(len(marked), floor * 1.5), "|", color=f"C{i}", markersize=8)
     ax.set_xscale("symlog", linthresh=linthresh)

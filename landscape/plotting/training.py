@@ -6,6 +6,7 @@ Goyal et al. (2017, Fig. 1) and Keskar et al. (2017), where the naive recipe's e
 batch and the others stay flat.  Right: the test error per epoch of each run (the mean over seeds),
 one colour per batch size and one line style per recipe.
 """
+
 from __future__ import annotations
 
 import csv
@@ -46,8 +47,10 @@ def _what(done: list[dict]) -> str:
         identity = (read_run(r["folder"]) or {}).get("identity", {})
         for key in ("model", "dataset", "epochs"):
             seen.setdefault(key, set()).add(identity.get(key, "?"))
-    words = [f"{key} " + (" / ".join(map(str, sorted(values, key=str))) if len(values) < 4 else "(mixed)")
-             for key, values in seen.items()]
+    words = [
+        f"{key} " + (" / ".join(map(str, sorted(values, key=str))) if len(values) < 4 else "(mixed)")
+        for key, values in seen.items()
+    ]
     mixed = [key for key, values in seen.items() if len(values) > 1]
     return ", ".join(words) + (f"  — note: the runs differ in {' and '.join(mixed)}" if mixed else "")
 
@@ -73,8 +76,16 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             means.append(float(np.mean(errors)))
             stds.append(float(np.std(errors, ddof=1)) if len(errors) > 1 else 0.0)
         seeds = len({r["seed"] for r in done if r["recipe"] == recipe})
-        left.errorbar(xs, means, yerr=stds, color=colour, marker="o", capsize=3, linewidth=1.8,
-                      label=f"{recipe} ({seeds} seed{'s' * (seeds > 1)})")
+        left.errorbar(
+            xs,
+            means,
+            yerr=stds,
+            color=colour,
+            marker="o",
+            capsize=3,
+            linewidth=1.8,
+            label=f"{recipe} ({seeds} seed{'s' * (seeds > 1)})",
+        )
     left.set_xscale("log", base=2)
     left.set_xticks(batches, [str(b) for b in batches])
     left.set_xlabel("batch size")
@@ -97,6 +108,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
     right.set_yscale("log")
     from matplotlib.ticker import MaxNLocator
+
     right.xaxis.set_major_locator(MaxNLocator(integer=True))
     right.set_xlabel("epoch")
     right.set_ylabel("test error (%)")
@@ -106,8 +118,9 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     handles += [Line2D([], [], color="0.3", linestyle=STYLES[i % len(STYLES)], label=r) for i, r in enumerate(recipes)]
     right.legend(handles=handles, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if "adaptive" in recipes:
-        left.text(0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7,
-                  color="0.4")
+        left.text(
+            0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7, color="0.4"
+        )
     what = _what(done)
     fig.suptitle(title or what, fontsize=11)
     fig.text(0.5, 0.005, what if title else "", ha="center", fontsize=8, color="0.35")
@@ -115,8 +128,9 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     return fig
 
 
-def write_training(rows: list[dict], stem: str, formats=("png", "pdf"), dpi: int = 150,
-                   title: str | None = None, look=None) -> list[str]:
+def write_training(
+    rows: list[dict], stem: str, formats=("png", "pdf"), dpi: int = 150, title: str | None = None, look=None
+) -> list[str]:
     folder = os.path.dirname(stem)
     if folder:
         os.makedirs(folder, exist_ok=True)

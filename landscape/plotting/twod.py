@@ -7,6 +7,7 @@ and without skip connections).  Orientation: a file stores ``[i, j]`` at
 transposes once, here and nowhere else (the reference code's double transposition
 scrambled non-square grids).
 """
+
 from __future__ import annotations
 
 import math
@@ -29,14 +30,15 @@ SUFFIX = {"contour": "2dcontour", "contourf": "2dcontourf", "surface": "3dsurfac
 CMAP = colormaps["viridis"]
 # Contour lines on white: drop viridis' pale yellow end, which would be invisible.
 LINE_CMAP = ListedColormap(CMAP(np.linspace(0.0, 0.85, 256)))
-AUTO_LEVELS = 20      # about this many levels when none are given
-MAX_LEVELS = 500      # more than this is a typo in --vlevel, not a wish
-LABELLED_LINES = 8    # clabel at most this many levels, or labels cover the lines
-ABOVE = "0.9"         # the shade of values above the top contour level
-FINE = 100            # a cut 3-D surface is drawn on this many points per side (mplot3d draws at most 100)
+AUTO_LEVELS = 20  # about this many levels when none are given
+MAX_LEVELS = 500  # more than this is a typo in --vlevel, not a wish
+LABELLED_LINES = 8  # clabel at most this many levels, or labels cover the lines
+ABOVE = "0.9"  # the shade of values above the top contour level
+FINE = 100  # a cut 3-D surface is drawn on this many points per side (mplot3d draws at most 100)
 
 
 # --------------------------------------------------------------------------- data
+
 
 def available(surface: Surface) -> list[str]:
     """Quantities ``surface`` can show: stored ones, and those drawn from them (``*_err`` = 100 - ``*_acc``)."""
@@ -64,8 +66,9 @@ def check_2d(surfaces: list[Surface], name: str) -> None:
     """A 2-D figure takes 2-D surfaces that have ``name`` and at least one computed point."""
     for s in surfaces:
         if s.ndim != 2:
-            raise InputError(f"{s.path} is a 1-D surface ({len(s.x)} points); "
-                             "expected a 2-D surface (draw 1-D ones with plot_1d)")
+            raise InputError(
+                f"{s.path} is a 1-D surface ({len(s.x)} points); expected a 2-D surface (draw 1-D ones with plot_1d)"
+            )
         if len(s.x) < 2 or len(s.y) < 2:
             raise InputError(f"{s.path} has a {len(s.x)}×{len(s.y)} grid; expected at least 2×2 points to draw")
         if not s.done.any():
@@ -74,6 +77,7 @@ def check_2d(surfaces: list[Surface], name: str) -> None:
 
 
 # --------------------------------------------------------------------------- levels
+
 
 @dataclass(frozen=True)
 class Style2D:
@@ -84,7 +88,7 @@ class Style2D:
     vlevel: float | None = None
     log: bool = False
     title: str | None = None
-    columns: int | None = None   # panels per row when several surfaces are drawn (default: all in one row)
+    columns: int | None = None  # panels per row when several surfaces are drawn (default: all in one row)
 
     def __post_init__(self):
         for flag in ("vmin", "vmax", "vlevel"):
@@ -123,8 +127,13 @@ def _robust_max(finite: np.ndarray) -> float:
     return hi if hi - lo <= 3.0 * (q - lo) else q
 
 
-def levels_for(arrays: list[np.ndarray], vmin: float | None = None, vmax: float | None = None,
-               vlevel: float | None = None, log: bool = False) -> np.ndarray:
+def levels_for(
+    arrays: list[np.ndarray],
+    vmin: float | None = None,
+    vmax: float | None = None,
+    vlevel: float | None = None,
+    log: bool = False,
+) -> np.ndarray:
     """Contour levels shared by all panels.
 
     As in the reference code, ``levels = arange(vmin, vmax + tiny, vlevel)``; what is
@@ -157,13 +166,11 @@ def levels_for(arrays: list[np.ndarray], vmin: float | None = None, vmax: float 
         lo = np.floor(lo / step + 1e-9) * step
     count = int(np.floor((hi - lo) / step + 1e-9)) + 1
     if count > MAX_LEVELS:
-        raise UsageError(f"--vlevel {step:g} gives {count} contour levels {where}; "
-                         f"expected at most {MAX_LEVELS}")
+        raise UsageError(f"--vlevel {step:g} gives {count} contour levels {where}; expected at most {MAX_LEVELS}")
     levels = lo + step * np.arange(count)
     if count < 2:
-        raise UsageError(f"--vlevel {step:g} leaves fewer than two contour levels {where}; "
-                         "expected a smaller step")
-    return 10.0 ** levels if log else levels
+        raise UsageError(f"--vlevel {step:g} leaves fewer than two contour levels {where}; expected a smaller step")
+    return 10.0**levels if log else levels
 
 
 def _level_format(levels: np.ndarray, log: bool):
@@ -177,8 +184,15 @@ def _level_format(levels: np.ndarray, log: bool):
 
 # --------------------------------------------------------------------------- drawing
 
-def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels: list[str] | None = None,
-            style: Style2D = Style2D(), trajectories: list | None = None) -> Figure:
+
+def draw_2d(
+    surfaces: list[Surface],
+    kind: str,
+    name: str = "train_loss",
+    labels: list[str] | None = None,
+    style: Style2D = Style2D(),
+    trajectories: list | None = None,
+) -> Figure:
     """One figure of ``kind`` (contour, contourf, surface): a panel per surface, shared levels and colours.
 
     Panel titles are the ``labels`` when given, or the file names when there are several panels.
@@ -226,11 +240,11 @@ def draw_2d(surfaces: list[Surface], kind: str, name: str = "train_loss", labels
 
     if kind == "contour":  # lines carry their own labels; say once what they measure
         above = f"; grey: above {plain_number(levels[-1])}" if extend in ("max", "both") else ""
-        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model{above}", ha="center", va="top",
-                 fontsize="small")
+        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model{above}", ha="center", va="top", fontsize="small")
     else:
-        bar = fig.colorbar(mappable, ax=axes, shrink=0.8 if kind == "contourf" else 0.6,
-                           pad=0.02 if kind == "contourf" else 0.03)
+        bar = fig.colorbar(
+            mappable, ax=axes, shrink=0.8 if kind == "contourf" else 0.6, pad=0.02 if kind == "contourf" else 0.03
+        )
         bar.set_label(words)
         if style.log:
             log_ticks(bar.ax.yaxis)
@@ -260,7 +274,7 @@ def _contours(ax, X, Y, Z, levels, norm, log, extend: str, filled: bool):
     if extend in ("max", "both"):  # above the top level: shaded, or it would look like the empty basin
         ax.contourf(X, Y, Zm, levels=[levels[-1], np.inf], colors=[ABOVE], zorder=0)
     cs = ax.contour(X, Y, Zm, levels=levels, cmap=LINE_CMAP, norm=norm, linewidths=1.0)
-    labelled, spots = _label_spots(cs, levels[::int(np.ceil(len(levels) / LABELLED_LINES))], X, Y, Z, log)
+    labelled, spots = _label_spots(cs, levels[:: int(np.ceil(len(levels) / LABELLED_LINES))], X, Y, Z, log)
     if labelled:
         ax.clabel(cs, labelled, manual=spots, inline=True, fontsize=7, fmt=_level_format(np.array(labelled), log))
     return cs
@@ -313,7 +327,7 @@ def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tupl
 
 
 def _trajectory(ax, path) -> None:
-    """The optimizer's path (a ``surface.pca.Trajectory``) over the contours: every checkpoint a dot,
+    """The optimizer's path (a ``directions.Trajectory``) over the contours: every checkpoint a dot,
     some labelled with their epoch; the axes say how much of the path's variance each one holds, and a
     note what a random walk of as many steps would show (Antognini & Sohl-Dickstein 2018)."""
     xy = np.asarray(path.coordinates)
@@ -326,22 +340,39 @@ def _trajectory(ax, path) -> None:
         if all(np.hypot(*(xy[i] - xy[j])) > 0.04 * span for j in shown) or i == len(xy) - 1:
             shown = [j for j in shown if np.hypot(*(xy[i] - xy[j])) > 0.04 * span] + [i]
     for i in shown:
-        ax.annotate(str(path.labels[i]), xy[i], textcoords="offset points", xytext=(4, 3), fontsize=7,
-                    color="crimson", zorder=7)
+        ax.annotate(
+            str(path.labels[i]), xy[i], textcoords="offset points", xytext=(4, 3), fontsize=7, color="crimson", zorder=7
+        )
     ax.set_xlabel(f"PC1 ({100 * path.explained[0]:.1f} % of the path's variance)")
     ax.set_ylabel(f"PC2 ({100 * path.explained[1]:.1f} % of the path's variance)")
     ax.set_aspect("equal", adjustable="datalim")  # both axes are distances in weight space
-    ax.annotate(f"path of {len(xy)} checkpoints, labelled with epochs; a random walk of as many steps: "
-                f"PC1 {100 * path.random_walk[0]:.0f} %, PC2 {100 * path.random_walk[1]:.0f} %",
-                xy=(0.0, 1.0), xycoords="axes fraction", xytext=(0, 4), textcoords="offset points",
-                fontsize=6.5, color="0.3", va="bottom")
+    ax.annotate(
+        f"path of {len(xy)} checkpoints, labelled with epochs; a random walk of as many steps: "
+        f"PC1 {100 * path.random_walk[0]:.0f} %, PC2 {100 * path.random_walk[1]:.0f} %",
+        xy=(0.0, 1.0),
+        xycoords="axes fraction",
+        xytext=(0, 4),
+        textcoords="offset points",
+        fontsize=6.5,
+        color="0.3",
+        va="bottom",
+    )
 
 
 def _mark_origin(ax, surf: Surface) -> None:
     """A star at (0, 0), the trained model, when the grid contains it."""
     if surf.x.min() <= 0 <= surf.x.max() and surf.y.min() <= 0 <= surf.y.max():
-        ax.plot(0.0, 0.0, marker="*", markersize=11, markerfacecolor="white", markeredgecolor="black",
-                markeredgewidth=0.8, linestyle="none", zorder=5)
+        ax.plot(
+            0.0,
+            0.0,
+            marker="*",
+            markersize=11,
+            markerfacecolor="white",
+            markeredgecolor="black",
+            markeredgewidth=0.8,
+            linestyle="none",
+            zorder=5,
+        )
 
 
 def _finer(X, Y, Z):
@@ -382,27 +413,67 @@ def _surface(ax, X, Y, Z, levels, norm, log):
     ax.computed_zorder = False  # keep the origin marker above the surface
     # Every grid cell up to 100 per side; finer grids are subsampled, or a 201 x 201
     # surface becomes 40,000 polygons: a slow, 10 MB PDF that looks the same.
-    ax.plot_surface(X, Y, Zc, cmap=CMAP, norm=colours, rcount=min(X.shape[0], 100), ccount=min(X.shape[1], 100),
-                    linewidth=0, antialiased=False, zorder=1)
+    ax.plot_surface(
+        X,
+        Y,
+        Zc,
+        cmap=CMAP,
+        norm=colours,
+        rcount=min(X.shape[0], 100),
+        ccount=min(X.shape[1], 100),
+        linewidth=0,
+        antialiased=False,
+        zorder=1,
+    )
     ax.set_zlim(lo, hi)
     clipped = bool(above.any())
     if clipped and np.isfinite(rim).sum() >= 4:  # the rim of the cut, drawn at its height
-        ax.contour(X, Y, np.nan_to_num(rim, nan=-np.inf), levels=[hi], zdir="z", offset=hi, colors="0.15",
-                   linewidths=1.0, zorder=2)
+        ax.contour(
+            X,
+            Y,
+            np.nan_to_num(rim, nan=-np.inf),
+            levels=[hi],
+            zdir="z",
+            offset=hi,
+            colors="0.15",
+            linewidths=1.0,
+            zorder=2,
+        )
     if log:  # the z axis is log10 of the values; the colour bar shows the values themselves
         ax.set_zlabel("log₁₀")
-    if math.isfinite(centre) and levels[0] <= centre <= levels[-1] or (math.isfinite(centre) and not log
-                                                                        and centre <= levels[-1]):
-        ax.scatter([0.0], [0.0], [np.log10(centre) if log else centre], marker="*", s=90, c="white",
-                   edgecolors="black", linewidths=0.8, zorder=10, depthshade=False)
+    if (
+        math.isfinite(centre)
+        and levels[0] <= centre <= levels[-1]
+        or (math.isfinite(centre) and not log and centre <= levels[-1])
+    ):
+        ax.scatter(
+            [0.0],
+            [0.0],
+            [np.log10(centre) if log else centre],
+            marker="*",
+            s=90,
+            c="white",
+            edgecolors="black",
+            linewidths=0.8,
+            zorder=10,
+            depthshade=False,
+        )
     ax.set_box_aspect((np.ptp(X), np.ptp(Y), 0.7 * max(np.ptp(X), np.ptp(Y))))  # α and β to scale
     return ScalarMappable(norm=norm, cmap=CMAP), clipped  # the colour bar shows the values, also with --log
 
 
-def write_2d(surfaces: list[Surface], out: str, name: str = "train_loss", kinds=KINDS,
-             labels: list[str] | None = None, formats=("png",), dpi: int = 150,
-             style: Style2D = Style2D(), trajectories: list | None = None,
-             look=None) -> tuple[list[str], list[Figure]]:
+def write_2d(
+    surfaces: list[Surface],
+    out: str,
+    name: str = "train_loss",
+    kinds=KINDS,
+    labels: list[str] | None = None,
+    formats=("png",),
+    dpi: int = 150,
+    style: Style2D = Style2D(),
+    trajectories: list | None = None,
+    look=None,
+) -> tuple[list[str], list[Figure]]:
     """Write ``<out>_<name>_2dcontour|_2dcontourf|_3dsurface.<fmt>`` for ``kinds``; return (paths, figures)."""
     paths, figures = [], []
     for kind in kinds:

@@ -14,6 +14,7 @@ Everything lands in ``measures.json`` with the settings and the checkpoint's SHA
 the same settings reads it back, one with other settings or a changed checkpoint is refused rather
 than mixing two computations in one table.  Nothing here knows about ranks.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ MEASURES_FILE = "measures.json"
 @dataclass(frozen=True)
 class Measure:
     key: str
-    label: str       # plain text and Markdown
+    label: str  # plain text and Markdown
     latex: str
     sharpness: bool  # a measure of the minimum's shape, which the verdict weighs; else an outcome of training
 
@@ -71,38 +72,46 @@ def _positive(name, value, whole=False) -> None:
 class MeasureConfig:
     """The settings of every measure: recorded with the results, and equal for every run of a report."""
 
-    grid_1d: str = "-1:1:41"       # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
-    grid_2d: str = "-1:1:21"       # the 2-D surface, the same along x and y
-    radius: float = 0.5            # the average rise and the 2-D rise: distance from the minimum
-    directions: int = 20           # the average rise: random filter-normalized directions
-    trace_samples: int = 20        # Hutchinson: Rademacher vectors
-    tol: float = 1e-3              # Lanczos: relative tolerance of λmax
-    rho: float = 0.01              # adaptive sharpness: the box |δ| <= rho |w|
-    epsilon: float = 1e-3          # Keskar's box |δ| <= epsilon (|w| + 1)
-    subspace: int = 0              # Keskar's random subspace dimension; 0: the full space
-    maxiter: int = 10              # L-BFGS-B iterations of the worst-case searches
-    dtype: str = "float32"         # the Hessian products and sharpness searches
-    batch_size: int = 512          # samples per forward pass (surfaces and products)
+    grid_1d: str = "-1:1:41"  # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
+    grid_2d: str = "-1:1:21"  # the 2-D surface, the same along x and y
+    radius: float = 0.5  # the average rise and the 2-D rise: distance from the minimum
+    directions: int = 20  # the average rise: random filter-normalized directions
+    trace_samples: int = 20  # Hutchinson: Rademacher vectors
+    tol: float = 1e-3  # Lanczos: relative tolerance of λmax
+    rho: float = 0.01  # adaptive sharpness: the box |δ| <= rho |w|
+    epsilon: float = 1e-3  # Keskar's box |δ| <= epsilon (|w| + 1)
+    subspace: int = 0  # Keskar's random subspace dimension; 0: the full space
+    maxiter: int = 10  # L-BFGS-B iterations of the worst-case searches
+    dtype: str = "float32"  # the Hessian products and sharpness searches
+    batch_size: int = 512  # samples per forward pass (surfaces and products)
     train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
     loss_name: str = "crossentropy"
-    seed: int = 0                  # directions, start and trace vectors, subspace
+    seed: int = 0  # directions, start and trace vectors, subspace
 
     def __post_init__(self):
-        from ..surface.grid import Axis
+        from ..grid import Axis
+
         for name in ("radius", "tol", "rho", "epsilon"):
             _positive(name, getattr(self, name))
         for name in ("grid_1d", "grid_2d"):
             axis = Axis.parse(getattr(self, name), name)
             if not np.any(axis.coordinates() == 0):
-                raise ConfigError(name, getattr(self, name), "a grid holding 0, the trained network "
-                                  "(MIN = -MAX and an odd NUM, e.g. -1:1:21)")
+                raise ConfigError(
+                    name,
+                    getattr(self, name),
+                    "a grid holding 0, the trained network (MIN = -MAX and an odd NUM, e.g. -1:1:21)",
+                )
             object.__setattr__(self, name, f"{_plain(axis.lo)}:{_plain(axis.hi)}:{axis.num}")  # -1.0:1:5 is -1:1:5
         grid = Axis.parse(self.grid_2d, "grid_2d")
         step = (grid.hi - grid.lo) / (grid.num - 1)
         if not step <= self.radius <= min(-grid.lo, grid.hi):
-            raise ConfigError("radius", self.radius, f"a radius from the 2-D grid's spacing ({step:g}) to its half "
-                              f"width ({min(-grid.lo, grid.hi):g}): the 2-D rise averages the grid points within it",
-                              literal=True)
+            raise ConfigError(
+                "radius",
+                self.radius,
+                f"a radius from the 2-D grid's spacing ({step:g}) to its half "
+                f"width ({min(-grid.lo, grid.hi):g}): the 2-D rise averages the grid points within it",
+                literal=True,
+            )
         for name in ("directions", "maxiter", "batch_size"):
             _positive(name, getattr(self, name), whole=True)
         if isinstance(self.trace_samples, bool) or not isinstance(self.trace_samples, int) or self.trace_samples < 2:
@@ -128,7 +137,7 @@ class Target:
     dataset: str
     datapath: str | None = None
     num_classes: int | None = None
-    device: str = "cpu"            # this rank's device, already chosen
+    device: str = "cpu"  # this rank's device, already chosen
     threads: int | None = None
 
 
@@ -151,39 +160,54 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
     if not same:
         now = config.record()
         changed = [f"{k} {stored.get(k)!r} there, {now[k]!r} now" for k in now if stored.get(k) != now[k]]
-        raise MismatchError(f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
-                            "choose another out or remove that folder to measure again")
+        raise MismatchError(
+            f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
+            "choose another out or remove that folder to measure again"
+        )
     then = {k: found.get("target", {}).get(k) for k in TARGET_IDENTITY}
     if then != {k: getattr(target, k) for k in TARGET_IDENTITY}:
-        raise MismatchError(f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
-                            f"{then['num_classes']}, datapath {then['datapath']}), not as {target.model} on "
-                            f"{target.dataset}; choose another out or remove that folder to measure again")
+        raise MismatchError(
+            f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
+            f"{then['num_classes']}, datapath {then['datapath']}), not as {target.model} on "
+            f"{target.dataset}; choose another out or remove that folder to measure again"
+        )
     if found.get("checkpoint_sha256") != checkpoint_sha:
-        raise MismatchError(f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
-                            "differs: retrained?); choose another out or remove that folder to measure again")
+        raise MismatchError(
+            f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
+            "differs: retrained?); choose another out or remove that folder to measure again"
+        )
     return found
 
 
 def _surfaces(run: Run, target: Target, config: MeasureConfig, folder: str):
     from ..data import DataConfig
+    from ..grid import Grid
     from ..io.surface_file import read
     from ..models import ModelConfig
     from ..parallel.comm import SerialComm
     from ..surface.direction_set import DirectionConfig
     from ..surface.evaluation import EvaluationConfig
-    from ..surface.grid import Grid
     from ..surface.job import RunConfig, SurfaceJob, run_surface
 
     out = []
-    for name, grid in (("surface_1d.h5", Grid.parse(config.grid_1d)),
-                       ("surface_2d.h5", Grid.parse(config.grid_2d, config.grid_2d))):
+    for name, grid in (
+        ("surface_1d.h5", Grid.parse(config.grid_1d)),
+        ("surface_2d.h5", Grid.parse(config.grid_2d, config.grid_2d)),
+    ):
         job = SurfaceJob(
             model=ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint),
-            grid=grid, data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
+            grid=grid,
+            data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
             directions=DirectionConfig(xnorm="filter", xignore="biasbn", seed=config.seed),
             evaluation=EvaluationConfig(loss_name=config.loss_name, batch_size=config.batch_size),
-            run=RunConfig(surf_file=os.path.join(folder, name), threads=target.threads, quiet=True,
-                          device=target.device, argv=("landscape", "report")))
+            run=RunConfig(
+                surf_file=os.path.join(folder, name),
+                threads=target.threads,
+                quiet=True,
+                device=target.device,
+                argv=("landscape", "report"),
+            ),
+        )
         run_surface(job, SerialComm())
         out.append(read(os.path.join(folder, name)))
     return out
@@ -199,27 +223,46 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
     from ..curvature import Hessian, extreme, hutchinson
     from ..curvature import sharpness as measures
     from ..data import DataConfig, load_data
+    from ..losses import Loss
     from ..models import ModelConfig, load_model
-    from ..surface.losses import Loss
 
     cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
-    data = load_data(DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset,
-                                test=False))
-    h = Hessian(model, data.train, Loss(config.loss_name), batch_size=config.batch_size, dtype=config.dtype,
-                device=target.device)
+    data = load_data(DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset, test=False))
+    h = Hessian(
+        model,
+        data.train,
+        Loss(config.loss_name),
+        batch_size=config.batch_size,
+        dtype=config.dtype,
+        device=target.device,
+    )
     top = extreme(h, k=1, end="top", tol=config.tol, seed=config.seed)
     trace = hutchinson(h, samples=config.trace_samples, seed=config.seed)
-    eps = measures.epsilon_sharpness(h, epsilon=config.epsilon, subspace=config.subspace or None,
-                                     maxiter=config.maxiter, seed=config.seed)
+    eps = measures.epsilon_sharpness(
+        h, epsilon=config.epsilon, subspace=config.subspace or None, maxiter=config.maxiter, seed=config.seed
+    )
     adaptive = measures.adaptive_sharpness(h, rho=config.rho, maxiter=config.maxiter)
     average = measures.average_rise(h, radius=config.radius, directions=config.directions, seed=config.seed)
-    return {"values": {"lambda_max": top.values[0], "trace": trace.value, "epsilon_sharpness": eps.value,
-                       "adaptive_sharpness": adaptive.value, "average_rise": average.value},
-            "errors": {"trace": trace.stderr, "average_rise": average.stderr},
-            "details": {"lambda_max": top.record(), "trace": trace.record(), "epsilon_sharpness": eps.record(),
-                        "adaptive_sharpness": adaptive.record(), "average_rise": average.record(),
-                        "parameters": h.dim, "samples": len(data.train)}}
+    return {
+        "values": {
+            "lambda_max": top.values[0],
+            "trace": trace.value,
+            "epsilon_sharpness": eps.value,
+            "adaptive_sharpness": adaptive.value,
+            "average_rise": average.value,
+        },
+        "errors": {"trace": trace.stderr, "average_rise": average.stderr},
+        "details": {
+            "lambda_max": top.record(),
+            "trace": trace.record(),
+            "epsilon_sharpness": eps.record(),
+            "adaptive_sharpness": adaptive.record(),
+            "average_rise": average.record(),
+            "parameters": h.dim,
+            "samples": len(data.train),
+        },
+    }
 
 
 def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) -> dict:
@@ -236,17 +279,27 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
     from ..surface.rise import mean_rise_2d
 
     train_error, test_error = 100.0 - _centre(one, "train_acc"), 100.0 - _centre(one, "test_acc")
-    values = {"train_loss": _centre(one, "train_loss"), "test_loss": _centre(one, "test_loss"),
-              "train_error": train_error, "test_error": test_error, "gap": test_error - train_error,
-              "surface_rise": mean_rise_2d(two, "train_loss", config.radius)}
+    values = {
+        "train_loss": _centre(one, "train_loss"),
+        "test_loss": _centre(one, "test_loss"),
+        "train_error": train_error,
+        "test_error": test_error,
+        "gap": test_error - train_error,
+        "surface_rise": mean_rise_2d(two, "train_loss", config.radius),
+    }
     surfaces_s = time.perf_counter() - started
     curvature = _curvature(run, target, config)
     values.update(curvature["values"])
-    result = {"run": asdict(run), "target": {k: v for k, v in asdict(target).items() if k != "threads"},
-              "checkpoint_sha256": checkpoint_sha, "settings": config.record(),
-              "values": {m.key: float(values[m.key]) for m in MEASURES}, "errors": curvature["errors"],
-              "details": curvature["details"],
-              "seconds": {"surfaces": surfaces_s, "curvature": time.perf_counter() - started - surfaces_s}}
+    result = {
+        "run": asdict(run),
+        "target": {k: v for k, v in asdict(target).items() if k != "threads"},
+        "checkpoint_sha256": checkpoint_sha,
+        "settings": config.record(),
+        "values": {m.key: float(values[m.key]) for m in MEASURES},
+        "errors": curvature["errors"],
+        "details": curvature["details"],
+        "seconds": {"surfaces": surfaces_s, "curvature": time.perf_counter() - started - surfaces_s},
+    }
     write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
     return result
 

@@ -7,6 +7,7 @@ CSV needs the columns ``checkpoint``, ``batch_size`` and ``seed``; ``recipe`` (d
 ``run`` (a name; default ``<recipe>_b<batch>_s<seed>``), ``model`` and ``dataset`` are optional,
 the last two falling back to the report's flags.  Relative paths are relative to the CSV file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,9 +29,9 @@ class Run:
     recipe: str
     batch_size: int
     seed: int
-    checkpoint: str        # absolute path of the trained weights
-    model: str | None      # registry name or plug-in; None: the report's --model
-    dataset: str | None    # None: the report's --dataset
+    checkpoint: str  # absolute path of the trained weights
+    model: str | None  # registry name or plug-in; None: the report's --model
+    dataset: str | None  # None: the report's --dataset
 
 
 def _is_trainer_manifest(path: str) -> bool:
@@ -42,8 +43,11 @@ def _is_trainer_manifest(path: str) -> bool:
     except OSError as exc:
         raise InputError(f"manifest {path} cannot be read ({exc.strerror})", fields=("manifest",)) from None
     except (UnicodeDecodeError, csv.Error):
-        raise InputError(f"manifest {path} is not a text file: expected a landscape sweep's manifest (or its folder) "
-                         "or a CSV of checkpoints", fields=("manifest",)) from None
+        raise InputError(
+            f"manifest {path} is not a text file: expected a landscape sweep's manifest (or its folder) "
+            "or a CSV of checkpoints",
+            fields=("manifest",),
+        ) from None
     return "run" in header and "checkpoint" in header and "done" in header
 
 
@@ -55,8 +59,17 @@ def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
             continue
         record = files.read_run(row["folder"]) or {}
         identity = record.get("identity", {})
-        runs.append(Run(row["run"], row["recipe"], row["batch_size"], row["seed"],
-                        os.path.join(row["folder"], files.FINAL), identity.get("model"), identity.get("dataset")))
+        runs.append(
+            Run(
+                row["run"],
+                row["recipe"],
+                row["batch_size"],
+                row["seed"],
+                os.path.join(row["folder"], files.FINAL),
+                identity.get("model"),
+                identity.get("dataset"),
+            )
+        )
     return runs, skipped
 
 
@@ -64,17 +77,22 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
     try:
         value = int(row[key])
     except (TypeError, ValueError):
-        raise InputError(f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number",
-                         fields=("manifest",)) from None
+        raise InputError(
+            f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number", fields=("manifest",)
+        ) from None
     if value < (1 if key == "batch_size" else 0):
-        raise InputError(f"manifest {path}, line {line}: {key}={value}: expected a whole number "
-                         f"{'>= 1' if key == 'batch_size' else '>= 0'}", fields=("manifest",))
+        raise InputError(
+            f"manifest {path}, line {line}: {key}={value}: expected a whole number "
+            f"{'>= 1' if key == 'batch_size' else '>= 0'}",
+            fields=("manifest",),
+        )
     return value
 
 
 def _model_of(checkpoint: str) -> str | None:
     """The model a ``landscape train`` checkpoint records in its metadata (None for other checkpoints)."""
     import torch
+
     try:
         meta = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("meta", {})
         return meta.get("identity", {}).get("model")
@@ -88,12 +106,15 @@ def _from_csv(path: str) -> list[Run]:
         rows, header = list(reader), reader.fieldnames or []
     missing = [k for k in NEEDED if k not in header]
     if missing:
-        raise InputError(f"manifest {path} has no {missing[0]} column: expected a landscape sweep manifest or a CSV "
-                         "with the columns checkpoint, batch_size, seed (and optionally recipe, run, model, dataset)",
-                         fields=("manifest",))
+        raise InputError(
+            f"manifest {path} has no {missing[0]} column: expected a landscape sweep manifest or a CSV "
+            "with the columns checkpoint, batch_size, seed (and optionally recipe, run, model, dataset)",
+            fields=("manifest",),
+        )
     if not rows:
-        raise InputError(f"manifest {path} has its columns but no row: expected one row per checkpoint",
-                         fields=("manifest",))
+        raise InputError(
+            f"manifest {path} has its columns but no row: expected one row per checkpoint", fields=("manifest",)
+        )
     here = os.path.dirname(os.path.abspath(path))
     runs = []
     for line, row in enumerate(rows, start=2):
@@ -104,12 +125,23 @@ def _from_csv(path: str) -> list[Run]:
             raise InputError(f"manifest {path}, line {line}: the checkpoint is empty", fields=("manifest",))
         name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
         if not RUN_NAME.fullmatch(name) or name in (".", ".."):
-            raise InputError(f"manifest {path}, line {line}: run={name!r}: expected a name of letters, digits, "
-                             "'.', '_', '+' or '-' (it names the run's folder under out/runs/)", fields=("manifest",))
+            raise InputError(
+                f"manifest {path}, line {line}: run={name!r}: expected a name of letters, digits, "
+                "'.', '_', '+' or '-' (it names the run's folder under out/runs/)",
+                fields=("manifest",),
+            )
         where = os.path.join(here, checkpoint)
-        runs.append(Run(name, recipe, batch, seed, where,
-                        (row.get("model") or "").strip() or (_model_of(where) if os.path.isfile(where) else None),
-                        (row.get("dataset") or "").strip() or None))
+        runs.append(
+            Run(
+                name,
+                recipe,
+                batch,
+                seed,
+                where,
+                (row.get("model") or "").strip() or (_model_of(where) if os.path.isfile(where) else None),
+                (row.get("dataset") or "").strip() or None,
+            )
+        )
     return runs
 
 
@@ -117,36 +149,52 @@ def read_runs(path: str) -> tuple[list[Run], list[str]]:
     """The runs to report, sorted by recipe (first seen), batch size and seed, and the names of the
     manifest's unfinished runs (left out)."""
     if not os.path.exists(path):
-        raise InputError(f"manifest {path} does not exist: expected a landscape sweep's manifest (or its folder) "
-                         "or a CSV of checkpoints", fields=("manifest",))
+        raise InputError(
+            f"manifest {path} does not exist: expected a landscape sweep's manifest (or its folder) "
+            "or a CSV of checkpoints",
+            fields=("manifest",),
+        )
     runs, skipped = _from_trainer(path) if _is_trainer_manifest(path) else (_from_csv(path), [])
     if not runs:
-        raise InputError(f"manifest {path} lists no finished run" + (f" ({len(skipped)} unfinished)" if skipped else ""),
-                         fields=("manifest",))
+        raise InputError(
+            f"manifest {path} lists no finished run" + (f" ({len(skipped)} unfinished)" if skipped else ""),
+            fields=("manifest",),
+        )
     names = [r.name for r in runs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise InputError(f"manifest {path}: run {twice[0]!r} is listed twice; expected one row per run "
-                         "(give a run column to tell them apart)", fields=("manifest",))
+        raise InputError(
+            f"manifest {path}: run {twice[0]!r} is listed twice; expected one row per run "
+            "(give a run column to tell them apart)",
+            fields=("manifest",),
+        )
     for run in runs:
         if os.path.isdir(run.checkpoint):
-            raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, is a folder; "
-                             "expected a checkpoint file", fields=("manifest",))
+            raise InputError(
+                f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, is a folder; "
+                "expected a checkpoint file",
+                fields=("manifest",),
+            )
         if not os.path.isfile(run.checkpoint):
-            raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist",
-                             fields=("manifest",))
+            raise InputError(
+                f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist", fields=("manifest",)
+            )
     order = {r: i for i, r in enumerate(dict.fromkeys(r.recipe for r in runs))}
     return sorted(runs, key=lambda r: (order[r.recipe], r.batch_size, r.seed)), skipped
 
 
 def describe(runs: list[Run]) -> str:
     """'12 runs: recipe sgd, batch sizes 16, 64, 256, 1024, seeds 0, 1, 2'."""
+
     def listed(values):
         return ", ".join(str(v) for v in sorted(set(values), key=lambda v: (isinstance(v, str), v)))
+
     recipes = list(dict.fromkeys(r.recipe for r in runs))
     batches, seeds = {r.batch_size for r in runs}, {r.seed for r in runs}
-    return (f"{len(runs)} run{'s' * (len(runs) != 1)}: recipe{'s' * (len(recipes) > 1)} {', '.join(recipes)}, "
-            f"batch size{'s' * (len(batches) > 1)} {listed(batches)}, seed{'s' * (len(seeds) > 1)} {listed(seeds)}")
+    return (
+        f"{len(runs)} run{'s' * (len(runs) != 1)}: recipe{'s' * (len(recipes) > 1)} {', '.join(recipes)}, "
+        f"batch size{'s' * (len(batches) > 1)} {listed(batches)}, seed{'s' * (len(seeds) > 1)} {listed(seeds)}"
+    )
 
 
 __all__ = ["Run", "read_runs", "describe", "NEEDED"]

@@ -9,6 +9,7 @@ among the runs and τ recomputed.  With few runs every permutation is enumerated
 exact; otherwise ``samples`` random permutations are drawn from a seeded generator, and the p-value
 counts the observed order as one of them, so it is never 0.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -22,9 +23,9 @@ EXACT_UP_TO = 8  # 8! = 40,320 orders: enumerated; above, random permutations
 
 @dataclass(frozen=True)
 class Correlation:
-    tau: float        # Kendall's τ-b; NaN when either side is constant or fewer than 3 runs have both values
-    p_value: float    # two-sided: the share of permutations with |τ| at least the observed |τ|
-    runs: int         # runs with both values (NaN values are left out)
+    tau: float  # Kendall's τ-b; NaN when either side is constant or fewer than 3 runs have both values
+    p_value: float  # two-sided: the share of permutations with |τ| at least the observed |τ|
+    runs: int  # runs with both values (NaN values are left out)
     permutations: int
     exact: bool
 

@@ -1,6 +1,7 @@
 """The scorecard as tables: CSV (every number, for scripts), Markdown (for a README) and LaTeX
 (``booktabs``, for a paper).  Means and standard deviations are shown to three significant digits;
 a missing value is an en dash."""
+
 from __future__ import annotations
 
 import csv
@@ -74,16 +75,23 @@ def _csv(header: list[str], rows: list[list]) -> str:
 
 def groups_csv(card: Scorecard) -> str:
     header = ["recipe", "batch_size", "seeds"] + [f"{m.key}_{s}" for m in MEASURES for s in ("mean", "sd")]
-    rows = [[g.recipe, g.batch_size, len(g.seeds)] + [g.stats[m.key][i] for m in MEASURES for i in (0, 1)]
-            for g in card.groups]
+    rows = [
+        [g.recipe, g.batch_size, len(g.seeds)] + [g.stats[m.key][i] for m in MEASURES for i in (0, 1)]
+        for g in card.groups
+    ]
     return _csv(header, rows)
 
 
 def runs_csv(card: Scorecard) -> str:
-    header = ["run", "recipe", "batch_size", "seed"] + [m.key for m in MEASURES] + ["trace_stderr",
-                                                                                  "average_rise_stderr"]
-    rows = [[r["name"], r["recipe"], r["batch_size"], r["seed"]] + [r["values"][m.key] for m in MEASURES]
-            + [r["errors"].get("trace", math.nan), r["errors"].get("average_rise", math.nan)] for r in card.runs]
+    header = (
+        ["run", "recipe", "batch_size", "seed"] + [m.key for m in MEASURES] + ["trace_stderr", "average_rise_stderr"]
+    )
+    rows = [
+        [r["name"], r["recipe"], r["batch_size"], r["seed"]]
+        + [r["values"][m.key] for m in MEASURES]
+        + [r["errors"].get("trace", math.nan), r["errors"].get("average_rise", math.nan)]
+        for r in card.runs
+    ]
     return _csv(header, rows)
 
 
@@ -119,15 +127,22 @@ def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -
     lines = [f"# {title}", ""]
     if description:
         lines += [description, ""]
-    lines += ["Mean ± standard deviation over seeds. Loss and error at the trained weights (BatchNorm in eval mode); "
-              "gap = test error − train error, in points.", ""]
+    lines += [
+        "Mean ± standard deviation over seeds. Loss and error at the trained weights (BatchNorm in eval mode); "
+        "gap = test error − train error, in points.",
+        "",
+    ]
     lines.append(_md_row(["recipe", "batch", "seeds"] + [BY_KEY[k].label for k in keys]))
     lines.append(_md_row(["---"] * 3 + ["---:"] * len(keys)))
     for g in card.groups:
-        lines.append(_md_row([g.recipe, str(g.batch_size), str(len(g.seeds))]
-                             + [plus_minus(*g.stats[k][:2]) for k in keys]))
-    lines += ["", f"Kendall's τ-b over all {len(card.runs)} runs, two-sided permutation p-value; "
-              f"bold: p < {card.alpha:g}.", ""]
+        lines.append(
+            _md_row([g.recipe, str(g.batch_size), str(len(g.seeds))] + [plus_minus(*g.stats[k][:2]) for k in keys])
+        )
+    lines += [
+        "",
+        f"Kendall's τ-b over all {len(card.runs)} runs, two-sided permutation p-value; bold: p < {card.alpha:g}.",
+        "",
+    ]
     lines.append(_md_row(["measure", "τ with batch size", "p", "τ with gap", "p"]))
     lines.append(_md_row(["---", "---:", "---:", "---:", "---:"]))
     for m in MEASURES:
@@ -143,6 +158,7 @@ def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -
 
 def _wrapped(text: str, width: int = 100) -> list[str]:
     import textwrap
+
     return textwrap.wrap(text, width)
 
 
@@ -152,28 +168,47 @@ def _tex(text: str) -> str:
 
 def latex(card: Scorecard) -> str:
     keys = [m.key for m in MEASURES]
-    out = [r"% landscape report: needs \usepackage{booktabs} and \usepackage{graphicx}",
-           *(f"% {line}" for line in _wrapped(f"Verdict: {card.verdict}")),
-           *([f"% Left out (not finished): {', '.join(card.left_out)}"] if card.left_out else []),
-           r"\begin{table*}[t]",
-           r"\centering", r"\resizebox{\textwidth}{!}{%",
-           r"\begin{tabular}{ll" + "r" * (1 + len(keys)) + "}", r"\toprule",
-           " & ".join(["recipe", "batch", "seeds"] + [BY_KEY[k].latex for k in keys]) + r" \\", r"\midrule"]
+    out = [
+        r"% landscape report: needs \usepackage{booktabs} and \usepackage{graphicx}",
+        *(f"% {line}" for line in _wrapped(f"Verdict: {card.verdict}")),
+        *([f"% Left out (not finished): {', '.join(card.left_out)}"] if card.left_out else []),
+        r"\begin{table*}[t]",
+        r"\centering",
+        r"\resizebox{\textwidth}{!}{%",
+        r"\begin{tabular}{ll" + "r" * (1 + len(keys)) + "}",
+        r"\toprule",
+        " & ".join(["recipe", "batch", "seeds"] + [BY_KEY[k].latex for k in keys]) + r" \\",
+        r"\midrule",
+    ]
     for g in card.groups:
         cells = [_tex(g.recipe), str(g.batch_size), str(len(g.seeds))]
         cells += [tex_plus_minus(*g.stats[k][:2]) for k in keys]
         out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}}",
-            r"\caption{Mean $\pm$ standard deviation over seeds; gap = test $-$ train error (points).}",
-            r"\end{table*}", "", r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
-            r"measure & $\tau$ (batch) & $p$ & $\tau$ (gap) & $p$ \\", r"\midrule"]
+    out += [
+        r"\bottomrule",
+        r"\end{tabular}}",
+        r"\caption{Mean $\pm$ standard deviation over seeds; gap = test $-$ train error (points).}",
+        r"\end{table*}",
+        "",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{lrrrr}",
+        r"\toprule",
+        r"measure & $\tau$ (batch) & $p$ & $\tau$ (gap) & $p$ \\",
+        r"\midrule",
+    ]
     for m in MEASURES:
         gap = ["--", "--"] if m.key == "gap" else _correlated(card, m.key, "gap", True)
         cells = [m.latex, *_correlated(card, m.key, "batch_size", True), *gap]
         out.append(" & ".join(c.replace("–", "--") for c in cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}",
-            rf"\caption{{Kendall's $\tau_b$ over {len(card.runs)} runs with a two-sided permutation $p$-value; "
-            rf"bold: $p < {card.alpha:g}$.}}", r"\end{table}", ""]
+    out += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{Kendall's $\tau_b$ over {len(card.runs)} runs with a two-sided permutation $p$-value; "
+        rf"bold: $p < {card.alpha:g}$.}}",
+        r"\end{table}",
+        "",
+    ]
     return "\n".join(out)
 
 

@@ -9,12 +9,14 @@
   (Garipov et al. 2018), so the loss is that of a network whose statistics fit
   its weights.
 """
+
 from __future__ import annotations
 
 import torch
 from torch import nn
 
 from ..errors import ConfigError, UsageError
+from ..models.norms import batchnorm_layers
 
 POLICIES = ("eval", "states", "recalibrate")
 # samples per recalibration batch: fixed, so that the statistics (and so the values) do not depend on the
@@ -30,19 +32,18 @@ def resolve(bn: str | None, dir_type: str | None) -> tuple[str, str]:
         return ("states" if dir_type == "states" else "eval"), dir_type or "weights"
     if bn == "states":
         if dir_type == "weights":
-            raise UsageError("bn=states moves the running statistics, which needs dir_type=states (or no dir_type)",
-                             fields=("bn", "dir_type"))
+            raise UsageError(
+                "bn=states moves the running statistics, which needs dir_type=states (or no dir_type)",
+                fields=("bn", "dir_type"),
+            )
         return bn, "states"
     if dir_type == "states":
-        raise UsageError(f"bn={bn} keeps or re-estimates the running statistics, but dir_type=states moves them; "
-                         "give one of the two", fields=("bn", "dir_type"))
+        raise UsageError(
+            f"bn={bn} keeps or re-estimates the running statistics, but dir_type=states moves them; "
+            "give one of the two",
+            fields=("bn", "dir_type"),
+        )
     return bn, "weights"
-
-
-def layers(model: nn.Module) -> dict[str, nn.modules.batchnorm._BatchNorm]:
-    """The BatchNorm layers that keep running statistics, by module name."""
-    return {name: m for name, m in model.named_modules()
-            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats}
 
 
 class Recalibrator:
@@ -56,14 +57,14 @@ class Recalibrator:
 
     def __init__(self, model: nn.Module, inputs: torch.Tensor, batches: int, batch_size: int = BATCH, seed: int = 0):
         self.model = model
-        self.layers = layers(model)
+        self.layers = batchnorm_layers(model)
         order = torch.randperm(len(inputs), generator=torch.Generator().manual_seed(seed))
         # Full batches only (one short batch if the data hold less): equal weights in the
         # cumulative average, and never a batch of one, which BatchNorm cannot normalize.
         size = min(batch_size, len(inputs))
         count = max(1, min(batches, len(inputs) // size))
-        chosen = inputs[order[:count * size]]
-        self.batches = [chosen[i:i + size] for i in range(0, len(chosen), size)]
+        chosen = inputs[order[: count * size]]
+        self.batches = [chosen[i : i + size] for i in range(0, len(chosen), size)]
 
     def statistics(self, forward) -> dict[str, torch.Tensor]:
         fresh = {}

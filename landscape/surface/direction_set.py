@@ -4,6 +4,7 @@ A direction file made earlier (by this toolkit or by the reference code) is
 reused only if it fits the model and the settings given explicitly for this
 run; otherwise the run is refused with what differs.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,12 +12,12 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import directions as dirs
+from ..directions import AxisInfo, Directions
 from ..errors import ConfigError, InputError, MismatchError, UsageError
 from ..io import reference
 from ..io.paths import config_path
 from ..provenance import sha256_file, sha256_tensors, versions
-from . import directions as dirs
-from .directions import AxisInfo, Directions
 
 DEFAULT_DIR_TYPE = "weights"
 DEFAULT_NORM = "filter"
@@ -31,13 +32,13 @@ class DirectionConfig:
     dir_type: str | None = None
     xnorm: str | None = None
     xignore: str | None = None
-    ynorm: str | None = None      # default: as xnorm
-    yignore: str | None = None    # default: as xignore
+    ynorm: str | None = None  # default: as xnorm
+    yignore: str | None = None  # default: as xignore
     same_dir: bool = False
     seed: int | None = None
     model_file2: str | None = None  # x direction = model2 - model
     model_file3: str | None = None  # y direction = model3 - model
-    pca_from: str | None = None     # x and y: the top principal components of a trajectory's checkpoints
+    pca_from: str | None = None  # x and y: the top principal components of a trajectory's checkpoints
     dir_file: str | None = None
 
     def __post_init__(self):
@@ -51,34 +52,47 @@ class DirectionConfig:
         for name in ("xignore", "yignore"):
             if getattr(self, name) is not None:
                 dirs.check_ignore(getattr(self, name), name)
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
-                                      or not 0 <= self.seed < 2**63):
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63
+        ):
             raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1", literal=True)
         if self.pca_from is not None:
             if not isinstance(self.pca_from, str) or not self.pca_from:
                 raise ConfigError("pca_from", self.pca_from, "a training run's folder, a glob pattern or a list file")
-            given = [n for n in ("model_file2", "model_file3", "same_dir", "xnorm", "ynorm", "yignore")
-                     if getattr(self, n)] + (["seed"] if self.seed is not None else [])
+            given = [
+                n for n in ("model_file2", "model_file3", "same_dir", "xnorm", "ynorm", "yignore") if getattr(self, n)
+            ] + (["seed"] if self.seed is not None else [])
             if given:
-                raise UsageError(f"{given[0]} does not apply with pca_from: the trajectory's principal components "
-                                 "are both directions, unit vectors drawn from no seed (xignore applies to both)",
-                                 fields=(given[0], "pca_from"))
+                raise UsageError(
+                    f"{given[0]} does not apply with pca_from: the trajectory's principal components "
+                    "are both directions, unit vectors drawn from no seed (xignore applies to both)",
+                    fields=(given[0], "pca_from"),
+                )
         if self.model_file3 and self.same_dir:
-            raise UsageError("model_file3 and same_dir both define the y direction: give one",
-                             fields=("model_file3", "same_dir"))
-        for axis, target, name in (("x", self.model_file2, "model_file2"), ("y", self.model_file3, "model_file3"),
-                                   ("y", self.same_dir, "same_dir")):
+            raise UsageError(
+                "model_file3 and same_dir both define the y direction: give one", fields=("model_file3", "same_dir")
+            )
+        for axis, target, name in (
+            ("x", self.model_file2, "model_file2"),
+            ("y", self.model_file3, "model_file3"),
+            ("y", self.same_dir, "same_dir"),
+        ):
             for setting in ("norm", "ignore"):
                 if target and getattr(self, f"{axis}{setting}") is not None:
                     what = "the x direction" if name == "same_dir" else "a difference of models"
-                    raise UsageError(f"{axis}{setting} does not apply with {name}: that direction is {what}",
-                                     fields=(f"{axis}{setting}", name))
+                    raise UsageError(
+                        f"{axis}{setting} does not apply with {name}: that direction is {what}",
+                        fields=(f"{axis}{setting}", name),
+                    )
 
     def check_grid(self, ndim: int) -> None:
         given = [name for name in ("model_file3", "same_dir", "pca_from") if getattr(self, name)]
         if ndim == 1 and given:
-            raise UsageError(f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
-                             "defines the y direction: add y=MIN:MAX:NUM", fields=(*given, "y"))
+            raise UsageError(
+                f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
+                "defines the y direction: add y=MIN:MAX:NUM",
+                fields=(*given, "y"),
+            )
 
     def settings(self, axis: str) -> tuple[str, str]:
         """``(norm, ignore)`` of a random direction along ``axis``: given, y as x, else the defaults."""
@@ -106,20 +120,36 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
             infos.append(AxisInfo("target", target_file=target_file, target_sha256=sha256_file(target_file)))
         elif axis == "y" and cfg.same_dir:
             axes.append({k: v.clone() for k, v in axes[0].items()})
-            infos.append(AxisInfo(f"same as x ({infos[0].kind})", infos[0].norm, infos[0].ignore, infos[0].seed,
-                                  infos[0].target_file, infos[0].target_sha256))
+            infos.append(
+                AxisInfo(
+                    f"same as x ({infos[0].kind})",
+                    infos[0].norm,
+                    infos[0].ignore,
+                    infos[0].seed,
+                    infos[0].target_file,
+                    infos[0].target_sha256,
+                )
+            )
         else:
             norm, ignore = cfg.settings(axis)
             axes.append(dirs.random_direction(origin, norm, ignore, generator))
             infos.append(AxisInfo("random", norm, ignore, seed))
-    return Directions(axes[0], axes[1] if ndim == 2 else None, tuple(infos), dir_type, seed, bool(cfg.same_dir),
-                      sha256_tensors(origin), model, extra=versions())
+    return Directions(
+        axes[0],
+        axes[1] if ndim == 2 else None,
+        tuple(infos),
+        dir_type,
+        seed,
+        bool(cfg.same_dir),
+        sha256_tensors(origin),
+        model,
+        extra=versions(),
+    )
 
 
 def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: str) -> Directions:
-    from . import pca
-
     from ..io.checkpoint import read_state_dict
+    from . import pca
 
     files = pca.checkpoint_files(cfg.pca_from)
     states = []
@@ -132,20 +162,23 @@ def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: s
     ignore = cfg.xignore or DEFAULT_IGNORE
     x, y, path = pca.trajectory(origin, files, states, ignore)
     infos = tuple(AxisInfo(f"PC{k} of {len(files)} checkpoints", "none", ignore, -1) for k in (1, 2))
-    return Directions(x, y, infos, dir_type, -1, False, sha256_tensors(origin), model, extra=versions(),
-                      trajectory=path)
+    return Directions(
+        x, y, infos, dir_type, -1, False, sha256_tensors(origin), model, extra=versions(), trajectory=path
+    )
 
 
 def named(stored: Directions, model: torch.nn.Module, dir_type: str | None, path: str) -> Directions:
     """A reference-code direction file in this module's terms: tensors named after ``model``'s own."""
-    found = [reference.name_tensors(axis, model, dir_type, f"direction file {path} ({name})")
-             for axis, name in zip((stored.x, stored.y), ("xdirection", "ydirection")) if axis is not None]
+    found = [
+        reference.name_tensors(axis, model, dir_type, f"direction file {path} ({name})")
+        for axis, name in zip((stored.x, stored.y), ("xdirection", "ydirection"))
+        if axis is not None
+    ]
     types = {t for t, _ in found}
     if len(types) > 1:
         raise InputError(f"direction file {path}: its two directions hold different numbers of tensors")
     tensors = [d for _, d in found]
-    return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, stored.axes, types.pop(),
-                      reference=True)
+    return Directions(tensors[0], tensors[1] if len(tensors) > 1 else None, stored.axes, types.pop(), reference=True)
 
 
 def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
@@ -160,12 +193,15 @@ def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
             out.append(f"{name}={given} but the file has {getattr(d.axes[axis], name[1:])!r}")
     if out:
         return out
-    for (axis, target, name), info in zip((("x", cfg.model_file2, "model_file2"),
-                                           ("y", cfg.model_file3, "model_file3"))[:ndim], d.axes):
+    for (axis, target, name), info in zip(
+        (("x", cfg.model_file2, "model_file2"), ("y", cfg.model_file3, "model_file3"))[:ndim], d.axes
+    ):
         if axis == "y" and (cfg.same_dir or d.same_dir):
             if bool(cfg.same_dir) != bool(d.same_dir):
-                out.append(f"same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y direction is "
-                           f"{'' if d.same_dir else 'not '}the x direction")
+                out.append(
+                    f"same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y direction is "
+                    f"{'' if d.same_dir else 'not '}the x direction"
+                )
             continue
         if target and info.target_sha256 != sha256_file(target):
             where = f"towards {info.target_file}" if info.kind == "target" else "random"
@@ -177,38 +213,76 @@ def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
 
 def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: str) -> Directions:
     """``d`` read from ``path``, checked against the model and the settings given explicitly."""
-    fields = ("dir_type", "seed", "xnorm", "xignore", "ynorm", "yignore", "same_dir", "model_file2", "model_file3",
-              "pca_from",              "dir_file")
+    fields = (
+        "dir_type",
+        "seed",
+        "xnorm",
+        "xignore",
+        "ynorm",
+        "yignore",
+        "same_dir",
+        "model_file2",
+        "model_file3",
+        "pca_from",
+        "dir_file",
+    )
     if d.reference:  # how it was made is not recorded: only the model match can be checked
-        defining = [name for name in ("model_file2", "model_file3", "same_dir", "seed")
-                    if getattr(cfg, name) not in (None, False, "")]
+        defining = [
+            name
+            for name in ("model_file2", "model_file3", "same_dir", "seed")
+            if getattr(cfg, name) not in (None, False, "")
+        ]
         if defining:
-            raise MismatchError(f"direction file {path} is a reference-code file, whose directions are fixed; "
-                                f"{', '.join(defining)} cannot change them: drop {'it' if len(defining) == 1 else 'them'}"
-                                " or give another dir_file", fields=fields)
+            raise MismatchError(
+                f"direction file {path} is a reference-code file, whose directions are fixed; "
+                f"{', '.join(defining)} cannot change them: drop {'it' if len(defining) == 1 else 'them'}"
+                " or give another dir_file",
+                fields=fields,
+            )
     if ndim == 2 and d.y is None:
-        raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two",
-                            fields=("dir_file",))
+        raise MismatchError(
+            f"direction file {path} holds only an x direction; a 2-D grid needs two", fields=("dir_file",)
+        )
     if cfg.pca_from and d.trajectory is None:
-        raise MismatchError(f"direction file {path} holds no trajectory plane (its directions are "
-                            f"{d.axes[0].kind}); drop pca_from to reuse it, or give another dir_file", fields=fields)
+        raise MismatchError(
+            f"direction file {path} holds no trajectory plane (its directions are "
+            f"{d.axes[0].kind}); drop pca_from to reuse it, or give another dir_file",
+            fields=fields,
+        )
     if cfg.pca_from:
         from . import pca
+
         now = [os.path.realpath(f) for f in pca.checkpoint_files(cfg.pca_from)]
         if now != [os.path.realpath(f) for f in d.trajectory.files]:
-            raise MismatchError(f"direction file {path} holds the plane of other checkpoints ({len(d.trajectory.files)} "
-                                f"from {os.path.dirname(d.trajectory.files[0]) or '.'}) than pca_from {cfg.pca_from} "
-                                f"names ({len(now)}); give another dir_file and surf_file for this trajectory",
-                                fields=fields)
+            raise MismatchError(
+                f"direction file {path} holds the plane of other checkpoints ({len(d.trajectory.files)} "
+                f"from {os.path.dirname(d.trajectory.files[0]) or '.'}) than pca_from {cfg.pca_from} "
+                f"names ({len(now)}); give another dir_file and surf_file for this trajectory",
+                fields=fields,
+            )
     if not d.reference:
         conflicts = _conflicts(cfg, d, ndim)
         if conflicts:
-            raise MismatchError(f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
-                                "drop those settings to reuse it, or give another dir_file", fields=fields)
+            raise MismatchError(
+                f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
+                "drop those settings to reuse it, or give another dir_file",
+                fields=fields,
+            )
     for axis, direction in zip("xy", (d.x, d.y)[:ndim]):
         dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")
         dirs.check_finite(direction, f"direction file {path} ({axis}direction)")
     if ndim == 1 and d.y is not None:  # a 1-D surface on a file with two directions uses the first
-        d = Directions(d.x, None, d.axes[:1], d.dir_type, d.seed, d.same_dir, d.origin_sha256, d.model,
-                       d.reference, d.extra, d.trajectory)
+        d = Directions(
+            d.x,
+            None,
+            d.axes[:1],
+            d.dir_type,
+            d.seed,
+            d.same_dir,
+            d.origin_sha256,
+            d.model,
+            d.reference,
+            d.extra,
+            d.trajectory,
+        )
     return d

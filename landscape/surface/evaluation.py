@@ -6,6 +6,7 @@ error of the loss, the Hessian's extreme eigenvalues).  The per-set sums come fr
 (``surface.kernels``), chosen by name; each point's weights are made fresh from the origin, so a point's
 value does not depend on which rank computes it or in what order.  Nothing here knows about MPI or files.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,10 +21,10 @@ from torch.func import functional_call
 
 from ..data import Samples
 from ..errors import ConfigError, EvaluationError, LandscapeError, describe
+from ..losses import BUILTIN as BUILTIN_LOSSES
+from ..losses import Loss, check_labels
 from ..plugins import is_plugin
 from . import batchnorm, kernels
-from .losses import BUILTIN as BUILTIN_LOSSES
-from .losses import Loss, check_labels
 from .quantities import Quantity, curvature_quantities, forward_quantities
 from .tuning import AUTO
 
@@ -45,19 +46,20 @@ class EvaluationConfig:
     proportional to the surface's (``surface.tuning``)."""
 
     loss_name: str = "crossentropy"
-    kernel: str = AUTO              # one of kernels.CHOICES
+    kernel: str = AUTO  # one of kernels.CHOICES
     batch_size: int | str = AUTO
     points_per_pass: int | str = AUTO  # grid points evaluated together in one call of the kernel
     dtype: str = "float32"
-    bn: str | None = None     # eval | states | recalibrate; None: states with states directions, else eval
+    bn: str | None = None  # eval | states | recalibrate; None: states with states directions, else eval
     bn_batches: int = 10
-    curvature: bool = False         # also the Hessian's extreme eigenvalues at every point (curvature maps)
-    curvature_tol: float = 1e-3     # Lanczos tolerance of those eigenvalues (relative)
+    curvature: bool = False  # also the Hessian's extreme eigenvalues at every point (curvature maps)
+    curvature_tol: float = 1e-3  # Lanczos tolerance of those eigenvalues (relative)
 
     def __post_init__(self):
         if not is_plugin(self.loss_name) and self.loss_name not in BUILTIN_LOSSES:
-            raise ConfigError("loss_name", self.loss_name, f"one of {', '.join(BUILTIN_LOSSES)} "
-                              "or package.module:callable")
+            raise ConfigError(
+                "loss_name", self.loss_name, f"one of {', '.join(BUILTIN_LOSSES)} or package.module:callable"
+            )
         if self.kernel not in kernels.CHOICES:
             raise ConfigError("kernel", self.kernel, f"one of {', '.join(kernels.CHOICES)}")
         for name in ("batch_size", "bn_batches", "points_per_pass"):
@@ -65,12 +67,16 @@ class EvaluationConfig:
             if value == AUTO and name != "bn_batches":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, value, "a positive whole number" + (" or auto" if name != "bn_batches"
-                                                                              else ""), literal=True)
+                raise ConfigError(
+                    name, value, "a positive whole number" + (" or auto" if name != "bn_batches" else ""), literal=True
+                )
         if not isinstance(self.curvature, bool):
             raise ConfigError("curvature", self.curvature, "true or false")
-        if (isinstance(self.curvature_tol, bool) or not isinstance(self.curvature_tol, (int, float))
-                or not 0 < self.curvature_tol < 1):
+        if (
+            isinstance(self.curvature_tol, bool)
+            or not isinstance(self.curvature_tol, (int, float))
+            or not 0 < self.curvature_tol < 1
+        ):
             raise ConfigError("curvature_tol", self.curvature_tol, "a number between 0 and 1", literal=True)
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
@@ -91,29 +97,51 @@ class Evaluator:
     The model is copied; the caller's is never changed.
     """
 
-    def __init__(self, model: nn.Module, origin: dict, dx: dict, dy: dict | None, data: dict[str, Samples],
-                 loss, cfg: EvaluationConfig = EvaluationConfig(kernel="reference", batch_size=128,
-                                                                points_per_pass=1),
-                 bn: str = "eval", stderr: bool = False, device: str = "cpu"):
+    def __init__(
+        self,
+        model: nn.Module,
+        origin: dict,
+        dx: dict,
+        dy: dict | None,
+        data: dict[str, Samples],
+        loss,
+        cfg: EvaluationConfig = EvaluationConfig(kernel="reference", batch_size=128, points_per_pass=1),
+        bn: str = "eval",
+        stderr: bool = False,
+        device: str = "cpu",
+    ):
         if not cfg.resolved:
-            raise ValueError("the evaluator needs a kernel, a batch size and points per pass; resolve auto first "
-                             "(surface.tuning)")
+            raise ValueError(
+                "the evaluator needs a kernel, a batch size and points per pass; resolve auto first (surface.tuning)"
+            )
         self.loss = loss if isinstance(loss, Loss) else Loss(loss)
         self.cfg = cfg
         self.dtype = DTYPES[cfg.dtype]
         self.device = torch.device(device)
         with_accuracy = all(s.is_classification for s in data.values())
-        self.problem = kernels.Problem.of(model, origin, [d for d in (dx, dy) if d is not None],
-                                          {name: (s.inputs, s.targets) for name, s in data.items()}, self.loss,
-                                          self.dtype, self.device, with_accuracy, bn, cfg.bn_batches)
+        self.problem = kernels.Problem.of(
+            model,
+            origin,
+            [d for d in (dx, dy) if d is not None],
+            {name: (s.inputs, s.targets) for name, s in data.items()},
+            self.loss,
+            self.dtype,
+            self.device,
+            with_accuracy,
+            bn,
+            cfg.bn_batches,
+        )
         self.stderr = stderr and self.loss.per_sample  # a callable's batch mean has no per-sample spread
         self.quantities: list[Quantity] = forward_quantities(list(data), with_accuracy, self.stderr)
         if cfg.curvature:
             self.quantities += curvature_quantities()
         self.unconverged = 0  # points whose eigenvalues missed the Lanczos tolerance (their estimates are kept)
         self.counts = {name: samples.targets.numel() for name, samples in data.items()}
-        self.label_range = {name: (int(s.targets.min()), int(s.targets.max())) for name, s in data.items()
-                            if s.is_classification and s.targets.numel()}
+        self.label_range = {
+            name: (int(s.targets.min()), int(s.targets.max()))
+            for name, s in data.items()
+            if s.is_classification and s.targets.numel()
+        }
         self.sizes = {name: len(samples) for name, samples in data.items()}
         try:
             self.kernel = kernels.make(cfg.kernel, self.problem, cfg.batch_size, cfg.points_per_pass)
@@ -129,7 +157,7 @@ class Evaluator:
     def sets(self):
         return self.problem.sets
 
-    def rebatched(self, batch_size: int) -> "Evaluator":
+    def rebatched(self, batch_size: int) -> Evaluator:
         """This evaluator in batches of ``batch_size``, sharing its model, data and compiled code (tuning)."""
         other = copy.copy(self)
         other.cfg = replace(self.cfg, batch_size=batch_size)
@@ -160,10 +188,16 @@ class Evaluator:
         inputs, targets = self.sets.data["train"]
         exact = self.dtype in (torch.float32, torch.float64)  # low precision: the Hessian in float32
         with torch.inference_mode(False):  # the point's tensors are cloned out of inference mode for autograd
-            hessian = Hessian(self.model, Samples(inputs, targets), self.loss,
-                              batch_size=max(self.cfg.batch_size, HESSIAN_BATCH),
-                              dtype="float64" if self.dtype == torch.float64 else "float32", device=str(self.device),
-                              state=tensors, copy_model=not exact)
+            hessian = Hessian(
+                self.model,
+                Samples(inputs, targets),
+                self.loss,
+                batch_size=max(self.cfg.batch_size, HESSIAN_BATCH),
+                dtype="float64" if self.dtype == torch.float64 else "float32",
+                device=str(self.device),
+                state=tensors,
+                copy_model=not exact,
+            )
             ends = extremes(hessian, k=1, which="both", tol=self.cfg.curvature_tol, seed=0)
         top, bottom = ends["top"].values[0], ends["bottom"].values[0]
         self.unconverged += not (ends["top"].converged and ends["bottom"].converged)
@@ -181,8 +215,9 @@ class Evaluator:
             out.append(mean)
             if self.stderr:  # sample standard deviation of the per-sample losses / sqrt(n)
                 with np.errstate(invalid="ignore", over="ignore"):  # a diverged point's inf - inf: NaN, silently
-                    variance = (np.maximum(squares - n * mean * mean, 0.0) / (n - 1) if n > 1
-                                else np.full_like(mean, np.nan))
+                    variance = (
+                        np.maximum(squares - n * mean * mean, 0.0) / (n - 1) if n > 1 else np.full_like(mean, np.nan)
+                    )
                 out.append(np.sqrt(variance / n))
             if self.problem.with_accuracy:
                 out.append(100.0 * correct / self.counts[name])  # NaN stays NaN
@@ -202,20 +237,31 @@ class Evaluator:
                     check_labels(self.loss.name, output, *self.label_range[name])
             origin = self.problem.layout.views(self.problem.origin)
             plane = [self.problem.layout.views(row) for row in self.problem.plane]
-            trial = kernels.Problem.of(self.model, origin, plane, {n: (s.inputs, s.targets) for n, s in few.items()},
-                                       self.loss, self.dtype, self.device, self.problem.with_accuracy,
-                                       "recalibrate" if self.problem.recalibrator else "eval", self.cfg.bn_batches)
+            trial = kernels.Problem.of(
+                self.model,
+                origin,
+                plane,
+                {n: (s.inputs, s.targets) for n, s in few.items()},
+                self.loss,
+                self.dtype,
+                self.device,
+                self.problem.with_accuracy,
+                "recalibrate" if self.problem.recalibrator else "eval",
+                self.cfg.bn_batches,
+            )
             if self.kernel.name != "compiled":  # compiling for two samples would cost seconds for nothing
-                kernels.make(self.kernel.name, trial, 2, 2)(torch.zeros((2, 2), dtype=torch.float64,
-                                                                        device=self.device))
+                kernels.make(self.kernel.name, trial, 2, 2)(
+                    torch.zeros((2, 2), dtype=torch.float64, device=self.device)
+                )
             else:
                 kernels.make("reference", trial, 2, 1)(torch.zeros((1, 2), dtype=torch.float64, device=self.device))
         except LandscapeError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code, or what vmap rejects
             kind = f" with kernel {self.kernel.name}" if self.kernel.name != "reference" else ""
-            raise EvaluationError(f"the model cannot be evaluated on the data at the centre{kind}: "
-                                  f"{describe(exc)}") from exc
+            raise EvaluationError(
+                f"the model cannot be evaluated on the data at the centre{kind}: {describe(exc)}"
+            ) from exc
 
     @torch.inference_mode()
     def evaluate(self, points: np.ndarray) -> np.ndarray:
@@ -225,13 +271,14 @@ class Evaluator:
         out = np.empty((len(points), len(self.quantities)))
         step = self.points_per_pass
         for start in range(0, len(points), step):
-            chunk = points[start:start + step]
+            chunk = points[start : start + step]
             with _naming_failures(chunk):
                 values = self._quantities(self.kernel(torch.from_numpy(chunk).to(self.device)))
                 if self.cfg.curvature:
-                    values = np.concatenate([values, np.stack([self._curvature(float(a), float(b))
-                                                               for a, b in chunk])], axis=1)
-            out[start:start + len(chunk)] = values
+                    values = np.concatenate(
+                        [values, np.stack([self._curvature(float(a), float(b)) for a, b in chunk])], axis=1
+                    )
+            out[start : start + len(chunk)] = values
         return out
 
     def __call__(self, a: float, b: float = 0.0) -> np.ndarray:
@@ -255,7 +302,8 @@ def _naming_failures(points: np.ndarray):
     except LandscapeError:
         raise
     except SystemExit as exc:
-        raise EvaluationError(f"evaluating the model at {_where(points)} failed: the model or loss called "
-                              f"sys.exit({exc.code!r})") from None
+        raise EvaluationError(
+            f"evaluating the model at {_where(points)} failed: the model or loss called sys.exit({exc.code!r})"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - user code
         raise EvaluationError(f"evaluating the model at {_where(points)} failed: {describe(exc)}") from exc

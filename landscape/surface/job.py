@@ -6,6 +6,7 @@ It talks to other ranks only through the small communicator interface of
 ``parallel.comm``; every step that can fail on one rank is ``agree``d, so a
 failure ends all ranks together and is printed once.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,26 +18,25 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from .. import directions as dirs
 from ..data import SUBSET_SEED, Data, DataConfig, Samples, load_data
 from ..errors import CollectiveFailure, ConfigError, EvaluationError, InputError, Stopped, UsageError
+from ..grid import Grid
 from ..io import direction_file, paths, surface_file
 from ..io.lock import SurfaceLock
 from ..io.writer import IO_MODES, choose, open_writer
+from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import devices
+from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, threads_per_rank
 from ..parallel.scheduler import run_points
-from ..parallel import stop as stop_signals
 from ..parallel.stop import StopSignals
 from ..plugins import canonical
 from ..provenance import command_line, machine, sha256_file, sha256_tensors, versions
-from . import batchnorm, kernels, tuning
-from . import direction_set
-from . import directions as dirs
+from . import batchnorm, direction_set, kernels, tuning
 from .direction_set import DirectionConfig
 from .evaluation import LOW_PRECISION, EvaluationConfig, Evaluator
-from .grid import Grid
-from .losses import Loss
 from .progress import Progress, duration
 
 
@@ -44,32 +44,41 @@ from .progress import Progress, duration
 class RunConfig:
     """Where the surface goes and how the job runs."""
 
-    surf_file: str | None = None    # default: <model_file>.surface.h5, or surface.h5
-    threads: int | None = None      # torch threads per rank; default: the node's cores / its ranks
-    io: str = "auto"                # mpio, gather, auto
-    round_seconds: float = 5.0      # target time between writes: the most a crash can lose
+    surf_file: str | None = None  # default: <model_file>.surface.h5, or surface.h5
+    threads: int | None = None  # torch threads per rank; default: the node's cores / its ranks
+    io: str = "auto"  # mpio, gather, auto
+    round_seconds: float = 5.0  # target time between writes: the most a crash can lose
     quiet: bool = False
     progress_seconds: float | None = None  # between progress lines; default 1 in a terminal, 60 in a file
-    device: str = "auto"            # auto (CUDA when there is one), cpu, cuda, cuda:N
+    device: str = "auto"  # auto (CUDA when there is one), cpu, cuda, cuda:N
     allow_shared_gpus: bool = False  # let several ranks of a node share a GPU
-    argv: tuple[str, ...] = ()      # the command line, for the run record
+    argv: tuple[str, ...] = ()  # the command line, for the run record
 
     def __post_init__(self):
         object.__setattr__(self, "surf_file", paths.config_path(self.surf_file, "surf_file"))
         devices.check_spec(self.device)
-        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
-                                         or self.threads < 1):
+        if self.threads is not None and (
+            isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
+        ):
             raise ConfigError("threads", self.threads, "a positive number of threads", literal=True)
         if self.io not in IO_MODES:
             raise ConfigError("io", self.io, f"one of {', '.join(IO_MODES)}")
-        if (isinstance(self.round_seconds, bool) or not isinstance(self.round_seconds, (int, float))
-                or not math.isfinite(self.round_seconds) or self.round_seconds <= 0):
+        if (
+            isinstance(self.round_seconds, bool)
+            or not isinstance(self.round_seconds, (int, float))
+            or not math.isfinite(self.round_seconds)
+            or self.round_seconds <= 0
+        ):
             raise ConfigError("round_seconds", self.round_seconds, "a positive, finite number of seconds", literal=True)
-        if self.progress_seconds is not None and (isinstance(self.progress_seconds, bool) or not isinstance(
-                self.progress_seconds, (int, float)) or not math.isfinite(self.progress_seconds)
-                or self.progress_seconds < 0):
-            raise ConfigError("progress_seconds", self.progress_seconds, "a finite number of seconds >= 0",
-                              literal=True)
+        if self.progress_seconds is not None and (
+            isinstance(self.progress_seconds, bool)
+            or not isinstance(self.progress_seconds, (int, float))
+            or not math.isfinite(self.progress_seconds)
+            or self.progress_seconds < 0
+        ):
+            raise ConfigError(
+                "progress_seconds", self.progress_seconds, "a finite number of seconds >= 0", literal=True
+            )
 
 
 @dataclass(frozen=True)
@@ -129,21 +138,27 @@ class _Loaded:
 
 # --------------------------------------------------------------------------- steps
 
+
 def _check_outputs(job: SurfaceJob) -> None:
     """Before any work: the folders exist and can be written, an existing surface can be updated."""
     surf, directions = job.surf_file, job.dir_file
     if os.path.abspath(surf) == os.path.abspath(directions):
-        raise UsageError(f"surf_file and dir_file are both {surf}: expected two files", fields=("surf_file", "dir_file"))
+        raise UsageError(
+            f"surf_file and dir_file are both {surf}: expected two files", fields=("surf_file", "dir_file")
+        )
     paths.output_path(surf, "surface file", "surf_file")
     if os.path.lexists(directions):
         paths.readable_file(directions, "direction file")
     else:
         paths.output_path(directions, "direction file", "dir_file")
-    if os.path.exists(surf) and not (os.access(surf, os.R_OK | os.W_OK) and os.access(os.path.dirname(
-            os.path.abspath(surf)), os.W_OK)):
-        raise InputError(f"surface file {surf} cannot be read and written (or its folder cannot be written), so "
-                         "it cannot be resumed or recorded; change its permissions or choose another surf_file",
-                         fields=("surf_file",))
+    if os.path.exists(surf) and not (
+        os.access(surf, os.R_OK | os.W_OK) and os.access(os.path.dirname(os.path.abspath(surf)), os.W_OK)
+    ):
+        raise InputError(
+            f"surface file {surf} cannot be read and written (or its folder cannot be written), so "
+            "it cannot be resumed or recorded; change its permissions or choose another surf_file",
+            fields=("surf_file",),
+        )
 
 
 def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
@@ -157,16 +172,20 @@ def _load(job: SurfaceJob, given_model, given_data, say) -> _Loaded:
 
 def _fingerprints(loaded: _Loaded) -> dict:
     data = loaded.data
-    return {"origin": sha256_tensors(loaded.model.state_dict()),
-            "train": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
-            "test": sha256_tensors({"x": data.test.inputs, "y": data.test.targets}) if data.test is not None else ""}
+    return {
+        "origin": sha256_tensors(loaded.model.state_dict()),
+        "train": sha256_tensors({"x": data.train.inputs, "y": data.train.targets}),
+        "test": sha256_tensors({"x": data.test.inputs, "y": data.test.targets}) if data.test is not None else "",
+    }
 
 
 def _same_everywhere(comm, prints: dict) -> None:
     """A model or data that differ between ranks would make a silent patchwork."""
     if len({tuple(p.values()) for p in comm.allgather(prints)}) > 1:
-        raise InputError("the ranks hold different models or data (a factory that is not deterministic?); "
-                         "every rank must build the same network and data set")
+        raise InputError(
+            "the ranks hold different models or data (a factory that is not deterministic?); "
+            "every rank must build the same network and data set"
+        )
 
 
 def _directions(job: SurfaceJob, model, rank: int, say) -> None:
@@ -185,23 +204,35 @@ def _directions(job: SurfaceJob, model, rank: int, say) -> None:
     say(f"wrote directions to {job.dir_file}")
     if drawn.trajectory is not None:
         xy, t = drawn.trajectory.coordinates, drawn.trajectory
-        inside = all(axis.lo <= lo and hi <= axis.hi for axis, lo, hi in
-                     ((job.grid.x, xy[:, 0].min(), xy[:, 0].max()), (job.grid.y, xy[:, 1].min(), xy[:, 1].max())))
-        say(f"trajectory of {len(xy)} checkpoints: PC1 {100 * t.explained[0]:.1f} %, PC2 {100 * t.explained[1]:.1f} % "
-            f"of its variance (a random walk: {100 * t.random_walk[0]:.0f} %, {100 * t.random_walk[1]:.0f} %); it spans "
+        inside = all(
+            axis.lo <= lo and hi <= axis.hi
+            for axis, lo, hi in (
+                (job.grid.x, xy[:, 0].min(), xy[:, 0].max()),
+                (job.grid.y, xy[:, 1].min(), xy[:, 1].max()),
+            )
+        )
+        say(
+            f"trajectory of {len(xy)} checkpoints: PC1 {100 * t.explained[0]:.1f} %, "
+            f"PC2 {100 * t.explained[1]:.1f} % of its variance (a random walk: {100 * t.random_walk[0]:.0f} %, "
+            f"{100 * t.random_walk[1]:.0f} %); it spans "
             f"x {xy[:, 0].min():.3g}..{xy[:, 0].max():.3g}, y {xy[:, 1].min():.3g}..{xy[:, 1].max():.3g}"
-            + ("" if inside else " — beyond this grid: widen x and y to see all of it"))
+            + ("" if inside else " — beyond this grid: widen x and y to see all of it")
+        )
 
 
 def _origin(job: SurfaceJob, model, dir_type: str) -> dict:
     """The tensors the directions move, at the centre: there must be some, and they must be finite."""
     origin = dirs.origin_tensors(model, dir_type)
     if not origin:
-        raise InputError(f"model {job.model.model} has no floating-point "
-                         f"{'parameters' if dir_type == 'weights' else 'state_dict entries'} for the directions "
-                         f"to move (dir_type={dir_type})", fields=("dir_type",))
-    dirs.check_finite(origin, f"checkpoint {job.model.model_file}" if job.model.model_file else
-                      f"model {job.model.model}")
+        raise InputError(
+            f"model {job.model.model} has no floating-point "
+            f"{'parameters' if dir_type == 'weights' else 'state_dict entries'} for the directions "
+            f"to move (dir_type={dir_type})",
+            fields=("dir_type",),
+        )
+    dirs.check_finite(
+        origin, f"checkpoint {job.model.model_file}" if job.model.model_file else f"model {job.model.model}"
+    )
     return origin
 
 
@@ -221,24 +252,34 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
     way may be finished another, and its run records say which points came from which run."""
     data, prints = loaded.data, loaded.prints
     identity = {
-        "grid_x": job.grid.x.spec, "grid_y": job.grid.y.spec if job.grid.y else "",
-        "model": canonical(job.model.model), "origin_sha256": prints["origin"],
+        "grid_x": job.grid.x.spec,
+        "grid_y": job.grid.y.spec if job.grid.y else "",
+        "model": canonical(job.model.model),
+        "origin_sha256": prints["origin"],
         "model_file_sha256": sha256_file(job.model.model_file) if job.model.model_file else "",
-        "dataset": canonical(data.name), "train_size": len(data.train), "raw_data": bool(job.data.raw_data),
-        "data_split": job.data.data_split, "split_idx": job.data.split_idx,
-        "train_subset": -1 if job.data.train_subset is None else job.data.train_subset, "subset_seed": SUBSET_SEED,
+        "dataset": canonical(data.name),
+        "train_size": len(data.train),
+        "raw_data": bool(job.data.raw_data),
+        "data_split": job.data.data_split,
+        "split_idx": job.data.split_idx,
+        "train_subset": -1 if job.data.train_subset is None else job.data.train_subset,
+        "subset_seed": SUBSET_SEED,
         "train_sha256": prints["train"],
-        "test_size": len(data.test) if data.test is not None else 0, "test_sha256": prints["test"],
-        "loss_name": ev.loss.name, "dtype": ev.cfg.dtype,
+        "test_size": len(data.test) if data.test is not None else 0,
+        "test_sha256": prints["test"],
+        "loss_name": ev.loss.name,
+        "dtype": ev.cfg.dtype,
         "bn": "recalibrate" if ev.problem.recalibrator else ("states" if d.dir_type == "states" else "eval"),
         "bn_batches": len(ev.problem.recalibrator.batches) if ev.problem.recalibrator else 0,
         "bn_batch_size": len(ev.problem.recalibrator.batches[0]) if ev.problem.recalibrator else 0,
-        "dir_type": d.dir_type, "dir_seed": d.seed, "same_dir": bool(d.same_dir),
+        "dir_type": d.dir_type,
+        "dir_seed": d.seed,
+        "same_dir": bool(d.same_dir),
         "directions_sha256": d.digest,
     }
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
-    for axis, info in zip("xy", d.axes[:job.grid.ndim]):
+    for axis, info in zip("xy", d.axes[: job.grid.ndim]):
         identity[f"{axis}direction"] = info.kind
         identity[f"{axis}norm"] = info.norm
         identity[f"{axis}ignore"] = info.ignore
@@ -249,9 +290,13 @@ def _identity(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, ev: Evaluato
 
 def _how(ev: Evaluator) -> dict:
     """How this run computes its points: its run record's part that the identity leaves out."""
-    return {"kernel": ev.kernel.name, "batch_size": ev.cfg.batch_size, "points_per_pass": ev.points_per_pass,
-            "set_passes": "joined" if ev.sets.joined else "apart",
-            **({"first_layer": "by linearity"} if getattr(ev.kernel, "start", None) is not None else {})}
+    return {
+        "kernel": ev.kernel.name,
+        "batch_size": ev.cfg.batch_size,
+        "points_per_pass": ev.points_per_pass,
+        "set_passes": "joined" if ev.sets.joined else "apart",
+        **({"first_layer": "by linearity"} if getattr(ev.kernel, "start", None) is not None else {}),
+    }
 
 
 def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
@@ -265,16 +310,33 @@ def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
     return columns
 
 
-def _evaluator(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device: str,
-               cfg: EvaluationConfig, samples: int | None = None) -> Evaluator:
+def _evaluator(
+    job: SurfaceJob,
+    loaded: _Loaded,
+    d: dirs.Directions,
+    loss,
+    device: str,
+    cfg: EvaluationConfig,
+    samples: int | None = None,
+) -> Evaluator:
     """The evaluator for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
     sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
     if samples is not None:
         sets = {name: Samples(s.inputs[:samples], s.targets[:samples]) for name, s in sets.items()}
     bn = batchnorm.resolve(cfg.bn, d.dir_type)[0]
-    ev = Evaluator(loaded.model, origin, d.x, d.y, sets, Loss(loss if loss is not None else cfg.loss_name), cfg,
-                   bn=bn, stderr=job.data.train_subset is not None, device=device)
+    ev = Evaluator(
+        loaded.model,
+        origin,
+        d.x,
+        d.y,
+        sets,
+        Loss(loss if loss is not None else cfg.loss_name),
+        cfg,
+        bn=bn,
+        stderr=job.data.train_subset is not None,
+        device=device,
+    )
     ev.probe()
     return ev
 
@@ -305,30 +367,63 @@ def _settings(job: SurfaceJob, loaded: _Loaded, d: dirs.Directions, loss, device
     def make(setting: tuning.Setting) -> Evaluator:
         key = (setting.kernel, setting.points_per_pass)
         if key not in built:
-            built[key] = _evaluator(job, loaded, d, loss, device, replace(
-                cfg, kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass),
-                samples)
+            built[key] = _evaluator(
+                job,
+                loaded,
+                d,
+                loss,
+                device,
+                replace(
+                    cfg, kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass
+                ),
+                samples,
+            )
         return built[key].rebatched(setting.batch_size)
 
-    first = agree(comm, make, tuning.Setting(
-        "reference" if cfg.kernel == tuning.AUTO else cfg.kernel,
-        tuning.FIRST_BATCH if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-        1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size)))
+    first = agree(
+        comm,
+        make,
+        tuning.Setting(
+            "reference" if cfg.kernel == tuning.AUTO else cfg.kernel,
+            tuning.FIRST_BATCH if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+            1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size),
+        ),
+    )
     names = kernels.candidates(first.problem) if cfg.kernel == tuning.AUTO else [cfg.kernel]
     largest, names = comm.bcast((first.sets.largest_pass, names))
-    if stored and stored.get("device", "cpu").split(":")[0] == device.split(":")[0] and (
-            cfg.kernel == tuning.AUTO and stored["kernel"] in names or cfg.kernel == stored["kernel"]):
-        chosen = replace(cfg, **{key: stored[key] if getattr(cfg, key) == tuning.AUTO else getattr(cfg, key)
-                                 for key in ("kernel", "batch_size", "points_per_pass")})
-        return chosen, (f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) "
-                        "per pass (as the surface file's latest run records)")
+    if (
+        stored
+        and stored.get("device", "cpu").split(":")[0] == device.split(":")[0]
+        and (cfg.kernel == tuning.AUTO and stored["kernel"] in names or cfg.kernel == stored["kernel"])
+    ):
+        chosen = replace(
+            cfg,
+            **{
+                key: stored[key] if getattr(cfg, key) == tuning.AUTO else getattr(cfg, key)
+                for key in ("kernel", "batch_size", "points_per_pass")
+            },
+        )
+        return chosen, (
+            f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) "
+            "per pass (as the surface file's latest run records)"
+        )
     measured = sum(min(len(s), samples) for s in (loaded.data.train, loaded.data.test) if s is not None)
     whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
-    choice = tuning.tune(make, largest, cfg.batch_size, cfg.points_per_pass, names,
-                         points_per_rank=job.grid.size / comm.size, ranks=comm.size, scale=whole / measured,
-                         together=lambda measure: comm.allgather(agree(comm, measure)), points=job.grid.size)
-    return replace(cfg, kernel=choice.kernel, batch_size=choice.batch_size,
-                   points_per_pass=choice.points_per_pass), choice.describe(samples=samples)
+    choice = tuning.tune(
+        make,
+        largest,
+        cfg.batch_size,
+        cfg.points_per_pass,
+        names,
+        points_per_rank=job.grid.size / comm.size,
+        ranks=comm.size,
+        scale=whole / measured,
+        together=lambda measure: comm.allgather(agree(comm, measure)),
+        points=job.grid.size,
+    )
+    return replace(
+        cfg, kernel=choice.kernel, batch_size=choice.batch_size, points_per_pass=choice.points_per_pass
+    ), choice.describe(samples=samples)
 
 
 def _compile(ev: Evaluator) -> float:
@@ -345,18 +440,27 @@ def _compile(ev: Evaluator) -> float:
 
 @dataclass(frozen=True)
 class _Opened:
-    done: np.ndarray   # the done mask of the file as this run finds it
-    run: int           # this run's number in the file's run records
+    done: np.ndarray  # the done mask of the file as this run finds it
+    run: int  # this run's number in the file's run records
 
 
 def _start_record(job: SurfaceJob, ranks: int, threads: int, io: str) -> dict:
-    return {"command_line": command_line(list(job.run.argv) or None), "ranks": ranks, "threads_per_rank": threads,
-            "io": io, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "surf_file": job.surf_file,
-            "dir_file": job.dir_file, **machine(), **versions()}
+    return {
+        "command_line": command_line(list(job.run.argv) or None),
+        "ranks": ranks,
+        "threads_per_rank": threads,
+        "io": io,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "surf_file": job.surf_file,
+        "dir_file": job.dir_file,
+        **machine(),
+        **versions(),
+    }
 
 
-def _open_surface(job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, held: ExitStack,
-                  rank: int, float32_centre=None) -> _Opened | None:
+def _open_surface(
+    job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, held: ExitStack, rank: int, float32_centre=None
+) -> _Opened | None:
     """Rank 0: lock the surface file, make it or check it, and record the start of this run."""
     if rank != 0:
         return None
@@ -371,6 +475,7 @@ def _open_surface(job: SurfaceJob, ev: Evaluator, identity: dict, record: dict, 
 
 
 # --------------------------------------------------------------------------- the job
+
 
 def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | None = None, loss=None) -> Summary:
     """Compute (or finish) the surface described by ``job``; return a summary on every rank.
@@ -396,10 +501,15 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
 
     agree(comm, _directions, job, loaded.model, comm.rank, show)  # its allgather keeps others from reading early
     directions = agree(comm, _read_directions, job, loaded.model)
-    if loud and directions.origin_sha256 and directions.origin_sha256 != sha256_tensors(
-            dirs.origin_tensors(loaded.model, directions.dir_type)):
-        show(f"note: {dir_path} was normalized against other weights than this model's "
-             "(fine for a shared direction, but not filter-normalized for this model)")
+    if (
+        loud
+        and directions.origin_sha256
+        and directions.origin_sha256 != sha256_tensors(dirs.origin_tensors(loaded.model, directions.dir_type))
+    ):
+        show(
+            f"note: {dir_path} was normalized against other weights than this model's "
+            "(fine for a shared direction, but not filter-normalized for this model)"
+        )
 
     settings, chosen = comm.bcast(agree(comm, _settings, job, loaded, directions, loss, device, comm))
     if chosen:
@@ -411,20 +521,30 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
-        record = {**_start_record(job, comm.size, threads.count, io), **devices.record(device), **_how(ev),
-                  **({"auto": chosen} if chosen else {})}
+        record = {
+            **_start_record(job, comm.size, threads.count, io),
+            **devices.record(device),
+            **_how(ev),
+            **({"auto": chosen} if chosen else {}),
+        }
         float32_centre = None
         if ev.cfg.dtype in LOW_PRECISION:
             reference = replace(ev.cfg, dtype="float32", kernel="reference", points_per_pass=1)
             float32_centre = lambda: _evaluator(job, loaded, directions, loss, device, reference).evaluate(
-                np.zeros((1, 2)))[0]
+                np.zeros((1, 2))
+            )[0]
         opened = comm.bcast(agree(comm, _open_surface, job, ev, identity, record, held, comm.rank, float32_centre))
         done, run_number = opened.done, opened.run
         todo = np.flatnonzero(~done.reshape(-1))
-        where = (f"{comm.size} rank{'s' * (comm.size > 1)} x {threads.count} thread{'s' * (threads.count > 1)}"
-                 if device == "cpu" else f"{comm.size} rank{'s' * (comm.size > 1)} on {device} (rank 0)")
-        show(f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
-             f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}")
+        where = (
+            f"{comm.size} rank{'s' * (comm.size > 1)} x {threads.count} thread{'s' * (threads.count > 1)}"
+            if device == "cpu"
+            else f"{comm.size} rank{'s' * (comm.size > 1)} on {device} (rank 0)"
+        )
+        show(
+            f"{surf_path}: {grid.size} points ({' x '.join(map(str, grid.shape))}), {grid.size - len(todo)} already "
+            f"done, {len(todo)} to compute on {where} ({io} writes); quantities {', '.join(ev.names)}"
+        )
         compiled_in = None
         if len(todo) and ev.kernel.name == "compiled":  # before the clock starts: every rank compiles once, seconds
             compiled_in = comm.max(agree(comm, _compile, ev))
@@ -436,31 +556,57 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         # error boundary (which aborts the job) instead of waiting for ranks that never come.
         try:
             with nullcontext(stop_signals.installed()) if stop_signals.installed() else StopSignals() as stop:
-                outcome = run_points(ev.evaluate, grid.points(np.arange(grid.size)), todo, comm, writer,
-                                     progress=progress, round_seconds=job.run.round_seconds,
-                                     per_pass=ev.points_per_pass, stop=stop)
+                outcome = run_points(
+                    ev.evaluate,
+                    grid.points(np.arange(grid.size)),
+                    todo,
+                    comm,
+                    writer,
+                    progress=progress,
+                    round_seconds=job.run.round_seconds,
+                    per_pass=ev.points_per_pass,
+                    stop=stop,
+                )
         except CollectiveFailure:
             writer.close()
             raise
         writer.close()
         seconds = progress.elapsed()
         rate = outcome.computed / seconds if seconds > 0 and outcome.computed else 0.0
-        ending = {"points_computed": int(outcome.computed), "seconds": round(seconds, 3),
-                  "points_per_second": round(rate, 3), "points_per_second_per_rank": round(rate / comm.size, 3),
-                  "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete",
-                  **({"compile_seconds": round(compiled_in, 3)} if compiled_in is not None else {})}
+        ending = {
+            "points_computed": int(outcome.computed),
+            "seconds": round(seconds, 3),
+            "points_per_second": round(rate, 3),
+            "points_per_second_per_rank": round(rate / comm.size, 3),
+            "ended": f"stopped by {outcome.stopped_by}" if outcome.stopped_by else "complete",
+            **({"compile_seconds": round(compiled_in, 3)} if compiled_in is not None else {}),
+        }
         if comm.rank == 0:
             surface_file.append_run(surf_path, "end", ending, run=run_number)
     if len(todo):
         progress.update(outcome.computed, final=True)
     if outcome.stopped_by:
         left = len(todo) - outcome.computed
-        raise Stopped(f"stopped by {outcome.stopped_by} after saving {outcome.computed} points; {left} of "
-                      f"{grid.size} are left in {surf_path}: rerun the same command to finish")
+        raise Stopped(
+            f"stopped by {outcome.stopped_by} after saving {outcome.computed} points; {left} of "
+            f"{grid.size} are left in {surf_path}: rerun the same command to finish"
+        )
     if len(todo):
-        show(f"done: {outcome.computed} points in {duration(seconds)} ({seconds:.2f} s), {rate:.1f} points/s, "
-             f"{rate / comm.size:.1f} per rank; surface in {surf_path}")
+        show(
+            f"done: {outcome.computed} points in {duration(seconds)} ({seconds:.2f} s), {rate:.1f} points/s, "
+            f"{rate / comm.size:.1f} per rank; surface in {surf_path}"
+        )
     else:
         show(f"nothing to compute: all {grid.size} points of {surf_path} are done")
-    return Summary(surf_path, dir_path, ev.names, grid.ndim, outcome.computed, outcome.computed_here,
-                   round(seconds, 3), round(rate, 3), round(rate / comm.size, 3), outcome.stopped_by)
+    return Summary(
+        surf_path,
+        dir_path,
+        ev.names,
+        grid.ndim,
+        outcome.computed,
+        outcome.computed_here,
+        round(seconds, 3),
+        round(rate, 3),
+        round(rate / comm.size, 3),
+        outcome.stopped_by,
+    )

@@ -18,30 +18,20 @@ High-dimensional random walks look low-dimensional too: a Gaussian random walk o
 Sohl-Dickstein 2018).  ``random_walk_ratios`` gives the same ratios, by simulation, for the number of
 checkpoints at hand: the baseline a trajectory's ratios should be read against.
 """
+
 from __future__ import annotations
 
 import glob
 import os
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..directions import Trajectory
 from ..errors import InputError
 
 CHUNK = 1 << 20  # weights per slice when accumulating the Gram matrix
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """The plane of a trajectory and the path on it."""
-
-    files: tuple[str, ...]          # the checkpoints, in order
-    labels: tuple[int, ...]         # their epochs (the number in the file name), or their positions
-    coordinates: np.ndarray         # (T, 2): each checkpoint projected on (x, y) by least squares
-    explained: tuple[float, float]  # the share of the centred differences' variance along x and along y
-    random_walk: tuple[float, float]  # the same shares for a Gaussian random walk of T steps
 
 
 def _number(path: str) -> int | None:
@@ -67,8 +57,9 @@ def checkpoint_files(spec: str) -> list[str]:
         files, listed = [os.path.join(here, line) for line in lines if line], True
         where = f"list {spec} names no checkpoint"
     elif os.path.isfile(spec) and not spec.endswith((".pt", ".pth", ".t7", ".tar", ".ckpt")):
-        raise InputError(f"pca_from: {spec} is neither a checkpoint pattern nor a .txt list of checkpoints",
-                         fields=("pca_from",))
+        raise InputError(
+            f"pca_from: {spec} is neither a checkpoint pattern nor a .txt list of checkpoints", fields=("pca_from",)
+        )
     else:
         files = glob.glob(spec)
         where = f"pattern {spec!r} matches no file"
@@ -78,21 +69,26 @@ def checkpoint_files(spec: str) -> list[str]:
     if missing:
         raise InputError(f"pca_from: checkpoint {missing[0]} does not exist", fields=("pca_from",))
     if len(files) < 3:
-        raise InputError(f"pca_from: {len(files)} checkpoint(s); two principal components need at least 3",
-                         fields=("pca_from",))
+        raise InputError(
+            f"pca_from: {len(files)} checkpoint(s); two principal components need at least 3", fields=("pca_from",)
+        )
     if len(set(map(os.path.realpath, files))) < len(files):
-        raise InputError(f"pca_from: a checkpoint is listed twice ({spec}); expected each once",
-                         fields=("pca_from",))
+        raise InputError(f"pca_from: a checkpoint is listed twice ({spec}); expected each once", fields=("pca_from",))
     if not listed:
         numbers = [_number(f) for f in files]
         unnumbered = [f for f, n in zip(files, numbers) if n is None]
         if unnumbered:
-            raise InputError(f"pca_from: {os.path.basename(unnumbered[0])} has no epoch number in its name, so the "
-                             f"pattern {spec!r} cannot be put in epoch order; match the epoch files only (e.g. "
-                             "'run/epoch_*.pt') or give a .txt list in order", fields=("pca_from",))
+            raise InputError(
+                f"pca_from: {os.path.basename(unnumbered[0])} has no epoch number in its name, so the "
+                f"pattern {spec!r} cannot be put in epoch order; match the epoch files only (e.g. "
+                "'run/epoch_*.pt') or give a .txt list in order",
+                fields=("pca_from",),
+            )
         if len(set(numbers)) < len(numbers):
-            raise InputError(f"pca_from: two files of {spec!r} carry the same epoch number; expected one "
-                             "checkpoint per epoch", fields=("pca_from",))
+            raise InputError(
+                f"pca_from: two files of {spec!r} carry the same epoch number; expected one checkpoint per epoch",
+                fields=("pca_from",),
+            )
         files = [f for _, f in sorted(zip(numbers, files))]
     return files
 
@@ -105,33 +101,38 @@ def _slices(origin: dict[str, torch.Tensor], names: list[str], chunk: int):
             yield name, start, min(size, start + chunk)
 
 
-def plane(origin: dict[str, torch.Tensor], states: list[dict[str, torch.Tensor]], ignore: str = "biasbn",
-          chunk: int = CHUNK) -> tuple[dict, dict, np.ndarray, tuple[float, float]]:
+def plane(
+    origin: dict[str, torch.Tensor], states: list[dict[str, torch.Tensor]], ignore: str = "biasbn", chunk: int = CHUNK
+) -> tuple[dict, dict, np.ndarray, tuple[float, float]]:
     """The top two principal directions of ``states`` − ``origin`` (unit vectors keyed as ``origin``),
     each state's coordinates on them (least squares), and the two explained-variance ratios."""
     names = [n for n, w in origin.items() if not (ignore == "biasbn" and w.dim() <= 1)]
     if not names:
-        raise InputError("pca_from: every tensor is ignored (1-D tensors with ignore=biasbn): nothing to project",
-                         fields=("pca_from",))
+        raise InputError(
+            "pca_from: every tensor is ignored (1-D tensors with ignore=biasbn): nothing to project",
+            fields=("pca_from",),
+        )
     T = len(states)
 
-    def block(name, start, stop) -> np.ndarray:   # (T, stop - start) differences, float64
+    def block(name, start, stop) -> np.ndarray:  # (T, stop - start) differences, float64
         w = origin[name].reshape(-1)[start:stop].to(torch.float64)
         return torch.stack([s[name].reshape(-1)[start:stop].to(torch.float64) - w for s in states]).numpy()
 
     mean_sq = np.zeros((T, T))
     for name, start, stop in _slices(origin, names, chunk):
         X = block(name, start, stop)
-        mean_sq += X @ X.T                         # the uncentred Gram matrix, slice by slice
-    centring = np.eye(T) - 1.0 / T                 # J = I - 11ᵀ/T: the Gram matrix of the centred differences
+        mean_sq += X @ X.T  # the uncentred Gram matrix, slice by slice
+    centring = np.eye(T) - 1.0 / T  # J = I - 11ᵀ/T: the Gram matrix of the centred differences
     gram = centring @ mean_sq @ centring
     values, vectors = np.linalg.eigh(gram)
     order = np.argsort(values)[::-1]
     values, vectors = np.clip(values[order], 0.0, None), vectors[:, order]
     # Spread measured against the differences' own size: rounding alone leaves ~1e-16 of it.
     if values.sum() <= 1e-12 * np.trace(mean_sq) or values[1] <= 1e-12 * values.sum():
-        raise InputError("pca_from: the checkpoints span fewer than two dimensions (identical, or on one line): "
-                         "no plane to show", fields=("pca_from",))
+        raise InputError(
+            "pca_from: the checkpoints span fewer than two dimensions (identical, or on one line): no plane to show",
+            fields=("pca_from",),
+        )
     explained = (float(values[0] / values.sum()), float(values[1] / values.sum()))
     # Principal directions: v_k = Xcᵀ u_k / sqrt(λ_k), unit length; X's rows centred by J.
     mix = centring @ vectors[:, :2] / np.sqrt(values[:2])
@@ -142,10 +143,10 @@ def plane(origin: dict[str, torch.Tensor], states: list[dict[str, torch.Tensor]]
             d[name] = torch.zeros_like(origin[name], dtype=torch.float64)
     for name, start, stop in _slices(origin, names, chunk):
         X = block(name, start, stop)
-        V = X.T @ mix                               # (slice, 2)
+        V = X.T @ mix  # (slice, 2)
         for k in range(2):
             directions[k][name].view(-1)[start:stop] = torch.from_numpy(V[:, k])
-        coordinates += X @ V                        # x_t · v_k: orthonormal v, so least squares is the dot product
+        coordinates += X @ V  # x_t · v_k: orthonormal v, so least squares is the dot product
     # A sign convention, so that a rerun draws the same picture: the first checkpoint at negative x and y.
     for k in range(2):
         if coordinates[0, k] > 0:
@@ -169,14 +170,20 @@ def random_walk_ratios(steps: int, dim: int = 2000, trials: int = 20, seed: int 
     return float(mean[0]), float(mean[1])
 
 
-def trajectory(origin: dict[str, torch.Tensor], files: list[str], states: list[dict[str, torch.Tensor]],
-               ignore: str = "biasbn") -> tuple[dict, dict, Trajectory]:
+def trajectory(
+    origin: dict[str, torch.Tensor], files: list[str], states: list[dict[str, torch.Tensor]], ignore: str = "biasbn"
+) -> tuple[dict, dict, Trajectory]:
     """The x and y directions of ``files`` (whose tensors are ``states``) and their ``Trajectory``."""
     x, y, coordinates, explained = plane(origin, states, ignore)
     numbers = [_number(f) for f in files]
     labels = tuple(numbers) if all(n is not None for n in numbers) else tuple(range(1, len(files) + 1))
-    return x, y, Trajectory(tuple(os.path.abspath(f) for f in files), labels, coordinates, explained,
-                            random_walk_ratios(len(files)))
+    return (
+        x,
+        y,
+        Trajectory(
+            tuple(os.path.abspath(f) for f in files), labels, coordinates, explained, random_walk_ratios(len(files))
+        ),
+    )
 
 
 __all__ = ["Trajectory", "checkpoint_files", "plane", "random_walk_ratios", "trajectory"]

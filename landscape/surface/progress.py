@@ -5,6 +5,7 @@ one line every ``every`` seconds (60 by default) and a last one, so a ten-hour j
 of lines, not thousands.  When the ranks' speeds differ by more than 20 %, the line names the
 slowest rank: a slow node, or a rank that got the expensive corner of the grid.
 """
+
 from __future__ import annotations
 
 import sys
@@ -59,9 +60,11 @@ class Progress:
         rate = self.rate()
         left = (todo - self.done) / rate if rate > 0 else float("nan")
         have = self.already + self.done
-        line = (f"  {have:>{len(str(self.total))}}/{self.total} points  {100.0 * have / self.total:5.1f}%  "
-                f"{rate:8.1f} points/s  time left {duration(left) if left == left else '?'}"
-                f"{slowest(rates or [])}")
+        line = (
+            f"  {have:>{len(str(self.total))}}/{self.total} points  {100.0 * have / self.total:5.1f}%  "
+            f"{rate:8.1f} points/s  time left {duration(left) if left == left else '?'}"
+            f"{slowest(rates or [])}"
+        )
         if self.terminal:
             print(f"\r{line}\033[K", end="" if not final else "\n", file=self.stream, flush=True)
             self.open_line = not final

@@ -7,6 +7,7 @@ dataset attributes, the plots take their words from them, and a new kind of
 quantity (curvature maps: ``eig_max``...) is one ``register`` call, not an edit
 of the schema, the writer and the plots.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +25,12 @@ LOSS_UNITS = {"crossentropy": "nats", "mse": "squared target units"}
 class Metric:
     """One kind of value at a grid point."""
 
-    key: str                 # the suffix of the dataset name: train_<key>
-    label: str               # a few words for an axis: "loss", "accuracy"
-    long_name: str           # "mean loss"
-    units: str               # "%", or "loss" for the units of the loss evaluated
-    computed_by: str         # "forward": the evaluation kernel's passes over the data
-    derived_from: str = ""   # for a metric computed from another when drawing (error from accuracy)
+    key: str  # the suffix of the dataset name: train_<key>
+    label: str  # a few words for an axis: "loss", "accuracy"
+    long_name: str  # "mean loss"
+    units: str  # "%", or "loss" for the units of the loss evaluated
+    computed_by: str  # "forward": the evaluation kernel's passes over the data
+    derived_from: str = ""  # for a metric computed from another when drawing (error from accuracy)
 
 
 METRICS: dict[str, Metric] = {}
@@ -47,12 +48,17 @@ LOSS_SE = register(Metric("loss_se", "loss s.e.", "standard error of the mean lo
 ACC = register(Metric("acc", "accuracy", "accuracy (argmax of the output equals the label)", "%", "forward"))
 ERR = register(Metric("err", "error", "error (100 - accuracy)", "%", "forward", derived_from="acc"))
 # Curvature maps (Li et al. 2018, Sec. 7): the Hessian's extreme eigenvalues at each point, by Lanczos.
-EIG_MAX = register(Metric("eig_max", "λmax", "largest eigenvalue of the Hessian of the mean loss", "",
-                          "curvature"))
-EIG_MIN = register(Metric("eig_min", "λmin", "smallest eigenvalue of the Hessian of the mean loss", "",
-                          "curvature"))
-EIG_RATIO = register(Metric("eig_ratio", "|λmin/λmax|", "|smallest / largest eigenvalue| of the Hessian "
-                            "(0: locally convex; larger: more non-convex)", "", "curvature"))
+EIG_MAX = register(Metric("eig_max", "λmax", "largest eigenvalue of the Hessian of the mean loss", "", "curvature"))
+EIG_MIN = register(Metric("eig_min", "λmin", "smallest eigenvalue of the Hessian of the mean loss", "", "curvature"))
+EIG_RATIO = register(
+    Metric(
+        "eig_ratio",
+        "|λmin/λmax|",
+        "|smallest / largest eigenvalue| of the Hessian (0: locally convex; larger: more non-convex)",
+        "",
+        "curvature",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,8 @@ def parse(name: str, source: str = "quantity") -> Quantity:
     if name in METRICS:
         return Quantity("", METRICS[name])
     for data in DATA_SETS:
-        if name.startswith(f"{data}_") and name[len(data) + 1:] in METRICS:
-            return Quantity(data, METRICS[name[len(data) + 1:]])
+        if name.startswith(f"{data}_") and name[len(data) + 1 :] in METRICS:
+            return Quantity(data, METRICS[name[len(data) + 1 :]])
     known = ", ".join(f"<{'|'.join(DATA_SETS)}>_{key}" for key in METRICS)
     raise InputError(f"{source} {name!r}: expected {known}")
 

@@ -5,6 +5,7 @@ along filter-normalized directions, so networks of different weight scales
 compare fairly (Li et al. 2018, Sec. 5).  Hessian and epsilon-sharpness
 measures belong elsewhere; these need nothing but the surface file.
 """
+
 from __future__ import annotations
 
 import numpy as np

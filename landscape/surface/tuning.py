@@ -16,6 +16,7 @@ surface's ranks will share the machine's caches and memory (``together``: the jo
 communicator's exchange; nothing here knows about MPI or files).  A setting's rate is the ranks' mean,
 0 where it ran out of memory on any.
 """
+
 from __future__ import annotations
 
 import time
@@ -27,21 +28,21 @@ import torch
 from ..errors import EvaluationError
 
 AUTO = "auto"
-SAMPLES = 4096           # data prefix the measurement runs on (per data set)
-FIRST_BATCH = 1024       # the first batch measured (or all of a smaller pass)
+SAMPLES = 4096  # data prefix the measurement runs on (per data set)
+FIRST_BATCH = 1024  # the first batch measured (or all of a smaller pass)
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32, 64)
-PROBE_PASS = 8           # points per pass at which the other kernels are first measured
+PROBE_PASS = 8  # points per pass at which the other kernels are first measured
 COMPILED_PASSES = (1, 8)  # compiled: a call holds up to 8 points, so only 1 and 8 are worth their compile time
 SECONDS_PER_TRIAL = 0.1  # each setting: the best of three trials this long (a shared machine is noisy) ...
-TRIALS_PER_BUDGET = 40   # ... or shorter, for a budget too small to hold that many trials of 0.1 s
-LONGEST_PASS = 0.5       # seconds: no setting whose single pass would take longer
-BUDGET = 6.0             # seconds for the ladders at most
-COMPILED_BUDGET = 30.0   # with the compiled kernel: each setting tried is compiled first (seconds each)
-SHARE = 0.1              # of the surface's estimated time, spent measuring
-FINALISTS = 3            # the fastest settings of the ladders, measured again ...
-FINAL_TURNS = 2          # ... this many times each, taking turns
-REFERENCE_MARGIN = 1.1   # another kernel is chosen only when this much faster than the reference
+TRIALS_PER_BUDGET = 40  # ... or shorter, for a budget too small to hold that many trials of 0.1 s
+LONGEST_PASS = 0.5  # seconds: no setting whose single pass would take longer
+BUDGET = 6.0  # seconds for the ladders at most
+COMPILED_BUDGET = 30.0  # with the compiled kernel: each setting tried is compiled first (seconds each)
+SHARE = 0.1  # of the surface's estimated time, spent measuring
+FINALISTS = 3  # the fastest settings of the ladders, measured again ...
+FINAL_TURNS = 2  # ... this many times each, taking turns
+REFERENCE_MARGIN = 1.1  # another kernel is chosen only when this much faster than the reference
 
 
 @dataclass(frozen=True)
@@ -58,21 +59,25 @@ class Choice:
     kernel: str
     batch_size: int
     points_per_pass: int
-    points_per_second: float     # a rank's, on the measured prefix of the data
+    points_per_second: float  # a rank's, on the measured prefix of the data
     tried: int
-    again: int = 0               # the fastest settings measured again, taking turns
-    budget: float = 0.0          # seconds the ladders could take
+    again: int = 0  # the fastest settings measured again, taking turns
+    budget: float = 0.0  # seconds the ladders could take
 
     def describe(self, samples: int = SAMPLES) -> str:
         setting = f"kernel {self.kernel}, batch {self.batch_size}, {self.points_per_pass} point(s) per pass"
         settings = f"{self.tried} setting{'s' * (self.tried != 1)} measured"
         if self.points_per_second == 0.0:
-            return (f"{setting}, the first: {'none of the ' + settings if self.tried > 1 else 'the one setting measured'}"
-                    " ran (out of memory, or more points per pass than this model takes)")
+            return (
+                f"{setting}, the first: {'none of the ' + settings if self.tried > 1 else 'the one setting measured'}"
+                " ran (out of memory, or more points per pass than this model takes)"
+            )
         again = f", the fastest {self.again} again taking turns" if self.again > 1 else ""
-        return (f"{setting}: the best for this surface of {settings}{again} in a budget of {self.budget:.1f} s "
-                f"({self.points_per_second:.1f} points/s a rank, every rank measuring at once on up to {samples} "
-                "samples per set)")
+        return (
+            f"{setting}: the best for this surface of {settings}{again} in a budget of {self.budget:.1f} s "
+            f"({self.points_per_second:.1f} points/s a rank, every rank measuring at once on up to {samples} "
+            "samples per set)"
+        )
 
 
 def _rate(evaluator, k: int, rng: np.random.Generator, seconds: float = SECONDS_PER_TRIAL) -> float:
@@ -107,8 +112,10 @@ def _runs(make, setting: Setting, rng, seconds: float = SECONDS_PER_TRIAL) -> fl
                 torch.cuda.empty_cache()  # what the setting too large left cached
             return 0.0
         if isinstance(exc, EvaluationError):  # the point is one the measurement drew, not one of the grid: say so
-            raise EvaluationError(f"measuring kernel {setting.kernel}, batch {setting.batch_size} with "
-                                  f"{setting.points_per_pass} point(s) per pass for auto: {exc}") from exc
+            raise EvaluationError(
+                f"measuring kernel {setting.kernel}, batch {setting.batch_size} with "
+                f"{setting.points_per_pass} point(s) per pass for auto: {exc}"
+            ) from exc
         raise
 
 
@@ -116,8 +123,9 @@ def _out_of_memory(exc: BaseException | None) -> bool:
     """Whether ``exc`` says a setting needs more memory than there is: a ``MemoryError``, CUDA's out of
     memory, or the CPU allocator's refusal."""
     text = str(exc).lower()
-    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and (
-        "out of memory" in text or "can't allocate memory" in text))
+    return isinstance(exc, MemoryError) or (
+        isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+    )
 
 
 def over_surface(rate: float, k: int, points_per_rank: float) -> float:
@@ -133,9 +141,21 @@ def alone(measure):
     return [measure()]
 
 
-def tune(make, largest: int, batch_size, points_per_pass, kernels: list[str], *, seed: int = 0,
-         points_per_rank: float = 0.0, ranks: int = 1, scale: float = 1.0, together=alone, points: int = 0,
-         budget: float | None = None) -> Choice:
+def tune(
+    make,
+    largest: int,
+    batch_size,
+    points_per_pass,
+    kernels: list[str],
+    *,
+    seed: int = 0,
+    points_per_rank: float = 0.0,
+    ranks: int = 1,
+    scale: float = 1.0,
+    together=alone,
+    points: int = 0,
+    budget: float | None = None,
+) -> Choice:
     """The fastest (kernel, batch size, points per pass) for a surface of ``points_per_rank`` points per
     rank on ``ranks`` ranks (``over_surface``), trying only what is ``auto``.
 
@@ -150,13 +170,16 @@ def tune(make, largest: int, batch_size, points_per_pass, kernels: list[str], *,
     rng = np.random.default_rng(seed)
     compiled = kernels == ["compiled"]
     ladder = COMPILED_PASSES if compiled else PASSES
-    passes = ([k for k in ladder if not points or k <= points] or [1]) if points_per_pass == AUTO \
+    passes = (
+        ([k for k in ladder if not points or k <= points] or [1])
+        if points_per_pass == AUTO
         else [min(points_per_pass, points) if points else points_per_pass]
+    )
     first = min(FIRST_BATCH, largest) if batch_size == AUTO else batch_size
     results: dict[Setting, float] = {}
     ceiling = budget if budget is not None else (COMPILED_BUDGET if compiled else BUDGET)
-    allowed = limit = ceiling   # limit: seconds from the start after which a rank is late
-    late, spent = False, 0.0    # spent: the most seconds any rank had spent after the last measurement
+    allowed = limit = ceiling  # limit: seconds from the start after which a rank is late
+    late, spent = False, 0.0  # spent: the most seconds any rank had spent after the last measurement
     started = time.perf_counter()
 
     def measured(setting: Setting) -> float:
@@ -211,14 +234,17 @@ def tune(make, largest: int, batch_size, points_per_pass, kernels: list[str], *,
     ran = {s: r for s, r in results.items() if r > 0}
     best_batch = max(ran, key=ran.get).batch_size if ran else first
     for kernel in kernels:
-        climb([Setting(kernel, best_batch, k) for k in passes if Setting(kernel, best_batch, k) not in results],
-              longest=True)
+        climb(
+            [Setting(kernel, best_batch, k) for k in passes if Setting(kernel, best_batch, k) not in results],
+            longest=True,
+        )
 
     def weighed(setting: Setting, rate: float) -> float:
         return over_surface(rate, setting.points_per_pass, points_per_rank if ranks > 1 else 0.0)
 
-    nothing = Choice(kernels[0], first, passes[0] if points_per_pass == AUTO else points_per_pass, 0.0, len(results),
-                     budget=allowed)
+    nothing = Choice(
+        kernels[0], first, passes[0] if points_per_pass == AUTO else points_per_pass, 0.0, len(results), budget=allowed
+    )
     ran = sorted(((s, r) for s, r in results.items() if r > 0), key=lambda item: weighed(*item), reverse=True)
     if not ran:
         return nothing
@@ -233,7 +259,7 @@ def tune(make, largest: int, batch_size, points_per_pass, kernels: list[str], *,
         for turn in range(FINAL_TURNS):
             if late and turn > 0:  # whole turns, so that each finalist is measured as often; the first always
                 break
-            for setting in [s for s in turns if s not in out][::1 if turn % 2 == 0 else -1]:
+            for setting in [s for s in turns if s not in out][:: 1 if turn % 2 == 0 else -1]:
                 rate = measured(setting)
                 turns[setting] = max(turns[setting], rate)
                 if rate == 0.0:

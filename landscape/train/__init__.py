@@ -12,6 +12,7 @@ interruption.
     checkpoints.py  the files of a run and resuming from them
     job.py          a run from start to end (``TrainJob``, ``run_training``)
 """
+
 from .job import Result, TrainJob, TrainRun, run_training
 from .recipes import NAMES as RECIPES
 from .recipes import Recipe, resolve

@@ -15,6 +15,7 @@ variance ``S = sum_j |g_j - G|^2 / (M - 1)`` with ``E[S] = sigma^2 / m``, so ``s
 ranks contribute ``sum_j |g_j|^2`` and ``M`` through one all-reduce beside the gradient itself, and
 ``sum_j |g_j - G|^2 = sum_j |g_j|^2 - M |G|^2`` when ``G`` is the mean of the ``g_j``.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,13 +27,14 @@ class NormTest:
     """One step's test: the variance estimate, the bound, and the batch for the next step."""
 
     sample_variance: float  # sigma^2: trace of one sample's gradient covariance, estimated
-    gradient_sq: float      # |G|^2
+    gradient_sq: float  # |G|^2
     passed: bool
     next_batch: int
 
 
-def norm_test(sum_sq: float, count: int, gradient_sq: float, micro_batch: int, batch: int, theta: float,
-              max_batch: int) -> NormTest:
+def norm_test(
+    sum_sq: float, count: int, gradient_sq: float, micro_batch: int, batch: int, theta: float, max_batch: int
+) -> NormTest:
     """The norm test of one step from its ``count`` micro-batch gradients of ``micro_batch`` samples.
 
     ``sum_sq`` is ``sum_j |g_j|^2``, ``gradient_sq`` is ``|G|^2`` of their mean.  The next batch is a

@@ -8,6 +8,7 @@ only on (seed, epoch, position), never on which rank or micro-batch takes it: 1 
 images, and a resumed run redraws exactly what the interrupted one drew.  Padding uses the value of a
 black pixel in the normalized data, as torchvision pads before it normalizes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,11 +22,11 @@ PAD = 4
 class Plan:
     """Per position of an epoch: the crop's top-left corner in the padded image, and the flip."""
 
-    top: torch.Tensor    # (n,) int64 in 0..2*PAD
-    left: torch.Tensor   # (n,) int64 in 0..2*PAD
-    flip: torch.Tensor   # (n,) bool
+    top: torch.Tensor  # (n,) int64 in 0..2*PAD
+    left: torch.Tensor  # (n,) int64 in 0..2*PAD
+    flip: torch.Tensor  # (n,) bool
 
-    def __getitem__(self, where: slice) -> "Plan":
+    def __getitem__(self, where: slice) -> Plan:
         return Plan(self.top[where], self.left[where], self.flip[where])
 
 
@@ -45,8 +46,8 @@ def apply(images: torch.Tensor, plan: Plan, fill: torch.Tensor) -> torch.Tensor:
     b, c, h, w = images.shape
     at = images.device
     padded = fill.to(at, images.dtype).view(1, c, 1, 1).expand(b, c, h + 2 * PAD, w + 2 * PAD).clone()
-    padded[:, :, PAD:PAD + h, PAD:PAD + w] = images
-    rows = plan.top.view(b, 1) + torch.arange(h, device=at).view(1, h)                # (B, H)
+    padded[:, :, PAD : PAD + h, PAD : PAD + w] = images
+    rows = plan.top.view(b, 1) + torch.arange(h, device=at).view(1, h)  # (B, H)
     cols = torch.arange(w, device=at).view(1, w).expand(b, w)
     cols = torch.where(plan.flip.view(b, 1), (w - 1) - cols, cols) + plan.left.view(b, 1)  # (B, W)
     batch = torch.arange(b, device=at).view(b, 1, 1, 1)

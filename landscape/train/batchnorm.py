@@ -14,31 +14,30 @@ all-reduce of ``count * mean`` per layer (``reduce``, given by the caller: nothi
 ranks).  During a step the layers accumulate the cumulative average of their micro-batches
 (``momentum=None`` from a reset), which ``finish`` turns into the update above.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
-from torch.nn.modules.batchnorm import _BatchNorm
 
-
-def layers(model: nn.Module) -> list[_BatchNorm]:
-    return [m for m in model.modules() if isinstance(m, _BatchNorm) and m.track_running_stats]
+from ..models.norms import batchnorm_layers
 
 
 class StepStatistics:
     """``begin()`` before a step's micro-batches, ``finish(reduce)`` after them."""
 
     def __init__(self, model: nn.Module):
-        self.layers = layers(model)
+        self.layers = list(batchnorm_layers(model).values())
         self.saved: list[tuple] = []
 
     def begin(self) -> None:
         self.saved = []
         for m in self.layers:
-            self.saved.append((m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone(),
-                               m.momentum))
+            self.saved.append(
+                (m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone(), m.momentum)
+            )
             m.momentum = None
             m.reset_running_stats()
 
@@ -66,4 +65,4 @@ class StepStatistics:
             m.num_batches_tracked.copy_(steps0 + 1)
 
 
-__all__ = ["StepStatistics", "layers"]
+__all__ = ["StepStatistics"]

@@ -12,6 +12,7 @@ Every file is written under a temporary name and renamed into place, so ``kill -
 leaves the previous version whole.  All are read with ``weights_only=True``: the metadata is plain
 values.  The layout ``{'state_dict': ..., 'meta': ...}`` is what ``plot_surface --model_file`` reads.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,7 +23,8 @@ import os
 import torch
 
 from ..errors import InputError, MismatchError
-from ..io.atomic import fsync_directory, write_file as _write
+from ..io.atomic import fsync_directory
+from ..io.atomic import write_file as _write
 
 LATEST, FINAL, LOG, RUN = "latest.pt", "final.pt", "log.csv", "run.json"
 
@@ -40,8 +42,10 @@ def _torch_bytes(obj) -> bytes:
 
 def compact(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """A state_dict on the CPU, floating tensors in float32 (integers such as BatchNorm's counters kept)."""
-    return {k: (v.detach().to("cpu", torch.float32) if v.is_floating_point() else v.detach().cpu()).clone()
-            for k, v in state.items()}
+    return {
+        k: (v.detach().to("cpu", torch.float32) if v.is_floating_point() else v.detach().cpu()).clone()
+        for k, v in state.items()
+    }
 
 
 def save_weights(out: str, name: str, state: dict, meta: dict) -> str:
@@ -65,8 +69,10 @@ def load_latest(out: str) -> dict | None:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a damaged file
-        raise InputError(f"{path} cannot be read ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}); "
-                         f"it is damaged: remove it to start the run again") from None
+        raise InputError(
+            f"{path} cannot be read ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}); "
+            f"it is damaged: remove it to start the run again"
+        ) from None
 
 
 def check_same_run(stored: dict, identity: dict, out: str) -> None:
@@ -74,8 +80,11 @@ def check_same_run(stored: dict, identity: dict, out: str) -> None:
     before = stored.get("meta", {}).get("identity", {})
     for key in sorted(set(before) | set(identity)):
         if before.get(key) != identity.get(key):
-            raise MismatchError(f"{out} holds a run with {key}={before.get(key)!r}, not {identity.get(key)!r}; "
-                                "rerun with its settings to resume it, or give another out", fields=("out", key))
+            raise MismatchError(
+                f"{out} holds a run with {key}={before.get(key)!r}, not {identity.get(key)!r}; "
+                "rerun with its settings to resume it, or give another out",
+                fields=("out", key),
+            )
 
 
 def write_log(out: str, history: list[dict]) -> None:
@@ -106,5 +115,18 @@ def read_run(out: str) -> dict | None:
         raise InputError(f"{path} cannot be read ({exc}): remove it, the next run rewrites it") from None
 
 
-__all__ = ["epoch_name", "save_weights", "save_latest", "load_latest", "check_same_run", "write_log", "write_run",
-           "read_run", "compact", "LATEST", "FINAL", "LOG", "RUN"]
+__all__ = [
+    "epoch_name",
+    "save_weights",
+    "save_latest",
+    "load_latest",
+    "check_same_run",
+    "write_log",
+    "write_run",
+    "read_run",
+    "compact",
+    "LATEST",
+    "FINAL",
+    "LOG",
+    "RUN",
+]

@@ -5,13 +5,14 @@ The only module of ``train/`` that composes the pieces.  It talks to other ranks
 communicator of ``parallel.comm`` (agreement, stop signals, gathering states for a checkpoint) and
 hands the trainer a ``parallel.distributed`` collective for gradients; rank 0 writes every file.
 """
+
 from __future__ import annotations
 
 import math
 import os
-from contextlib import nullcontext
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -20,12 +21,12 @@ from ..data import DataConfig, Samples, load_named
 from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe
 from ..io import paths
 from ..io.lock import SurfaceLock
+from ..losses import check_labels, per_sample
 from ..models import ModelConfig, build_model
 from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, threads_per_rank
 from ..provenance import command_line, machine, versions
-from ..surface.losses import check_labels, per_sample
 from . import checkpoints as files
 from .loop import Trainer, evaluate
 from .recipes import Recipe
@@ -46,9 +47,9 @@ class TrainRun:
 
     out: str = "run"
     micro_batch: int | None = None  # samples per forward pass and BatchNorm batch; default batch / ranks
-    seed: int = 0                   # initial weights, data order, augmentation
-    augment: str = "auto"           # auto: standard for CIFAR, none for the rest
-    save_every: int = 1             # epochs between weight files (the last epoch is always saved)
+    seed: int = 0  # initial weights, data order, augmentation
+    augment: str = "auto"  # auto: standard for CIFAR, none for the rest
+    save_every: int = 1  # epochs between weight files (the last epoch is always saved)
     threads: int | None = None
     device: str = "auto"
     allow_shared_gpus: bool = False
@@ -58,11 +59,15 @@ class TrainRun:
 
     def __post_init__(self):
         object.__setattr__(self, "out", paths.config_path(self.out, "out"))
-        if self.progress_seconds is not None and (isinstance(self.progress_seconds, bool) or not isinstance(
-                self.progress_seconds, (int, float)) or not math.isfinite(self.progress_seconds)
-                or self.progress_seconds < 0):
-            raise ConfigError("progress_seconds", self.progress_seconds, "a finite number of seconds >= 0",
-                              literal=True)
+        if self.progress_seconds is not None and (
+            isinstance(self.progress_seconds, bool)
+            or not isinstance(self.progress_seconds, (int, float))
+            or not math.isfinite(self.progress_seconds)
+            or self.progress_seconds < 0
+        ):
+            raise ConfigError(
+                "progress_seconds", self.progress_seconds, "a finite number of seconds >= 0", literal=True
+            )
         if not self.out:
             raise ConfigError("out", self.out, "a folder for the checkpoints")
         if self.micro_batch is not None and (not _whole(self.micro_batch) or self.micro_batch < 1):
@@ -87,12 +92,19 @@ class TrainJob:
 
     def __post_init__(self):
         if self.model.model_file is not None:
-            raise ConfigError("model_file", self.model.model_file, "nothing: training starts from weights drawn "
-                              "with seed (resume by rerunning the same command)")
+            raise ConfigError(
+                "model_file",
+                self.model.model_file,
+                "nothing: training starts from weights drawn with seed (resume by rerunning the same command)",
+            )
         wants = self.run.augment
         if wants == "standard" and self.data.dataset not in AUGMENTABLE:
-            raise ConfigError("augment", wants, f"none or auto for dataset={self.data.dataset} (the standard "
-                              "augmentation crops and flips CIFAR's 32x32 images)")
+            raise ConfigError(
+                "augment",
+                wants,
+                f"none or auto for dataset={self.data.dataset} (the standard "
+                "augmentation crops and flips CIFAR's 32x32 images)",
+            )
 
     @property
     def augmented(self) -> bool:
@@ -114,17 +126,29 @@ class TrainJob:
         if micro > r.batch_size:
             raise ConfigError("micro_batch", micro, f"at most batch_size ({r.batch_size})", literal=True)
         if r.recipe == "adaptive" and 2 * micro > r.batch_size:
-            raise ConfigError("micro_batch", micro, f"at most batch_size / 2 ({r.batch_size // 2}) with recipe "
-                              "adaptive: its norm test estimates the gradient's variance from at least two "
-                              "micro-batches per step", literal=True)
+            raise ConfigError(
+                "micro_batch",
+                micro,
+                f"at most batch_size / 2 ({r.batch_size // 2}) with recipe "
+                "adaptive: its norm test estimates the gradient's variance from at least two "
+                "micro-batches per step",
+                literal=True,
+            )
 
     def identity(self, ranks: int, train_size: int) -> dict:
         """What the weights depend on: a resume must find the same (the number of ranks only matters
         to ``local``, whose ranks hold their own optimizer and control variates)."""
-        out = {"model": self.model.model, "num_classes": self.model.classes(self.data.dataset),
-               "dataset": self.data.dataset, "raw_data": self.data.raw_data, "train_samples": train_size,
-               "micro_batch": self.micro_batch(ranks), "seed": self.run.seed,
-               "augment": "standard" if self.augmented else "none", **self.recipe.record()}
+        out = {
+            "model": self.model.model,
+            "num_classes": self.model.classes(self.data.dataset),
+            "dataset": self.data.dataset,
+            "raw_data": self.data.raw_data,
+            "train_samples": train_size,
+            "micro_batch": self.micro_batch(ranks),
+            "seed": self.run.seed,
+            "augment": "standard" if self.augmented else "none",
+            **self.recipe.record(),
+        }
         if self.recipe.recipe == "local":
             out["ranks"] = ranks
         return out
@@ -150,6 +174,7 @@ def _data(job: TrainJob, device: str, ranks: int):
     fill = None
     if job.augmented:
         from ..data.cifar import black
+
         fill = black(job.data.dataset, job.data.raw_data)
     if device != "cpu":  # the whole set on the GPU once: batches and augmentation are indexed there
         train = Samples(train.inputs.to(device), train.targets.to(device))
@@ -173,23 +198,35 @@ def _model(job: TrainJob, device: str, train: Samples, loss_name: str) -> torch.
     except LandscapeError:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
-        raise InputError(f"model {job.model.model} cannot be trained on dataset {job.data.dataset} "
-                         f"({describe(exc)[:200]})", fields=("model",)) from None
+        raise InputError(
+            f"model {job.model.model} cannot be trained on dataset {job.data.dataset} ({describe(exc)[:200]})",
+            fields=("model",),
+        ) from None
     return model
 
 
 def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, device: str) -> dict:
-    return {"kind": "landscape training checkpoint", "identity": identity, "epoch": row["epoch"],
-            "step": row["step"], "ranks": ranks, "threads": threads, **devices.record(device),
-            "metrics": {k: row[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
-            "command": command_line(list(job.run.argv)) if job.run.argv else "", "versions": versions()}
+    return {
+        "kind": "landscape training checkpoint",
+        "identity": identity,
+        "epoch": row["epoch"],
+        "step": row["step"],
+        "ranks": ranks,
+        "threads": threads,
+        **devices.record(device),
+        "metrics": {k: row[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
+        "command": command_line(list(job.run.argv)) if job.run.argv else "",
+        "versions": versions(),
+    }
 
 
 def _line(row: dict, epochs: int) -> str:
     test = f"  test {row['test_loss']:.4f} / {row['test_acc']:.2f} %" if not math.isnan(row["test_loss"]) else ""
-    return (f"epoch {row['epoch']}/{epochs}  loss {row['running_loss']:.4f}  train {row['train_loss']:.4f} / "
-            f"{row['train_acc']:.2f} %{test}  lr {row['lr']:.4g}  batch {row['batch']}  "
-            f"{row['images_per_second']:,.0f} img/s  comm {100 * row['comm_share']:.0f} %  ({row['seconds']:.1f} s)")
+    return (
+        f"epoch {row['epoch']}/{epochs}  loss {row['running_loss']:.4f}  train {row['train_loss']:.4f} / "
+        f"{row['train_acc']:.2f} %{test}  lr {row['lr']:.4g}  batch {row['batch']}  "
+        f"{row['images_per_second']:,.0f} img/s  comm {100 * row['comm_share']:.0f} %  ({row['seconds']:.1f} s)"
+    )
 
 
 def run_training(job: TrainJob, comm, say=print) -> Result:
@@ -204,15 +241,19 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
     model = agree(comm, _model, job, device, train, loss_name)
     identity = job.identity(comm.size, len(train))
     agree(comm, _make_folder, out, comm.rank)
-    with SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained") \
-            if comm.rank == 0 else nullcontext():
+    with (
+        SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained")
+        if comm.rank == 0
+        else nullcontext()
+    ):
         stored = agree(comm, files.load_latest, out)
         if stored is not None:
             agree(comm, _same_run, job, stored, identity, comm.size)
         collective = agree(comm, distributed.collective, comm, device)
         try:
-            return _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored,
-                           threads.count, device)
+            return _epochs(
+                job, comm, say, model, collective, train, test, fill, loss_name, identity, stored, threads.count, device
+            )
         finally:
             collective.close()
 
@@ -224,8 +265,9 @@ def _make_folder(out: str, rank: int) -> None:
         try:
             os.makedirs(out, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"out={out} cannot be made ({exc.strerror}): expected a folder this job may write",
-                             fields=("out",)) from None
+            raise InputError(
+                f"out={out} cannot be made ({exc.strerror}): expected a folder this job may write", fields=("out",)
+            ) from None
 
 
 def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
@@ -233,10 +275,13 @@ def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
     is named as such."""
     before = stored.get("meta", {}).get("identity", {})
     if job.run.micro_batch is None and before.get("micro_batch") not in (None, identity["micro_batch"]):
-        raise MismatchError(f"{job.run.out} holds a run started on {stored['meta'].get('ranks')} rank(s) with "
-                            f"micro-batches of {before['micro_batch']} (the default, batch_size / ranks); on "
-                            f"{ranks} rank(s) the default is {identity['micro_batch']}: give micro_batch "
-                            f"{before['micro_batch']} to resume it here", fields=("out", "micro_batch"))
+        raise MismatchError(
+            f"{job.run.out} holds a run started on {stored['meta'].get('ranks')} rank(s) with "
+            f"micro-batches of {before['micro_batch']} (the default, batch_size / ranks); on "
+            f"{ranks} rank(s) the default is {identity['micro_batch']}: give micro_batch "
+            f"{before['micro_batch']} to resume it here",
+            fields=("out", "micro_batch"),
+        )
     files.check_same_run(stored, identity, job.run.out)
 
 
@@ -253,8 +298,10 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         history = list(stored["meta"].get("history", []))
         resumed_from = trainer.position.epoch
         if stored["meta"].get("ranks") != comm.size:
-            say(f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
-                "values may differ from an uninterrupted run in the last bits")
+            say(
+                f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
+                "values may differ from an uninterrupted run in the last bits"
+            )
     if trainer.position.epoch >= recipe.epochs:
         say(f"{out}: already trained ({_epochs_words(recipe.epochs)}); nothing to do")
         return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
@@ -262,9 +309,11 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         where = f" (step {trainer.position.step}, sample {trainer.position.offset})" if trainer.position.offset else ""
         say(f"resuming {out} at epoch {trainer.position.epoch + 1}{where}")
     else:
-        say(f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
+        say(
+            f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
             f"batch {recipe.batch_size} ({micro} per pass), {recipe.epochs} epochs, {comm.size} rank(s) x "
-            f"{threads} thread(s) on {device}")
+            f"{threads} thread(s) on {device}"
+        )
     every = job.run.progress_seconds
     if every is None:
         every = 0.0 if sys.stdout.isatty() else 60.0
@@ -277,17 +326,30 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         stats = trainer.run_epoch(epoch)
         if stats is None:  # a stop signal: save where we are, then leave together
             _save(job, comm, trainer, identity, history, threads, device, weights=False)
-            raise Stopped(f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
-                          f"step {trainer.position.step}; rerun the same command to resume")
+            raise Stopped(
+                f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
+                f"step {trainer.position.step}; rerun the same command to resume"
+            )
         train_loss, train_acc = evaluate(model, train, device, collective, loss_name)
-        test_loss, test_acc = evaluate(model, test, device, collective, loss_name) if test is not None \
-            else (math.nan, math.nan)
-        row = {"epoch": epoch + 1, "step": trainer.position.step, "lr": stats.lr, "batch": stats.batch,
-               "running_loss": stats.running_loss, "train_loss": train_loss, "train_acc": train_acc,
-               "test_loss": test_loss, "test_acc": test_acc, "seconds": stats.seconds,
-               "images_per_second": stats.samples / stats.seconds if stats.seconds > 0 else 0.0,
-               "comm_share": min(1.0, stats.comm_seconds / stats.seconds) if stats.seconds > 0 else 0.0,
-               "comm_bytes": stats.comm_bytes, "steps": stats.steps}
+        test_loss, test_acc = (
+            evaluate(model, test, device, collective, loss_name) if test is not None else (math.nan, math.nan)
+        )
+        row = {
+            "epoch": epoch + 1,
+            "step": trainer.position.step,
+            "lr": stats.lr,
+            "batch": stats.batch,
+            "running_loss": stats.running_loss,
+            "train_loss": train_loss,
+            "train_acc": train_acc,
+            "test_loss": test_loss,
+            "test_acc": test_acc,
+            "seconds": stats.seconds,
+            "images_per_second": stats.samples / stats.seconds if stats.seconds > 0 else 0.0,
+            "comm_share": min(1.0, stats.comm_seconds / stats.seconds) if stats.seconds > 0 else 0.0,
+            "comm_bytes": stats.comm_bytes,
+            "steps": stats.steps,
+        }
         if stats.batches:
             row["batches"] = " ".join(map(str, stats.batches))
         history.append(row)
@@ -295,12 +357,23 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         if last or epoch == trainer_first or time.perf_counter() - last_line >= every:  # batch logs stay short
             say(_line(row, recipe.epochs))
             last_line = time.perf_counter()
-        _save(job, comm, trainer, identity, history, threads, device,
-              weights=last or (epoch + 1) % job.run.save_every == 0, final=last)
+        _save(
+            job,
+            comm,
+            trainer,
+            identity,
+            history,
+            threads,
+            device,
+            weights=last or (epoch + 1) % job.run.save_every == 0,
+            final=last,
+        )
     seconds = time.perf_counter() - started
     if comm.rank == 0:
-        say(f"wrote {os.path.join(out, files.FINAL)} ({_epochs_words(recipe.epochs)}; this run {seconds:.1f} s "
-            "with evaluation and checkpoints)")
+        say(
+            f"wrote {os.path.join(out, files.FINAL)} ({_epochs_words(recipe.epochs)}; this run {seconds:.1f} s "
+            "with evaluation and checkpoints)"
+        )
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
 
 
@@ -312,9 +385,15 @@ def _save(job, comm, trainer, identity, history, threads, device, weights: bool,
         if comm.rank != 0:
             return
         out, state = job.run.out, trainer.module.state_dict()
-        row = history[-1] if history else {"epoch": trainer.position.epoch, "step": trainer.position.step,
-                                           **{k: math.nan for k in ("train_loss", "train_acc", "test_loss",
-                                                                    "test_acc")}}
+        row = (
+            history[-1]
+            if history
+            else {
+                "epoch": trainer.position.epoch,
+                "step": trainer.position.step,
+                **{k: math.nan for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
+            }
+        )
         meta = _meta(job, identity, row, comm.size, threads, device)
         if weights:
             files.save_weights(out, files.epoch_name(row["epoch"]), state, meta)
@@ -322,11 +401,21 @@ def _save(job, comm, trainer, identity, history, threads, device, weights: bool,
             files.save_weights(out, files.FINAL, state, meta)
         files.save_latest(out, state, {**meta, "history": history}, states)
         files.write_log(out, history)
-        files.write_run(out, {"out": out, "done": final or trainer.position.epoch >= job.recipe.epochs,
-                              "identity": identity, "epoch": row["epoch"], "metrics": meta["metrics"],
-                              "seconds": sum(r["seconds"] for r in history), "ranks": comm.size,
-                              "images_per_second": _mean_rate(history), "machine": machine(),
-                              "command": meta["command"]})
+        files.write_run(
+            out,
+            {
+                "out": out,
+                "done": final or trainer.position.epoch >= job.recipe.epochs,
+                "identity": identity,
+                "epoch": row["epoch"],
+                "metrics": meta["metrics"],
+                "seconds": sum(r["seconds"] for r in history),
+                "ranks": comm.size,
+                "images_per_second": _mean_rate(history),
+                "machine": machine(),
+                "command": meta["command"],
+            },
+        )
 
     agree(comm, write)
 

@@ -15,6 +15,7 @@ Biases and BatchNorm parameters (every tensor of one dimension) are left out of 
 weight decay, as in the paper's and later implementations: they get plain momentum SGD.  A tensor
 with ``|w| = 0`` or ``|g| = 0`` also gets the plain step (the ratio means nothing there).
 """
+
 from __future__ import annotations
 
 import torch

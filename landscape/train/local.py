@@ -16,17 +16,19 @@ which doubles the bytes of an average (the ``c_i`` travel with the model).  Noth
 ranks: ``mean`` (all-reduce average, in place) comes from the caller, and each call's bytes are
 counted as the tensors' size (what one rank hands to the all-reduce).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
 
 
 class Averaging:
-    def __init__(self, model: nn.Module, mean: Callable[[list[torch.Tensor]], None], sync_every: int,
-                 control_variates: bool):
+    def __init__(
+        self, model: nn.Module, mean: Callable[[list[torch.Tensor]], None], sync_every: int, control_variates: bool
+    ):
         self.model, self.mean, self.sync_every = model, mean, sync_every
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.control_variates = control_variates

@@ -16,6 +16,7 @@ which all-reduces during the backward pass of each rank's last micro-batch (``no
 gradients and norms in one all-reduce; ``local`` averages models every few steps (``local.py``).
 Nothing here imports torch.distributed or MPI.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,7 +29,7 @@ import torch
 from torch import nn
 
 from ..data import Samples
-from ..surface.losses import per_sample
+from ..losses import per_sample
 from . import augment
 from .adaptive import norm_test
 from .batchnorm import StepStatistics
@@ -56,10 +57,12 @@ def mine(count: int, rank: int, ranks: int) -> list[int]:
 
 def make_optimizer(params, recipe: Recipe) -> torch.optim.Optimizer:
     if recipe.recipe == "lars":
-        return LARS(params, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay,
-                    trust=recipe.trust)
-    return torch.optim.SGD(params, lr=recipe.lr, momentum=recipe.momentum, nesterov=recipe.nesterov,
-                           weight_decay=recipe.weight_decay)
+        return LARS(
+            params, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay, trust=recipe.trust
+        )
+    return torch.optim.SGD(
+        params, lr=recipe.lr, momentum=recipe.momentum, nesterov=recipe.nesterov, weight_decay=recipe.weight_decay
+    )
 
 
 @dataclass
@@ -80,20 +83,30 @@ class EpochStats:
     epoch: int
     steps: int
     samples: int
-    running_loss: float       # mean training loss of the epoch's batches (augmented, train mode)
-    lr: float                 # at the epoch's last step
-    batch: int                # at the epoch's last step
-    seconds: float            # training only, this rank
-    comm_seconds: float       # in all-reduces, this rank (with DDP they overlap the backward pass)
-    comm_bytes: int           # handed to all-reduces by this rank
+    running_loss: float  # mean training loss of the epoch's batches (augmented, train mode)
+    lr: float  # at the epoch's last step
+    batch: int  # at the epoch's last step
+    seconds: float  # training only, this rank
+    comm_seconds: float  # in all-reduces, this rank (with DDP they overlap the backward pass)
+    comm_bytes: int  # handed to all-reduces by this rank
     batches: list[int] = field(default_factory=list)  # adaptive: the batch of every step
 
 
 class Trainer:
     """Trains ``model`` (already on ``device``) on ``train``; ``collective`` joins the ranks."""
 
-    def __init__(self, model: nn.Module, recipe: Recipe, train: Samples, micro_batch: int, seed: int,
-                 collective, device: str, fill: torch.Tensor | None = None, loss_name: str = "crossentropy"):
+    def __init__(
+        self,
+        model: nn.Module,
+        recipe: Recipe,
+        train: Samples,
+        micro_batch: int,
+        seed: int,
+        collective,
+        device: str,
+        fill: torch.Tensor | None = None,
+        loss_name: str = "crossentropy",
+    ):
         self.recipe, self.train, self.micro, self.seed = recipe, train, micro_batch, seed
         self.collective, self.device, self.fill, self.loss_name = collective, device, fill, loss_name
         self.module = model
@@ -102,8 +115,11 @@ class Trainer:
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(self.params, recipe)
         self.bn = StepStatistics(model)
-        self.averaging = Averaging(model, collective.mean_, recipe.sync_every, recipe.control_variates) \
-            if self.mode == "local" else None
+        self.averaging = (
+            Averaging(model, collective.mean_, recipe.sync_every, recipe.control_variates)
+            if self.mode == "local"
+            else None
+        )
         self.max_batch = recipe.max_batch or len(train)
         self.position = Position(batch=recipe.batch_size)
         self.stop_requested = lambda: False  # set by the caller: True stops after the current step
@@ -132,10 +148,10 @@ class Trainer:
         own = mine(len(slices), c.rank, c.size)
         local_total = sum(slices[j].stop - slices[j].start for j in own)
         if self.mode == "ddp":
-            scale = c.size / len(index)      # DDP averages over ranks: this makes it the sum / batch
+            scale = c.size / len(index)  # DDP averages over ranks: this makes it the sum / batch
         elif self.mode == "reduce":
             scale = 1.0 / len(index)
-        else:                                 # local steps: this rank's mean
+        else:  # local steps: this rank's mean
             scale = 1.0 / max(local_total, 1)
         self.optimizer.zero_grad(set_to_none=True)
         self.bn.begin()
@@ -144,7 +160,7 @@ class Trainer:
             part = slices[j]
             x, y = self._inputs(index[part], plan[part] if plan is not None else None)
             last = k == len(own) - 1
-            with (self.model.no_sync() if self.mode == "ddp" and not last and c.size > 1 else nullcontext()):
+            with self.model.no_sync() if self.mode == "ddp" and not last and c.size > 1 else nullcontext():
                 total = self._loss_sum(self.model(x), y)
                 (total * scale).backward()
             loss_sum += float(total.detach())
@@ -223,10 +239,15 @@ class Trainer:
         batches = list(before.get("batches", []))
 
         def so_far() -> dict:
-            return {"loss_sum": loss_sum, "samples": samples, "steps": steps, "batches": batches,
-                    "seconds": before.get("seconds", 0.0) + time.perf_counter() - started,
-                    "comm_seconds": before.get("comm_seconds", 0.0) + c.seconds - comm0,
-                    "comm_bytes": before.get("comm_bytes", 0) + c.bytes - bytes0}
+            return {
+                "loss_sum": loss_sum,
+                "samples": samples,
+                "steps": steps,
+                "batches": batches,
+                "seconds": before.get("seconds", 0.0) + time.perf_counter() - started,
+                "comm_seconds": before.get("comm_seconds", 0.0) + c.seconds - comm0,
+                "comm_bytes": before.get("comm_bytes", 0) + c.bytes - bytes0,
+            }
 
         while offset < n:
             batch = self.position.batch
@@ -254,10 +275,18 @@ class Trainer:
         self.position.epoch, self.position.offset, self.position.partial = epoch + 1, 0, {}
         totals = torch.tensor([loss_sum, float(samples)], dtype=torch.float64)
         c.sum_([totals])
-        return EpochStats(epoch=epoch, steps=steps, samples=int(totals[1]),
-                          running_loss=float(totals[0] / max(totals[1], 1)), lr=lr,
-                          batch=self.position.batch, seconds=done["seconds"], comm_seconds=done["comm_seconds"],
-                          comm_bytes=done["comm_bytes"], batches=batches if self.recipe.recipe == "adaptive" else [])
+        return EpochStats(
+            epoch=epoch,
+            steps=steps,
+            samples=int(totals[1]),
+            running_loss=float(totals[0] / max(totals[1], 1)),
+            lr=lr,
+            batch=self.position.batch,
+            seconds=done["seconds"],
+            comm_seconds=done["comm_seconds"],
+            comm_bytes=done["comm_bytes"],
+            batches=batches if self.recipe.recipe == "adaptive" else [],
+        )
 
     # -- state ----------------------------------------------------------------------------------------
 
@@ -276,8 +305,14 @@ class Trainer:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, samples: Samples, device: str, collective, loss_name: str = "crossentropy",
-             batch: int = EVAL_BATCH) -> tuple[float, float]:
+def evaluate(
+    model: nn.Module,
+    samples: Samples,
+    device: str,
+    collective,
+    loss_name: str = "crossentropy",
+    batch: int = EVAL_BATCH,
+) -> tuple[float, float]:
     """Mean loss and accuracy in percent (NaN for regression) over ``samples``, in eval mode (BatchNorm's
     running statistics), each rank a contiguous share, the sums added over ranks in float64."""
     was = model.training
@@ -287,8 +322,8 @@ def evaluate(model: nn.Module, samples: Samples, device: str, collective, loss_n
     start, stop = min(n, collective.rank * share), min(n, (collective.rank + 1) * share)
     sums = torch.zeros(3, dtype=torch.float64)
     for first in range(start, stop, batch):
-        x = samples.inputs[first:min(first + batch, stop)].to(device)
-        y = samples.targets[first:min(first + batch, stop)].to(device)
+        x = samples.inputs[first : min(first + batch, stop)].to(device)
+        y = samples.targets[first : min(first + batch, stop)].to(device)
         output = model(x)
         sums[0] += float(per_sample(loss_name, output, y).double().sum())
         if not y.is_floating_point():

@@ -18,6 +18,7 @@ values (``Recipe``) are what a checkpoint records, so a run can always be repeat
   SGD"), optionally with SCAFFOLD's control variates (Karimireddy et al. 2020) (``local.py``); the
   learning rate follows the batch as in ``linear``.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,13 +56,13 @@ class Recipe:
     weight_decay: float = 5e-4
     milestones: tuple[float, ...] = (0.5, 0.75)
     gamma: float = 0.1
-    base_batch: int = 256            # linear, lars, local: the batch at which the learning rate is lr
-    warmup_epochs: float = 5.0       # linear, lars: epochs of linear warm-up to the scaled rate
-    trust: float = 0.001             # lars: trust coefficient (You et al. 2017's eta)
-    theta: float = 0.8               # adaptive: the norm test's bound on the gradient's relative error
-    max_batch: int | None = None     # adaptive: the largest batch (default: the training set)
-    sync_every: int = 4              # local: local steps between model averages
-    control_variates: bool = False   # local: SCAFFOLD's correction of the local steps
+    base_batch: int = 256  # linear, lars, local: the batch at which the learning rate is lr
+    warmup_epochs: float = 5.0  # linear, lars: epochs of linear warm-up to the scaled rate
+    trust: float = 0.001  # lars: trust coefficient (You et al. 2017's eta)
+    theta: float = 0.8  # adaptive: the norm test's bound on the gradient's relative error
+    max_batch: int | None = None  # adaptive: the largest batch (default: the training set)
+    sync_every: int = 4  # local: local steps between model averages
+    control_variates: bool = False  # local: SCAFFOLD's correction of the local steps
 
     def __post_init__(self):
         object.__setattr__(self, "milestones", tuple(self.milestones))
@@ -71,19 +72,28 @@ class Recipe:
             ("batch_size", _whole(self.batch_size) and self.batch_size >= 1, "a positive whole number"),
             ("lr", _number(self.lr) and self.lr > 0, "a positive number"),
             ("momentum", _number(self.momentum) and 0 <= self.momentum < 1, "a number with 0 <= momentum < 1"),
-            ("nesterov", isinstance(self.nesterov, bool) and not (self.nesterov and self.momentum == 0),
-             "True only with momentum > 0"),
+            (
+                "nesterov",
+                isinstance(self.nesterov, bool) and not (self.nesterov and self.momentum == 0),
+                "True only with momentum > 0",
+            ),
             ("weight_decay", _number(self.weight_decay) and self.weight_decay >= 0, "a number >= 0"),
-            ("milestones", all(_number(m) and 0 < m < 1 for m in self.milestones)
-             and list(self.milestones) == sorted(self.milestones),
-             "increasing fractions of the epochs, each strictly between 0 and 1"),
+            (
+                "milestones",
+                all(_number(m) and 0 < m < 1 for m in self.milestones)
+                and list(self.milestones) == sorted(self.milestones),
+                "increasing fractions of the epochs, each strictly between 0 and 1",
+            ),
             ("gamma", _number(self.gamma) and 0 < self.gamma <= 1, "a number with 0 < gamma <= 1"),
             ("base_batch", _whole(self.base_batch) and self.base_batch >= 1, "a positive whole number"),
             ("warmup_epochs", _number(self.warmup_epochs) and self.warmup_epochs >= 0, "a number of epochs >= 0"),
             ("trust", _number(self.trust) and self.trust > 0, "a positive number"),
             ("theta", _number(self.theta) and self.theta > 0, "a positive number"),
-            ("max_batch", self.max_batch is None or (_whole(self.max_batch) and self.max_batch >= self.batch_size),
-             f"a whole number >= batch_size ({self.batch_size})"),
+            (
+                "max_batch",
+                self.max_batch is None or (_whole(self.max_batch) and self.max_batch >= self.batch_size),
+                f"a whole number >= batch_size ({self.batch_size})",
+            ),
             ("sync_every", _whole(self.sync_every) and self.sync_every >= 1, "a positive whole number of steps"),
             ("control_variates", isinstance(self.control_variates, bool), "True or False"),
         )
@@ -141,9 +151,15 @@ DEFAULTS: dict[str, dict] = {
 }
 
 # Hyper-parameters that only some recipes use: giving one to another recipe is a mistake, not a no-op.
-ONLY_FOR = {"base_batch": SCALED, "warmup_epochs": ("linear", "lars"), "trust": ("lars",),
-            "theta": ("adaptive",), "max_batch": ("adaptive",), "sync_every": ("local",),
-            "control_variates": ("local",)}
+ONLY_FOR = {
+    "base_batch": SCALED,
+    "warmup_epochs": ("linear", "lars"),
+    "trust": ("lars",),
+    "theta": ("adaptive",),
+    "max_batch": ("adaptive",),
+    "sync_every": ("local",),
+    "control_variates": ("local",),
+}
 
 
 def resolve(recipe: str = "sgd", **given) -> Recipe:
@@ -157,8 +173,12 @@ def resolve(recipe: str = "sgd", **given) -> Recipe:
     given = {k: v for k, v in given.items() if v is not None}
     for name, value in given.items():
         if name in ONLY_FOR and recipe not in ONLY_FOR[name]:
-            raise ConfigError(name, value, f"no value with recipe={recipe}: it applies to recipe "
-                              f"{' and '.join(ONLY_FOR[name])} only", literal=True)
+            raise ConfigError(
+                name,
+                value,
+                f"no value with recipe={recipe}: it applies to recipe {' and '.join(ONLY_FOR[name])} only",
+                literal=True,
+            )
     return Recipe(recipe=recipe, **{**DEFAULTS[recipe], **given})
 
 

@@ -9,6 +9,7 @@ every folder of the sweep, under a lock, and renames it into place.  So job-arra
 together (``--task``), a rerun, or a ``kill -9`` leave a manifest that is complete and consistent with
 the folders, and rebuilding it twice gives the same file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,8 +26,23 @@ from ..io.atomic import write_file
 from . import checkpoints as files
 
 MANIFEST_CSV, MANIFEST_JSON, SWEEP = "manifest.csv", "manifest.json", "sweep.json"
-COLUMNS = ("run", "recipe", "batch_size", "seed", "epochs", "done", "epoch", "checkpoint", "train_loss",
-           "train_error", "test_loss", "test_error", "seconds", "images_per_second", "ranks")
+COLUMNS = (
+    "run",
+    "recipe",
+    "batch_size",
+    "seed",
+    "epochs",
+    "done",
+    "epoch",
+    "checkpoint",
+    "train_loss",
+    "train_error",
+    "test_loss",
+    "test_error",
+    "seconds",
+    "images_per_second",
+    "ranks",
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,7 @@ class Configuration:
 def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
     """Every combination, in a fixed order (recipe, then batch, then seed): ``--task i`` is the i-th."""
     from .recipes import NAMES
+
     unknown = [r for r in recipes if r not in NAMES]
     if unknown:
         raise ConfigError("recipes", unknown[0], f"recipes among {', '.join(NAMES)}")
@@ -69,13 +86,23 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
     def error(acc):
         return 100.0 - acc if isinstance(acc, (int, float)) and not math.isnan(acc) else math.nan
 
-    return {"run": config.name, "recipe": config.recipe, "batch_size": config.batch_size, "seed": config.seed,
-            "epochs": epochs, "done": bool(record.get("done", False)), "epoch": record.get("epoch", 0),
-            "checkpoint": os.path.join(config.name, files.FINAL) if record.get("done") else "",  # from the manifest
-            "train_loss": metrics.get("train_loss", math.nan), "train_error": error(metrics.get("train_acc")),
-            "test_loss": metrics.get("test_loss", math.nan), "test_error": error(metrics.get("test_acc")),
-            "seconds": record.get("seconds", math.nan), "images_per_second": record.get("images_per_second", math.nan),
-            "ranks": record.get("ranks", 0)}
+    return {
+        "run": config.name,
+        "recipe": config.recipe,
+        "batch_size": config.batch_size,
+        "seed": config.seed,
+        "epochs": epochs,
+        "done": bool(record.get("done", False)),
+        "epoch": record.get("epoch", 0),
+        "checkpoint": os.path.join(config.name, files.FINAL) if record.get("done") else "",  # from the manifest
+        "train_loss": metrics.get("train_loss", math.nan),
+        "train_error": error(metrics.get("train_acc")),
+        "test_loss": metrics.get("test_loss", math.nan),
+        "test_error": error(metrics.get("test_acc")),
+        "seconds": record.get("seconds", math.nan),
+        "images_per_second": record.get("images_per_second", math.nan),
+        "ranks": record.get("ranks", 0),
+    }
 
 
 def _found(out: str) -> list[Configuration]:
@@ -107,8 +134,10 @@ def write_manifest(out: str, configs: list[Configuration], epochs: int, settings
         for row in rows:
             writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
         write_file(os.path.join(out, MANIFEST_CSV), text.getvalue().encode())
-        write_file(os.path.join(out, MANIFEST_JSON), (json.dumps({"settings": settings, "runs": rows}, indent=2,
-                                                                 default=str) + "\n").encode())
+        write_file(
+            os.path.join(out, MANIFEST_JSON),
+            (json.dumps({"settings": settings, "runs": rows}, indent=2, default=str) + "\n").encode(),
+        )
     return rows
 
 
@@ -124,20 +153,38 @@ def read_manifest(path: str) -> list[dict]:
             else:
                 rows = json.load(handle)["runs"]
     except FileNotFoundError:
-        raise InputError(f"manifest {path} does not exist: expected manifest.json or manifest.csv of a "
-                         "landscape sweep, or its folder") from None
+        raise InputError(
+            f"manifest {path} does not exist: expected manifest.json or manifest.csv of a "
+            "landscape sweep, or its folder"
+        ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"manifest {path} cannot be read ({exc}): expected the manifest of a landscape sweep") from None
+        raise InputError(
+            f"manifest {path} cannot be read ({exc}): expected the manifest of a landscape sweep"
+        ) from None
     out = []
     for row in rows:
         try:
-            out.append({**row, "batch_size": int(row["batch_size"]), "seed": int(row["seed"]),
-                        "done": row["done"] in (True, "True"), "test_error": float(row["test_error"]),
-                        "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"])})
+            out.append(
+                {
+                    **row,
+                    "batch_size": int(row["batch_size"]),
+                    "seed": int(row["seed"]),
+                    "done": row["done"] in (True, "True"),
+                    "test_error": float(row["test_error"]),
+                    "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
+                }
+            )
         except (KeyError, ValueError) as exc:
             raise InputError(f"manifest {path}: a row lacks {exc}: expected the columns {', '.join(COLUMNS)}") from None
     return out
 
 
-__all__ = ["Configuration", "configurations", "write_manifest", "read_manifest", "COLUMNS", "MANIFEST_CSV",
-           "MANIFEST_JSON"]
+__all__ = [
+    "Configuration",
+    "configurations",
+    "write_manifest",
+    "read_manifest",
+    "COLUMNS",
+    "MANIFEST_CSV",
+    "MANIFEST_JSON",
+]

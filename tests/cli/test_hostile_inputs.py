@@ -1,4 +1,5 @@
 """Inputs an adversarial tester tried: each gets one line, its documented exit code, no hang, nothing damaged."""
+
 import hashlib
 import os
 
@@ -7,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import landscape, run
 from landscape.io.checkpoint import save
 from landscape.models import DigitsCNN
+
+from conftest import landscape, run
 
 MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:3", "--no_test", "--quiet", "--threads", "1"]
 
@@ -32,20 +34,31 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("argv, code, words", [
-    (["--surf_file", "{t}/fifo.h5"], 3, ["--surf_file={t}/fifo.h5 is a FIFO; expected a surface file or no file"]),
-    (["--surf_file", "{t}/dangling.h5"], 3, ["is a symbolic link to", "which does not exist"]),
-    (["--surf_file", "{t}/" + "a" * 230 + ".h5"], 3, ["the file name is 233 characters long"]),
-    (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/s.h5"], 2, ["--surf_file and --dir_file are both"]),
-    (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/fifo.h5"], 3, ["direction file {t}/fifo.h5 is a FIFO"]),
-    (["--surf_file", "{t}/s.h5", "--model_file", "{t}/adir.pt"], 3, ["checkpoint {t}/adir.pt is a directory"]),
-    (["--surf_file", "{t}/s.h5", "--model_file="], 2, ["--model_file='': expected a path"]),
-    (["--surf_file="], 2, ["--surf_file='': expected a path"]),
-    (["--surf_file", "{t}/s.h5", "--x=-1e308:1e308:3"], 2, ["--x=-1e308:1e308:3: expected MIN and MAX small enough"]),
-    (["--surf_file", "{t}/s.h5", "--num_classes", "3"], 3, ["the model gives 3 class scores", "--num_classes"]),
-    (["--surf_file", "{t}/s.h5", "--loss_name", "torch.nn:Linear"], 3, ["cannot be made without arguments"]),
-    (["--surf_file", "{t}/s.h5", "--y=-1:1:3", "--plot", "--vmin", "nan"], 2, ["--vmin nan: expected a finite number"]),
-])
+@pytest.mark.parametrize(
+    "argv, code, words",
+    [
+        (["--surf_file", "{t}/fifo.h5"], 3, ["--surf_file={t}/fifo.h5 is a FIFO; expected a surface file or no file"]),
+        (["--surf_file", "{t}/dangling.h5"], 3, ["is a symbolic link to", "which does not exist"]),
+        (["--surf_file", "{t}/" + "a" * 230 + ".h5"], 3, ["the file name is 233 characters long"]),
+        (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/s.h5"], 2, ["--surf_file and --dir_file are both"]),
+        (["--surf_file", "{t}/s.h5", "--dir_file", "{t}/fifo.h5"], 3, ["direction file {t}/fifo.h5 is a FIFO"]),
+        (["--surf_file", "{t}/s.h5", "--model_file", "{t}/adir.pt"], 3, ["checkpoint {t}/adir.pt is a directory"]),
+        (["--surf_file", "{t}/s.h5", "--model_file="], 2, ["--model_file='': expected a path"]),
+        (["--surf_file="], 2, ["--surf_file='': expected a path"]),
+        (
+            ["--surf_file", "{t}/s.h5", "--x=-1e308:1e308:3"],
+            2,
+            ["--x=-1e308:1e308:3: expected MIN and MAX small enough"],
+        ),
+        (["--surf_file", "{t}/s.h5", "--num_classes", "3"], 3, ["the model gives 3 class scores", "--num_classes"]),
+        (["--surf_file", "{t}/s.h5", "--loss_name", "torch.nn:Linear"], 3, ["cannot be made without arguments"]),
+        (
+            ["--surf_file", "{t}/s.h5", "--y=-1:1:3", "--plot", "--vmin", "nan"],
+            2,
+            ["--vmin nan: expected a finite number"],
+        ),
+    ],
+)
 def test_hostile_surface_arguments(files, capsys, argv, code, words):
     t = str(files)
     got = landscape(*MLP, *[a.format(t=t) for a in argv])
@@ -69,8 +82,13 @@ def test_non_finite_directions_and_targets_are_refused(tmp_path, capsys):
     nan = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in model.state_dict().items()}
     torch.save(nan, tmp_path / "nan.pt")
     save(model, str(tmp_path / "m.pt"))
-    one_line(capsys, 3, landscape(*args, "--model_file", tmp_path / "m.pt", "--model_file2", tmp_path / "nan.pt"),
-             "--model_file2", "holds NaN or inf")
+    one_line(
+        capsys,
+        3,
+        landscape(*args, "--model_file", tmp_path / "m.pt", "--model_file2", tmp_path / "nan.pt"),
+        "--model_file2",
+        "holds NaN or inf",
+    )
     one_line(capsys, 3, landscape(*args, "--model_file", tmp_path / "nan.pt"), "checkpoint", "holds NaN or inf")
     assert not (tmp_path / "s.h5").exists()
 
@@ -81,11 +99,14 @@ def test_a_model_without_parameters_is_refused(tmp_path, capsys):
     one_line(capsys, 3, got, "has no floating-point parameters")
 
 
-@pytest.mark.parametrize("argv, code, words", [
-    (["--dpi", "1000000"], 2, "--dpi 1000000: expected a number of dots per inch from 1 to 2400"),
-    (["--xmin", "nan"], 2, "--xmin nan: expected a finite number"),
-    (["--acc_max", "inf"], 2, "--acc_max inf: expected a finite number"),
-])
+@pytest.mark.parametrize(
+    "argv, code, words",
+    [
+        (["--dpi", "1000000"], 2, "--dpi 1000000: expected a number of dots per inch from 1 to 2400"),
+        (["--xmin", "nan"], 2, "--xmin nan: expected a finite number"),
+        (["--acc_max", "inf"], 2, "--acc_max inf: expected a finite number"),
+    ],
+)
 def test_hostile_plot_arguments(tmp_path, capsys, argv, code, words):
     assert landscape(*MLP, "--surf_file", tmp_path / "s.h5") == 0
     capsys.readouterr()
@@ -102,8 +123,7 @@ def test_files_that_cannot_be_plotted_say_why(tmp_path, capsys):
     with h5py.File(tmp_path / "shape.h5", "w") as f:
         f["xcoordinates"] = np.linspace(-1, 1, 5)
         f["train_loss"] = np.ones(7)
-    one_line(capsys, 3, landscape("plot1d", tmp_path / "shape.h5"), "dataset train_loss holds 7 values",
-             "grid of 5")
+    one_line(capsys, 3, landscape("plot1d", tmp_path / "shape.h5"), "dataset train_loss holds 7 values", "grid of 5")
 
 
 def test_coordinates_changed_in_a_finished_surface_are_refused_by_the_plots(tmp_path, capsys):
@@ -128,6 +148,7 @@ def test_a_surface_without_its_done_marks_is_damaged(tmp_path, capsys):
 def test_api_arguments_of_the_wrong_type_name_the_keyword(tmp_path):
     from landscape.api import loss_surface
     from landscape.errors import ConfigError, UsageError
+
     data = (torch.randn(10, 3), torch.randn(10, 1))
     model = torch.nn.Linear(3, 1)
     with pytest.raises(UsageError, match="loss: expected crossentropy, mse or a callable, got int"):
@@ -145,14 +166,24 @@ def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(
     script.write_text(
         "import torch\nfrom landscape.api import loss_surface\nfrom landscape.errors import LandscapeError\n"
         "try:\n    loss_surface(torch.nn.Linear(3, 1), (torch.randn(8, 3), torch.randn(8, 1)), 'mse', x='1:-1:3')\n"
-        "except LandscapeError as e:\n    import sys; sys.stdout.write(f'caught {e.exit_code} {e}\\n')\n")
+        "except LandscapeError as e:\n    import sys; sys.stdout.write(f'caught {e.exit_code} {e}\\n')\n"
+    )
     import sys
-    from conftest import ROOT, require_mpi
+
     from landscape.parallel.launch import mpiexec_command
+
+    from conftest import ROOT, require_mpi
+
     require_mpi()
     import subprocess
-    done = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, str(script)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+
+    done = subprocess.run(
+        [*mpiexec_command(), "-n", "2", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("caught 2 x=1:-1:3: expected MIN 1 below MAX -1") == 2, done.stdout
 

@@ -1,27 +1,45 @@
 """``landscape info``: what a surface or direction file holds, ours or the reference code's."""
+
 import json
 
 import h5py
 import numpy as np
 import torch
 
-from conftest import landscape
 from landscape.io.checkpoint import save
 from landscape.models import build_model
+
+from conftest import landscape
 
 
 def surface(tmp_path):
     torch.manual_seed(0)
     save(build_model("digits_mlp"), str(tmp_path / "m.pt"))
-    assert landscape("surface", "--model", "digits_mlp", "--model_file", tmp_path / "m.pt", "--x=-1:1:5",
-                     "--y=-1:1:3", "--train_subset", "100", "--threads", "1", "--quiet",
-                     "--surf_file", tmp_path / "s.h5") == 0
+    assert (
+        landscape(
+            "surface",
+            "--model",
+            "digits_mlp",
+            "--model_file",
+            tmp_path / "m.pt",
+            "--x=-1:1:5",
+            "--y=-1:1:3",
+            "--train_subset",
+            "100",
+            "--threads",
+            "1",
+            "--quiet",
+            "--surf_file",
+            tmp_path / "s.h5",
+        )
+        == 0
+    )
     return tmp_path / "s.h5"
 
 
 def test_a_surface_and_its_directions(tmp_path, capsys, one_thread):
     path = surface(tmp_path)
-    with h5py.File(path, "r+") as f:   # two points back to "to do", as a job killed early leaves them
+    with h5py.File(path, "r+") as f:  # two points back to "to do", as a job killed early leaves them
         f["done"][4, 1] = f["done"][4, 2] = 0
     assert landscape("info", path) == 0
     out = capsys.readouterr().out
@@ -43,7 +61,7 @@ def test_a_surface_and_its_directions(tmp_path, capsys, one_thread):
 
 
 def test_files_of_the_reference_code(tmp_path, capsys):
-    with h5py.File(tmp_path / "ref.h5", "w") as h:   # surface: meshgrid order, -1 for to do
+    with h5py.File(tmp_path / "ref.h5", "w") as h:  # surface: meshgrid order, -1 for to do
         h["xcoordinates"] = np.linspace(-1, 1, 3)
         h["train_loss"] = np.array([1.0, 0.5, -1.0])
     with h5py.File(tmp_path / "dirs.h5", "w") as h:  # directions: tensors "0".."n-1"

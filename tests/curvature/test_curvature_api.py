@@ -1,5 +1,6 @@
 """``landscape.hessian_eigs`` and ``landscape.hessian_trace``: any model and data, the model untouched, and
 under ``mpiexec -n 2`` (each rank half of the data, one all-reduce per product) the serial values."""
+
 import json
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import torch
 from torch import nn
 
 import landscape
-from conftest import ROOT, require_mpi
 from landscape.parallel.launch import mpiexec_command
+
+from conftest import ROOT, require_mpi
 
 SCRIPT = """
 import json, sys, torch
@@ -55,11 +57,17 @@ def test_two_ranks_sharing_the_data_give_the_serial_eigenvalues(tmp_path):
     script.write_text(SCRIPT)
     (tmp_path / "serial").mkdir()
     (tmp_path / "mpi").mkdir()
-    serial = subprocess.run([sys.executable, str(script), str(tmp_path / "serial")], capture_output=True, text=True,
-                            cwd=ROOT, timeout=120)
+    serial = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "serial")], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert serial.returncode == 0, serial.stderr
-    parallel = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, str(script), str(tmp_path / "mpi")],
-                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    parallel = subprocess.run(
+        [*mpiexec_command(), "-n", "2", sys.executable, str(script), str(tmp_path / "mpi")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert parallel.returncode == 0, parallel.stderr
     one = json.loads((tmp_path / "serial" / "rank0.json").read_text())
     lines = [json.loads((tmp_path / "mpi" / f"rank{r}.json").read_text()) for r in (0, 1)]
@@ -80,5 +88,6 @@ def test_sharpness_through_the_api_reports_its_settings():
     eps = landscape.sharpness(model, (x, y), measure="epsilon", epsilon=1e-3, subspace=5)
     assert eps.settings["subspace"] == 5 and eps.value >= 0
     from landscape.errors import UsageError
+
     with pytest.raises(UsageError, match="measure='flat'"):
         landscape.sharpness(model, (x, y), measure="flat")

@@ -1,13 +1,15 @@
 """``landscape curvature`` on a trained checkpoint: every measure into one JSON file and a density figure,
 the ranks sharing the data, bad values refused before any product."""
-import pytest
+
 import json
 
+import pytest
 import torch
 
-from conftest import run
 from landscape.io.checkpoint import save
 from landscape.models import build_model
+
+from conftest import run
 
 
 def checkpoint(tmp_path):
@@ -23,9 +25,29 @@ ARGS = ["--model", "digits_mlp", "--train_subset", "120", "--k", "2", "--tol", "
 @pytest.mark.mpi
 def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     model_file = checkpoint(tmp_path)
-    one = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "10", "--density", "--density_steps", "10",
-                            "--density_runs", "2", "--sharpness", "adaptive", "epsilon", "average", "--directions",
-                            "3", "--out", str(tmp_path / "one.json")])
+    one = run(
+        "curvature",
+        [
+            *ARGS,
+            "--model_file",
+            model_file,
+            "--trace",
+            "10",
+            "--density",
+            "--density_steps",
+            "10",
+            "--density_runs",
+            "2",
+            "--sharpness",
+            "adaptive",
+            "epsilon",
+            "average",
+            "--directions",
+            "3",
+            "--out",
+            str(tmp_path / "one.json"),
+        ],
+    )
     assert one.returncode == 0, one.stderr
     report = json.loads((tmp_path / "one.json").read_text())
     assert report["parameters"] == 64 * 128 + 128 + 128 * 64 + 64 + 64 * 10 + 10 and report["samples"] == 120
@@ -35,8 +57,9 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     assert set(report["sharpness"]) == {"adaptive", "epsilon", "average"}
     assert (tmp_path / "one_density.png").read_bytes()[:4] == b"\x89PNG"
     assert "top 2 eigenvalue(s)" in one.stdout and "converged" in one.stdout
-    two = run("curvature", [*ARGS, "--model_file", model_file, "--which", "top", "--out", str(tmp_path / "two.json")],
-              ranks=2)
+    two = run(
+        "curvature", [*ARGS, "--model_file", model_file, "--which", "top", "--out", str(tmp_path / "two.json")], ranks=2
+    )
     assert two.returncode == 0, two.stderr
     parallel = json.loads((tmp_path / "two.json").read_text())
     assert parallel["ranks"] == 2

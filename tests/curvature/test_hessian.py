@@ -1,5 +1,6 @@
 """Hessian-vector products, extreme eigenvalues and the trace against the explicit Hessian of small
 networks (``torch.autograd.functional.hessian``) in float64, a saddle point included."""
+
 import numpy as np
 import pytest
 import torch
@@ -31,7 +32,7 @@ def explicit(model, samples):
     def f(flat):
         params, start = {}, 0
         for n, s in zip(names, shapes):
-            params[n] = flat[start:start + s.numel()].view(s)
+            params[n] = flat[start : start + s.numel()].view(s)
             start += s.numel()
         out = torch.func.functional_call(model, params, (samples.inputs,))
         return nn.functional.cross_entropy(out, samples.targets)
@@ -139,17 +140,20 @@ def test_slq_with_a_full_krylov_space_recovers_the_exact_spectrum(case):
     smoothed density is that of the exact eigenvalues; with fewer steps it still integrates to 1 and
     matches the exact smoothed density closely."""
     from landscape.curvature import slq
+
     _, samples, dense, exact = case
     h = Hessian(tiny(), samples)
     full = slq(h, steps=h.dim, runs=1, seed=4)
     found = full.nodes[0][full.weights[0] > 1e-14]
     scale = np.abs(exact).max()
-    assert all(np.abs(found - lam).min() < 1e-6 * scale for lam in exact)   # every eigenvalue is a node
+    assert all(np.abs(found - lam).min() < 1e-6 * scale for lam in exact)  # every eigenvalue is a node
     assert all(np.abs(exact - node).min() < 1e-6 * scale for node in found)  # and no node is spurious
     assert full.weights.sum() == pytest.approx(1.0, abs=1e-10)
     grid = np.linspace(exact[0] - 1, exact[-1] + 1, 2001)
     sigma = 0.05 * (exact[-1] - exact[0])
-    truth = np.exp(-0.5 * ((grid[:, None] - exact) / sigma) ** 2).sum(axis=1) / (len(exact) * sigma * np.sqrt(2 * np.pi))
+    truth = np.exp(-0.5 * ((grid[:, None] - exact) / sigma) ** 2).sum(axis=1) / (
+        len(exact) * sigma * np.sqrt(2 * np.pi)
+    )
     estimate = slq(h, steps=20, runs=30, seed=5).smoothed(grid, sigma)
     step = grid[1] - grid[0]
     assert estimate.sum() * step == pytest.approx(1.0, abs=1e-3)

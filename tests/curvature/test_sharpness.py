@@ -1,6 +1,7 @@
 """Sharpness in a neighbourhood: Keskar's ε-sharpness, adaptive worst-case sharpness, the average rise
 along random directions; each against a case whose answer is known, and the adaptive measure unchanged
 when a BatchNorm network's conv filters are rescaled."""
+
 import math
 
 import numpy as np
@@ -62,19 +63,20 @@ def test_the_adaptive_measure_does_not_change_when_conv_filters_are_rescaled():
     """Bias-free convolutions followed by BatchNorm: scaling a conv's filters changes nothing the
     network computes, and the box |δ| <= ρ|w| scales with them, so the measure is the same."""
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1, bias=False), nn.BatchNorm2d(3), nn.ReLU(),
-                        nn.Flatten(), nn.Linear(3 * 16, 4))
+    net = nn.Sequential(
+        nn.Conv2d(1, 3, 3, padding=1, bias=False), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 16, 4)
+    )
     net.train()
     g = torch.Generator().manual_seed(2)
     x, y = torch.randn(30, 1, 4, 4, generator=g), torch.randint(0, 4, (30,), generator=g)
     net(x)  # running statistics from a batch
     net.eval()
     net[1].eps = 0.0  # with eps, sqrt(49 var + eps) is not exactly 7 sqrt(var + eps)
-    net.double()      # and the scaling in float64, where multiplying by 7 and 49 rounds far below the test
+    net.double()  # and the scaling in float64, where multiplying by 7 and 49 rounds far below the test
     scaled = nn.Sequential(*[m for m in __import__("copy").deepcopy(net)])
     with torch.no_grad():
         scaled[0].weight.mul_(7.0)
-        scaled[1].running_var.mul_(49.0)   # BatchNorm in eval mode: the statistics follow the filters
+        scaled[1].running_var.mul_(49.0)  # BatchNorm in eval mode: the statistics follow the filters
         scaled[1].running_mean.mul_(7.0)
     data = Samples(x.double(), y)
     a = adaptive_sharpness(Hessian(net, data), rho=0.05, maxiter=15)
@@ -90,7 +92,8 @@ def test_the_adaptive_measure_does_not_change_when_conv_filters_are_rescaled():
 def test_the_average_rise_of_a_quadratic_is_its_curvature_along_the_directions():
     """For a linear model with MSE, f(w + r d) - f(w) = r g·d + r² dᵀHd / 2 exactly: the mean over
     directions is checked against that formula with the same directions."""
-    from landscape.surface import directions as dirs
+    from landscape import directions as dirs
+
     model, samples = quadratic_case()
     h = Hessian(model, samples, loss="mse")
     result = average_rise(h, radius=0.3, directions=5, norm="filter", ignore="none", seed=4)

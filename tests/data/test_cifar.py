@@ -4,6 +4,7 @@ The folders are built here, tiny (4 images per batch), with the files written
 byte for byte as Python 2's cPickle wrote the originals (protocol 2, ``str``
 keys and data, numpy arrays through ``numpy.core.multiarray._reconstruct``).
 """
+
 import pickle
 import struct
 
@@ -18,6 +19,7 @@ PER_BATCH = 4
 
 
 # --- writing files as Python 2 did ------------------------------------------------------------------------------
+
 
 def _py2(obj) -> bytes:
     """Protocol-2 opcodes of ``obj`` as cPickle emitted them; ``bytes`` stands for a Python 2 ``str``."""
@@ -40,10 +42,21 @@ def _py2(obj) -> bytes:
     if isinstance(obj, dict):
         return b"}(" + b"".join(_py2(k) + _py2(v) for k, v in obj.items()) + b"u"
     if isinstance(obj, np.ndarray) and obj.dtype == np.uint8:
-        dtype = (b"cnumpy\ndtype\n" + _py2((b"u1", 0, 1)) + b"R"
-                 + _py2((3, b"|", None, None, None, -1, -1, 0)) + b"b")
-        return (b"cnumpy.core.multiarray\n_reconstruct\n" + b"cnumpy\nndarray\n" + _py2((0,)) + _py2(b"b")
-                + b"\x87R" + b"(" + _py2(1) + _py2(obj.shape) + dtype + _py2(False) + _py2(obj.tobytes()) + b"tb")
+        dtype = b"cnumpy\ndtype\n" + _py2((b"u1", 0, 1)) + b"R" + _py2((3, b"|", None, None, None, -1, -1, 0)) + b"b"
+        return (
+            b"cnumpy.core.multiarray\n_reconstruct\n"
+            + b"cnumpy\nndarray\n"
+            + _py2((0,))
+            + _py2(b"b")
+            + b"\x87R"
+            + b"("
+            + _py2(1)
+            + _py2(obj.shape)
+            + dtype
+            + _py2(False)
+            + _py2(obj.tobytes())
+            + b"tb"
+        )
     raise TypeError(type(obj))
 
 
@@ -63,12 +76,37 @@ def make_cifar10(root, python2=True):
     written = {}
     for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
         rows, labels = _rows(rng, PER_BATCH), [int(v) for v in rng.integers(0, 10, PER_BATCH)]
-        _write(folder / name, {b"batch_label": name.encode(), b"labels": labels, b"data": rows,
-                               b"filenames": [b"img_%d.png" % i for i in range(PER_BATCH)]}, python2)
+        _write(
+            folder / name,
+            {
+                b"batch_label": name.encode(),
+                b"labels": labels,
+                b"data": rows,
+                b"filenames": [b"img_%d.png" % i for i in range(PER_BATCH)],
+            },
+            python2,
+        )
         written[name] = (rows, labels)
-    _write(folder / "batches.meta", {b"num_cases_per_batch": PER_BATCH, b"num_vis": 3072,
-                                     b"label_names": [b"airplane", b"automobile", b"bird", b"cat", b"deer",
-                                                      b"dog", b"frog", b"horse", b"ship", b"truck"]}, python2)
+    _write(
+        folder / "batches.meta",
+        {
+            b"num_cases_per_batch": PER_BATCH,
+            b"num_vis": 3072,
+            b"label_names": [
+                b"airplane",
+                b"automobile",
+                b"bird",
+                b"cat",
+                b"deer",
+                b"dog",
+                b"frog",
+                b"horse",
+                b"ship",
+                b"truck",
+            ],
+        },
+        python2,
+    )
     return folder, written
 
 
@@ -80,11 +118,24 @@ def make_cifar100(root):
     for name, n in (("train", 6), ("test", 3)):
         rows, fine = _rows(rng, n), [int(v) for v in rng.integers(20, 100, n)]
         coarse = [v // 5 for v in fine]  # < 20: never equal to a fine label
-        _write(folder / name, {b"filenames": [b"x.png"] * n, b"batch_label": name.encode(),
-                               b"fine_labels": fine, b"coarse_labels": coarse, b"data": rows})
+        _write(
+            folder / name,
+            {
+                b"filenames": [b"x.png"] * n,
+                b"batch_label": name.encode(),
+                b"fine_labels": fine,
+                b"coarse_labels": coarse,
+                b"data": rows,
+            },
+        )
         written[name] = (rows, fine)
-    _write(folder / "meta", {b"fine_label_names": [b"apple"] + [b"class_%d" % i for i in range(1, 100)],
-                             b"coarse_label_names": [b"group_%d" % i for i in range(20)]})
+    _write(
+        folder / "meta",
+        {
+            b"fine_label_names": [b"apple"] + [b"class_%d" % i for i in range(1, 100)],
+            b"coarse_label_names": [b"group_%d" % i for i in range(20)],
+        },
+    )
     return folder, written
 
 
@@ -102,6 +153,7 @@ def _train_labels(written):
 
 
 # --- reading ----------------------------------------------------------------------------------------------------
+
 
 def test_cifar10_shapes_dtypes_and_batch_order(cifar10, tmp_path):
     _, written = cifar10
@@ -169,6 +221,7 @@ def test_class_names_of_cifar10(cifar10, tmp_path):
 
 # --- files that cannot be used ----------------------------------------------------------------------------------
 
+
 def _input_error(name, path, *fragments):
     with pytest.raises(InputError) as caught:
         load_cifar(name, str(path))
@@ -181,13 +234,21 @@ def _input_error(name, path, *fragments):
 
 def test_missing_folder(tmp_path):
     message = _input_error("cifar10", tmp_path / "nowhere")
-    assert message == (f"CIFAR-10 folder {tmp_path / 'nowhere'} not found: expected cifar-10-batches-py/ "
-                       "with data_batch_1..5, test_batch, batches.meta")
+    assert message == (
+        f"CIFAR-10 folder {tmp_path / 'nowhere'} not found: expected cifar-10-batches-py/ "
+        "with data_batch_1..5, test_batch, batches.meta"
+    )
 
 
 def test_folder_without_the_files(tmp_path):
-    _input_error("cifar100", tmp_path, str(tmp_path), "no cifar-100-python/ inside", "lacks train, test, meta",
-                 "expected cifar-100-python/ with train, test, meta")
+    _input_error(
+        "cifar100",
+        tmp_path,
+        str(tmp_path),
+        "no cifar-100-python/ inside",
+        "lacks train, test, meta",
+        "expected cifar-100-python/ with train, test, meta",
+    )
 
 
 def test_missing_batch_file(cifar10, tmp_path):
@@ -214,13 +275,16 @@ def test_cifar10_batch_in_a_cifar100_folder_has_the_wrong_keys(tmp_path):
     _input_error("cifar100", tmp_path, str(folder / "train"), "b'fine_labels'")
 
 
-@pytest.mark.parametrize("data, labels, fragment", [
-    (np.zeros((2, 1024), np.uint8), [0, 1], "expected uint8 (N, 3072)"),
-    (np.zeros((2, 3072), np.float32), [0, 1], "expected uint8 (N, 3072)"),
-    (np.zeros((2, 3072), np.uint8), [0, 1, 2], "2 images but 3 labels"),
-    (np.zeros((2, 3072), np.uint8), [0, 10], "expected 0..9"),
-    (np.zeros((2, 3072), np.uint8), [b"cat", b"dog"], "not a list of integers"),
-])
+@pytest.mark.parametrize(
+    "data, labels, fragment",
+    [
+        (np.zeros((2, 1024), np.uint8), [0, 1], "expected uint8 (N, 3072)"),
+        (np.zeros((2, 3072), np.float32), [0, 1], "expected uint8 (N, 3072)"),
+        (np.zeros((2, 3072), np.uint8), [0, 1, 2], "2 images but 3 labels"),
+        (np.zeros((2, 3072), np.uint8), [0, 10], "expected 0..9"),
+        (np.zeros((2, 3072), np.uint8), [b"cat", b"dog"], "not a list of integers"),
+    ],
+)
 def test_malformed_contents(cifar10, tmp_path, data, labels, fragment):
     folder, _ = cifar10
     _write(folder / "data_batch_5", {b"data": data, b"labels": labels}, python2=False)

@@ -1,4 +1,5 @@
 """Which samples a job evaluates: DataConfig's checks, --data_split chunks, seeded subsets."""
+
 import pytest
 import torch
 
@@ -21,22 +22,26 @@ def test_chunks_are_equal_and_contiguous_as_in_the_reference():
     assert torch.equal(piece.inputs.view(-1), piece.targets.float())  # inputs and targets stay paired
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"data_split": 0}, "data_split=0: expected a whole number >= 1"),
-    ({"data_split": -2}, "data_split=-2: expected a whole number >= 1"),
-    ({"data_split": 2.0}, "data_split=2.0: expected a whole number >= 1"),
-    ({"data_split": 3, "split_idx": 3}, "split_idx=3: expected a whole number in 0..2 (data_split=3)"),
-    ({"data_split": 3, "split_idx": -1}, "split_idx=-1: expected a whole number in 0..2"),
-    ({"train_subset": 0}, "train_subset=0: expected a positive number of samples"),
-    ({"dataset": "imagenet"}, "dataset=imagenet: expected one of cifar10, cifar100, digits"),
-    ({"dataset": "cifar10"}, "datapath=None: expected the folder holding the cifar10 files"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"data_split": 0}, "data_split=0: expected a whole number >= 1"),
+        ({"data_split": -2}, "data_split=-2: expected a whole number >= 1"),
+        ({"data_split": 2.0}, "data_split=2.0: expected a whole number >= 1"),
+        ({"data_split": 3, "split_idx": 3}, "split_idx=3: expected a whole number in 0..2 (data_split=3)"),
+        ({"data_split": 3, "split_idx": -1}, "split_idx=-1: expected a whole number in 0..2"),
+        ({"train_subset": 0}, "train_subset=0: expected a positive number of samples"),
+        ({"dataset": "imagenet"}, "dataset=imagenet: expected one of cifar10, cifar100, digits"),
+        ({"dataset": "cifar10"}, "datapath=None: expected the folder holding the cifar10 files"),
+    ],
+)
 def test_data_config_names_the_parameter_and_what_was_expected(fields, message):
     with pytest.raises(ConfigError) as caught:
         DataConfig(**fields)
     assert message in str(caught.value)
-    assert caught.value.field == next(k for k in ("datapath", "split_idx", "data_split", "train_subset", "dataset")
-                                      if k in message.split("=")[0])
+    assert caught.value.field == next(
+        k for k in ("datapath", "split_idx", "data_split", "train_subset", "dataset") if k in message.split("=")[0]
+    )
 
 
 def test_a_chunk_larger_than_the_data_is_refused_when_the_data_are_known():

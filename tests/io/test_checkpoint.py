@@ -1,15 +1,17 @@
 """Checkpoints as users have them: the reference code's .t7 files, wrapper prefixes, Python objects."""
+
 import argparse
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import landscape, run
 from landscape.io.checkpoint import read_state_dict, save
 from landscape.io.surface_file import read as read_surface
 from landscape.models import DigitsCNN
 from landscape.provenance import sha256_tensors
+
+from conftest import landscape, run
 
 CNN = ["--model", "digits_cnn", "--x=-1:1:5", "--no_test", "--threads", "1"]
 
@@ -31,13 +33,19 @@ def test_a_reference_t7_without_batchnorm_counters_computes_the_same_surface(tmp
     model = trained_cnn()
     save(model, str(tmp_path / "ours.pt"))
     old = {f"module.{k}": v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
-    torch.save({"state_dict": old, "epoch": 300, "acc": 93.1}, tmp_path / "model_300.t7",
-               _use_new_zipfile_serialization=False)
+    torch.save(
+        {"state_dict": old, "epoch": 300, "acc": 93.1}, tmp_path / "model_300.t7", _use_new_zipfile_serialization=False
+    )
     common = [*CNN, "--dir_file", str(tmp_path / "d.h5")]
-    assert landscape("surface", *common, "--model_file", tmp_path / "ours.pt", "--surf_file", tmp_path / "a.h5",
-                     "--quiet") == 0
-    proc = run("surface", [*common, "--model_file", str(tmp_path / "model_300.t7"), "--surf_file",
-                           str(tmp_path / "b.h5")], ranks=2)
+    assert (
+        landscape("surface", *common, "--model_file", tmp_path / "ours.pt", "--surf_file", tmp_path / "a.h5", "--quiet")
+        == 0
+    )
+    proc = run(
+        "surface",
+        [*common, "--model_file", str(tmp_path / "model_300.t7"), "--surf_file", str(tmp_path / "b.h5")],
+        ranks=2,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("num_batches_tracked") == 1, proc.stdout  # said once, by rank 0
     assert "PyTorch < 0.4.1" in proc.stdout
@@ -61,8 +69,19 @@ def test_checkpoint_with_python_objects_needs_allow_pickle(tmp_path, capsys):
     assert landscape("surface", *CNN, "--model_file", tmp_path / "full.t7", "--surf_file", tmp_path / "s.h5") == 3
     assert "--allow_pickle" in capsys.readouterr().err
     assert not (tmp_path / "s.h5").exists()
-    assert landscape("surface", *CNN, "--model_file", tmp_path / "full.t7", "--allow_pickle", "--quiet",
-                     "--surf_file", tmp_path / "s.h5") == 0
+    assert (
+        landscape(
+            "surface",
+            *CNN,
+            "--model_file",
+            tmp_path / "full.t7",
+            "--allow_pickle",
+            "--quiet",
+            "--surf_file",
+            tmp_path / "s.h5",
+        )
+        == 0
+    )
     assert read_surface(str(tmp_path / "s.h5")).attrs["origin_sha256"] == sha256_tensors(state)
 
 

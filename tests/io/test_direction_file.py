@@ -1,12 +1,14 @@
 """Direction files: written once, read back whole and checked against their digest."""
+
 import h5py
 import pytest
 import torch
 
-from conftest import landscape
+from landscape.directions import AxisInfo, Directions
 from landscape.errors import InputError
 from landscape.io import direction_file
-from landscape.surface.directions import AxisInfo, Directions
+
+from conftest import landscape
 
 CNN = ["--model", "digits_cnn", "--x=-1:1:5", "--no_test", "--threads", "1", "--quiet"]
 
@@ -15,9 +17,16 @@ def test_directions_round_trip_with_their_settings(tmp_path):
     g = torch.Generator().manual_seed(0)
     x = {"a.weight": torch.randn(3, 2, generator=g, dtype=torch.float64), "a.bias": torch.zeros(3, dtype=torch.float64)}
     y = {k: 2 * v for k, v in x.items()}
-    d = Directions(x, y, (AxisInfo("random", "filter", "biasbn", 5), AxisInfo("target", target_file="m.pt",
-                                                                             target_sha256="ab" * 32)),
-                   "weights", 5, False, "cd" * 32, "digits_cnn")
+    d = Directions(
+        x,
+        y,
+        (AxisInfo("random", "filter", "biasbn", 5), AxisInfo("target", target_file="m.pt", target_sha256="ab" * 32)),
+        "weights",
+        5,
+        False,
+        "cd" * 32,
+        "digits_cnn",
+    )
     direction_file.write(str(tmp_path / "d.h5"), d)
     back = direction_file.read(str(tmp_path / "d.h5"))
     assert back.axes == d.axes and back.digest == d.digest and back.seed == 5 and back.model == "digits_cnn"
@@ -33,7 +42,7 @@ def test_damaged_tensor_bytes_are_refused_instead_of_used(tmp_path, capsys):
         dataset = f["xdirection/features.0.weight"]
         offset, size = dataset.id.get_offset(), dataset.id.get_storage_size()
     raw = bytearray(path.read_bytes())
-    raw[offset:offset + size // 2] = b"\xff" * (size // 2)  # garbage (NaN) in half of the tensor
+    raw[offset : offset + size // 2] = b"\xff" * (size // 2)  # garbage (NaN) in half of the tensor
     path.write_bytes(bytes(raw))
     before = path.read_bytes()
     assert landscape("surface", *CNN, "--dir_file", path, "--surf_file", tmp_path / "b.h5") == 3

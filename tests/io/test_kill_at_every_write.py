@@ -11,6 +11,7 @@ The jobs run in processes forked from one that has already imported everything
 (this file run as a script), with strace attached to each fork, so a kill costs
 tens of milliseconds instead of a fresh interpreter.
 """
+
 import json
 import os
 import shutil
@@ -27,12 +28,28 @@ SCENARIOS = ("fresh", "resume", "noop")
 
 
 def job_args(plugins: str, folder: Path) -> list[str]:
-    return ["surface", "--model", f"{plugins}:linear_model", "--dataset", f"{plugins}:regression_data",
-            "--loss_name", "mse", "--x=-1:1:3", "--y=0:1:2", "--dir_file", str(folder / "d.h5"),
-            "--surf_file", str(folder / "s.h5"), "--threads", "1", "--quiet"]  # two rounds: 1 point, then 5
+    return [
+        "surface",
+        "--model",
+        f"{plugins}:linear_model",
+        "--dataset",
+        f"{plugins}:regression_data",
+        "--loss_name",
+        "mse",
+        "--x=-1:1:3",
+        "--y=0:1:2",
+        "--dir_file",
+        str(folder / "d.h5"),
+        "--surf_file",
+        str(folder / "s.h5"),
+        "--threads",
+        "1",
+        "--quiet",
+    ]  # two rounds: 1 point, then 5
 
 
 # --------------------------------------------------------------------------- the fork server (a script)
+
 
 def _prepare(scenario: str, folder: Path, reference: Path, plugins: str, main) -> None:
     folder.mkdir()
@@ -41,6 +58,7 @@ def _prepare(scenario: str, folder: Path, reference: Path, plugins: str, main) -
         shutil.copy(reference / "s.h5", folder / "s.h5")
     if scenario == "resume":  # as if the first run had stopped after two points
         import h5py
+
         with h5py.File(folder / "s.h5", "r+") as f:
             done = f["done"][()]
             done.reshape(-1)[2:] = 0
@@ -56,8 +74,20 @@ def _killed_at(n: int, argv: list[str], main) -> int:
         os.read(ready_r, 1)
         os._exit(main(argv))
     os.close(ready_r)
-    tracer = subprocess.Popen(["strace", "-qq", "-o", "/dev/null", "-p", str(pid), "-e", "trace=pwrite64",
-                               "-e", f"inject=pwrite64:signal=KILL:when={n}"])
+    tracer = subprocess.Popen(
+        [
+            "strace",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-p",
+            str(pid),
+            "-e",
+            "trace=pwrite64",
+            "-e",
+            f"inject=pwrite64:signal=KILL:when={n}",
+        ]
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with open(f"/proc/{pid}/status") as status:
@@ -73,7 +103,9 @@ def _killed_at(n: int, argv: list[str], main) -> int:
 
 def serve(scenario: str, base: Path, plugins: str) -> list[dict]:
     import torch
+
     from landscape.cli.main import main
+
     torch.set_num_threads(1)
     reference = base / "reference"
     results = []
@@ -82,8 +114,14 @@ def serve(scenario: str, base: Path, plugins: str) -> list[dict]:
         _prepare(scenario, folder, reference, plugins, main)
         status = _killed_at(n, job_args(plugins, folder), main)
         killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9
-        results.append({"n": n, "killed": killed, "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                        "folder": str(folder)})
+        results.append(
+            {
+                "n": n,
+                "killed": killed,
+                "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                "folder": str(folder),
+            }
+        )
         if not killed:
             break
     return results
@@ -96,9 +134,11 @@ if __name__ == "__main__":
 
 # --------------------------------------------------------------------------- the tests
 
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory, plugins_path):
     from conftest import landscape
+
     base = tmp_path_factory.mktemp("kills")
     (base / "reference").mkdir()
     assert landscape(*job_args(plugins_path, base / "reference")) == 0
@@ -113,14 +153,21 @@ def plugins_path():
 @pytest.mark.faults
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_a_kill_before_any_write_leaves_a_file_that_reads_and_resumes_exactly(reference, plugins_path, scenario):
-    from conftest import landscape
     from landscape.io.surface_file import read
+
+    from conftest import landscape
+
     if shutil.which("strace") is None:
         if os.environ.get("CI"):
             pytest.fail("strace is missing: make test-faults installs it")
         pytest.skip("needs strace (apt-get install strace)")
-    done = subprocess.run([sys.executable, str(HERE), scenario, str(reference), plugins_path], capture_output=True,
-                          text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = subprocess.run(
+        [sys.executable, str(HERE), scenario, str(reference), plugins_path],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
     killed = [r for r in results if r["killed"]]

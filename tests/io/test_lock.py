@@ -1,4 +1,5 @@
 """One job per surface file, also where HDF5's own file locking is switched off."""
+
 import errno
 import fcntl
 import json
@@ -11,18 +12,21 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ROOT, done_count, landscape, run, start
 from landscape.errors import InputError
 from landscape.io.lock import SurfaceLock
 from landscape.io.surface_file import read as read_surface
+
+from conftest import ROOT, done_count, landscape, run, start
 
 NO_HDF5_LOCKS = {"HDF5_USE_FILE_LOCKING": "FALSE"}
 
 
 def try_lock_in_another_process(path) -> subprocess.CompletedProcess:
-    code = ("import sys; from landscape.io.lock import SurfaceLock\n"
-            "try:\n    SurfaceLock(sys.argv[1]).__enter__()\n"
-            "except Exception as e:\n    print(e); sys.exit(3)\n")
+    code = (
+        "import sys; from landscape.io.lock import SurfaceLock\n"
+        "try:\n    SurfaceLock(sys.argv[1]).__enter__()\n"
+        "except Exception as e:\n    print(e); sys.exit(3)\n"
+    )
     return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT)
 
 
@@ -55,8 +59,22 @@ def test_without_fcntl_locks_the_sidecar_is_created_exclusively(tmp_path, monkey
 
 @pytest.mark.slow
 def test_a_second_job_on_the_same_file_is_refused_without_hdf5_locking(tmp_path, plugins, monkeypatch):
-    args = ["--model", f"{plugins}:slow_model", "--x=-1:1:401", "--no_test", "--batch_size", "5000", "--threads", "1",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--surf_file", str(tmp_path / "s.h5")]
+    args = [
+        "--model",
+        f"{plugins}:slow_model",
+        "--x=-1:1:401",
+        "--no_test",
+        "--batch_size",
+        "5000",
+        "--threads",
+        "1",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.1",
+        "--surf_file",
+        str(tmp_path / "s.h5"),
+    ]
     first = start("surface", args, env={**NO_HDF5_LOCKS, "LANDSCAPE_TEST_SLEEP": "0.05"})
     deadline = time.monotonic() + 60
     while done_count(tmp_path / "s.h5") < 2 and time.monotonic() < deadline:

@@ -1,16 +1,18 @@
 """Files written by the reference code (tomgoldstein/loss-landscape): direction files with tensors
 "0".."n-1" in parameter order, and surface files filled in meshgrid order with -1 for "to do"."""
+
 import h5py
 import numpy as np
 import pytest
 import torch
 
-from conftest import landscape
-from landscape.io.checkpoint import save
 from landscape.cli.surface import main
-from landscape.models import DigitsCNN
+from landscape.io.checkpoint import save
 from landscape.io.direction_file import read as read_directions
 from landscape.io.surface_file import read as read_surface
+from landscape.models import DigitsCNN
+
+from conftest import landscape
 
 
 def write_reference_directions(path, tensors_x, tensors_y):
@@ -25,8 +27,18 @@ def write_reference_directions(path, tensors_x, tensors_y):
 def test_reference_direction_file_gives_the_same_surface_as_ours(tmp_path, dir_type):
     torch.manual_seed(0)
     save(DigitsCNN(), str(tmp_path / "m.pt"))
-    common = ["--model", "digits_cnn", "--model_file", str(tmp_path / "m.pt"), "--x=-1:1:3", "--y=-1:1:3",
-              "--dir_type", dir_type, "--no_test", "--quiet"]
+    common = [
+        "--model",
+        "digits_cnn",
+        "--model_file",
+        str(tmp_path / "m.pt"),
+        "--x=-1:1:3",
+        "--y=-1:1:3",
+        "--dir_type",
+        dir_type,
+        "--no_test",
+        "--quiet",
+    ]
     assert main([*common, "--surf_file", str(tmp_path / "ours.h5")]) == 0
     d = read_directions(str(tmp_path / "ours.directions.h5"))
     axes = [{k: v.numpy() for k, v in d.x.items()}, {k: v.numpy() for k, v in d.y.items()}]
@@ -44,8 +56,21 @@ def test_reference_direction_file_gives_the_same_surface_as_ours(tmp_path, dir_t
 
 def test_reference_direction_file_for_another_model(tmp_path, capsys):
     write_reference_directions(tmp_path / "ref.h5", [torch.zeros(3)], [torch.zeros(3)])
-    assert landscape("surface", *["--model", "digits_cnn", "--x=-1:1:3", "--dir_file", str(tmp_path / "ref.h5"),
-                               "--surf_file", str(tmp_path / "s.h5")]) == 4
+    assert (
+        landscape(
+            "surface",
+            *[
+                "--model",
+                "digits_cnn",
+                "--x=-1:1:3",
+                "--dir_file",
+                str(tmp_path / "ref.h5"),
+                "--surf_file",
+                str(tmp_path / "s.h5"),
+            ],
+        )
+        == 4
+    )
     assert "made for another model" in capsys.readouterr().err
 
 
@@ -69,6 +94,7 @@ def test_reference_surface_file_reads_in_our_orientation(tmp_path):
     assert np.array_equal(s.values["train_loss"][s.done], expected[s.done])
     assert not s.done[4, 0] and not s.done[4, 1]  # flat positions 4 and 9: (x[4], y[0]) and (x[4], y[1])
     from landscape.plotting.twod import plot_arrays
+
     X, Y, Z = plot_arrays(s, "train_loss")
     assert Z[2, 1] == f(X[2, 1], Y[2, 1])
 
@@ -77,6 +103,21 @@ def test_flags_that_define_directions_are_refused_with_a_reference_file(tmp_path
     model = DigitsCNN()
     tensors = [torch.zeros_like(p) for p in model.parameters()]
     write_reference_directions(tmp_path / "ref.h5", tensors, tensors)
-    assert landscape("surface", *["--model", "digits_cnn", "--x=-1:1:3", "--seed", "4", "--dir_file", str(tmp_path / "ref.h5"),
-                               "--surf_file", str(tmp_path / "s.h5")]) == 4
+    assert (
+        landscape(
+            "surface",
+            *[
+                "--model",
+                "digits_cnn",
+                "--x=-1:1:3",
+                "--seed",
+                "4",
+                "--dir_file",
+                str(tmp_path / "ref.h5"),
+                "--surf_file",
+                str(tmp_path / "s.h5"),
+            ],
+        )
+        == 4
+    )
     assert "--seed cannot change them" in capsys.readouterr().err

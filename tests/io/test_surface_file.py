@@ -1,4 +1,5 @@
 """The surface file read back: scales, units, provenance, done mask, checksums, and the row writer."""
+
 import json
 
 import h5py
@@ -6,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import landscape, mean_losses
 from landscape.cli.surface import main
 from landscape.errors import InputError
 from landscape.io import surface_file
@@ -14,16 +14,30 @@ from landscape.io.direction_file import read as read_directions
 from landscape.io.schema import point_checksums
 from landscape.provenance import sha256_file, sha256_tensors
 
+from conftest import landscape, mean_losses
+
 
 @pytest.fixture(scope="module")
 def surface(tmp_path_factory):
     from landscape.io.checkpoint import save
     from landscape.models import DigitsCNN
+
     tmp = tmp_path_factory.mktemp("schema")
     torch.manual_seed(3)
     save(DigitsCNN(), str(tmp / "cnn.pt"))
-    argv = ["--model", "digits_cnn", "--model_file", str(tmp / "cnn.pt"), "--x=-1:1:5", "--y=0:2:3",
-            "--seed", "7", "--surf_file", str(tmp / "s.h5"), "--quiet"]
+    argv = [
+        "--model",
+        "digits_cnn",
+        "--model_file",
+        str(tmp / "cnn.pt"),
+        "--x=-1:1:5",
+        "--y=0:2:3",
+        "--seed",
+        "7",
+        "--surf_file",
+        str(tmp / "s.h5"),
+        "--quiet",
+    ]
     assert main(argv) == 0
     return tmp
 
@@ -61,6 +75,7 @@ def test_provenance_attributes_and_run_records(surface):
     assert run["ranks"] == 1 and run["points_computed"] == 15 and run["ended"] == "complete"
     assert run["command_line"].startswith("landscape surface --model digits_cnn")
     import landscape
+
     assert run["landscape_version"] == landscape.__version__ and run["torch_version"] == str(torch.__version__)
     assert run["numpy_version"] == np.__version__ and run["h5py_version"] == h5py.__version__
     assert run["cpu"] and run["host"]
@@ -79,6 +94,7 @@ def test_centre_of_the_grid_is_exactly_the_trained_model(surface):
     from landscape.data import load_named
     from landscape.io.checkpoint import load_into, read_state_dict
     from landscape.models import DigitsCNN
+
     model = DigitsCNN()
     load_into(model, read_state_dict(str(surface / "cnn.pt")), "cnn.pt")
     model.eval()
@@ -117,17 +133,22 @@ def test_checksums_depend_on_index_value_bits_and_are_never_zero():
     sums = point_checksums(np.array([0, 1, 2]), values)
     assert sums[0] != sums[1] and np.all(sums != 0)
     assert point_checksums(np.array([0]), np.array([[1.0, 2.0000000000000004]]))[0] != sums[0]
-    assert point_checksums(np.array([0]), np.array([[-0.0, 2.0]]))[0] != point_checksums(np.array([0]),
-                                                                                       np.array([[0.0, 2.0]]))[0]
+    assert (
+        point_checksums(np.array([0]), np.array([[-0.0, 2.0]]))[0]
+        != point_checksums(np.array([0]), np.array([[0.0, 2.0]]))[0]
+    )
 
 
-@pytest.mark.parametrize("damage, words", [
-    (lambda f: f["train_loss"].__setitem__((0, 1), 7.0), "1 of 3 computed points do not match their checksums"),
-    (lambda f: f["done"].__setitem__((3, 2), 1), "1 of 4 computed points do not match their checksums"),
-    (lambda f: f["done"].__setitem__((2, 2), 9), "done marks are neither 0 nor 1"),
-    (lambda f: f["checksum"].__setitem__((0, 0), 12345), "do not match their checksums"),
-    (lambda f: f["xcoordinates"].__setitem__(1, 9.0), "its xcoordinates differ"),
-])
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (lambda f: f["train_loss"].__setitem__((0, 1), 7.0), "1 of 3 computed points do not match their checksums"),
+        (lambda f: f["done"].__setitem__((3, 2), 1), "1 of 4 computed points do not match their checksums"),
+        (lambda f: f["done"].__setitem__((2, 2), 9), "done marks are neither 0 nor 1"),
+        (lambda f: f["checksum"].__setitem__((0, 0), 12345), "do not match their checksums"),
+        (lambda f: f["xcoordinates"].__setitem__(1, 9.0), "its xcoordinates differ"),
+    ],
+)
 def test_damage_to_values_marks_or_checksums_is_refused_on_read_and_resume(tmp_path, damage, words):
     path = tmp_path / "d.h5"
     x, y = blank(path)
@@ -161,7 +182,7 @@ def test_heap_damage_is_an_input_error(tmp_path, capsys):
     data = bytearray(path.read_bytes())
     at = data.find(b"HEAP")
     assert at > 0
-    data[at + 8:at + 64] = b"\xff" * 56
+    data[at + 8 : at + 64] = b"\xff" * 56
     path.write_bytes(bytes(data))
     assert landscape("plot2d", path) == 3
     err = capsys.readouterr().err.strip().splitlines()
@@ -174,11 +195,16 @@ def test_schema_1_files_are_read_but_not_resumed(tmp_path):
         f["xcoordinates"] = np.array([-1.0, 0.0, 1.0])
         f["train_loss"] = np.array([1.0, 0.5, np.nan])
         f["done"] = np.array([1, 1, 0], np.uint8)
-        f.attrs.update(schema="landscape.surface", schema_version=1, identity="{}",
-                       runs=json.dumps([{"ranks": 2, "points_computed": 2}]))
+        f.attrs.update(
+            schema="landscape.surface",
+            schema_version=1,
+            identity="{}",
+            runs=json.dumps([{"ranks": 2, "points_computed": 2}]),
+        )
     s = surface_file.read(str(path))
     assert s.done.tolist() == [True, True, False] and s.run == {"ranks": 2, "points_computed": 2}
     from landscape.errors import MismatchError
+
     with pytest.raises(MismatchError, match="schema version 1"):
         surface_file.open_for_resume(str(path), np.array([-1.0, 0.0, 1.0]), None, ["train_loss"], {})
 
@@ -203,13 +229,24 @@ def test_a_sole_writer_writes_whole_rows_to_the_same_file_as_pieces(tmp_path, sh
     rng = np.random.default_rng(1)
     n = int(np.prod(shape))
     coordinates = [np.arange(float(k)) for k in shape] + [None] * (2 - len(shape))
-    rounds = [np.arange(0, n // 2), np.sort(rng.choice(n, size=3, replace=False)), np.array([n - 1]),
-              np.arange(n // 3, n)]
+    rounds = [
+        np.arange(0, n // 2),
+        np.sort(rng.choice(n, size=3, replace=False)),
+        np.array([n - 1]),
+        np.arange(n // 3, n),
+    ]
     files = {}
     for sole in (True, False):
         path = str(tmp_path / f"{sole}.h5")
-        surface_file.create(path, *coordinates, {"train_loss": {"long_name": "loss", "units": "nats"},
-                                                  "train_acc": {"long_name": "accuracy", "units": "%"}}, {"k": "v"})
+        surface_file.create(
+            path,
+            *coordinates,
+            {
+                "train_loss": {"long_name": "loss", "units": "nats"},
+                "train_acc": {"long_name": "accuracy", "units": "%"},
+            },
+            {"k": "v"},
+        )
         with h5py.File(path, "r+") as f:
             for flat in rounds:
                 values = rng.standard_normal((len(flat), 2)) if sole else files["values"].pop(0)
@@ -234,7 +271,9 @@ def test_partial_files_of_dead_makers_are_removed_and_live_ones_kept(tmp_path):
     import os
     import subprocess
     import sys
+
     from landscape.io import atomic
+
     path = str(tmp_path / "s.h5")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = [f"{path}.partial-{atomic.HOST}-{dead.stdout.strip()}", f"{path}.partial-{dead.stdout.strip()}"]

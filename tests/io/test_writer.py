@@ -1,4 +1,5 @@
 """Choosing the write path, and the order every write keeps: values and checksums on disk before done marks."""
+
 import numpy as np
 import pytest
 

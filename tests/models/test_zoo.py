@@ -13,6 +13,7 @@ and run under torch 2.13; the tables below are what *they* produced: the
 ``state_dict`` listing (key, shape, in order), its size, its digest, and the
 logits of seeded weights.  Nothing here was generated from ``landscape.models.zoo``.
 """
+
 import hashlib
 from collections import OrderedDict
 
@@ -22,7 +23,6 @@ import torch
 from landscape.io.checkpoint import load_into
 from landscape.models import ModelConfig, load_model
 from landscape.models.zoo import REGISTRY
-
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # small models: threads only add overhead
 
@@ -120,10 +120,17 @@ def _resnet20_block(stage, i, cin, c, project):
 
 RESNET20 = "\n".join(
     ["conv1.weight 16 3 3 3", "bn1 BN 16"]
-    + _resnet20_block(1, 0, 16, 16, False) + _resnet20_block(1, 1, 16, 16, False) + _resnet20_block(1, 2, 16, 16, False)
-    + _resnet20_block(2, 0, 16, 32, True) + _resnet20_block(2, 1, 32, 32, False) + _resnet20_block(2, 2, 32, 32, False)
-    + _resnet20_block(3, 0, 32, 64, True) + _resnet20_block(3, 1, 64, 64, False) + _resnet20_block(3, 2, 64, 64, False)
-    + ["linear.weight 10 64", "linear.bias 10"])
+    + _resnet20_block(1, 0, 16, 16, False)
+    + _resnet20_block(1, 1, 16, 16, False)
+    + _resnet20_block(1, 2, 16, 16, False)
+    + _resnet20_block(2, 0, 16, 32, True)
+    + _resnet20_block(2, 1, 32, 32, False)
+    + _resnet20_block(2, 2, 32, 32, False)
+    + _resnet20_block(3, 0, 32, 64, True)
+    + _resnet20_block(3, 1, 64, 64, False)
+    + _resnet20_block(3, 2, 64, 64, False)
+    + ["linear.weight 10 64", "linear.bias 10"]
+)
 
 
 def expand(compact):
@@ -188,18 +195,78 @@ def test_forward_gives_one_logit_per_class(name):
 # BatchNorm in training mode -- computed by the reference models.  They pin the forward pass:
 # e.g. the reference's Bottleneck_noshortcut has no final ReLU, and DenseNet concatenates [new, old].
 REFERENCE_LOGITS = {
-    "vgg9": [0.1682041271, 0.08651093575, 0.1703771698, -0.01178072048, 0.07485903176, -0.1142447403,
-             0.2284835484, -0.258330075, 0.3569149654, -0.1157653189],
-    "resnet20": [-0.0752506579, 0.1731054594, -0.161739761, 0.2093197066, 0.07185218284, -0.2866320196,
-                 -0.2080264936, -0.1032955959, -0.3325269373, -0.5213862008],
-    "resnet20_noshort": [-0.1714067272, -0.1368003355, 0.1137984051, 0.2100316916, 0.02492881772,
-                         0.08811759715, -0.1550165154, -0.1450832494, 0.1656311074, 0.002355800745],
-    "resnet18": [-0.07034299432, 0.5383235019, 0.09183896328, -0.07804250149, -0.3083297753, -0.1610636423,
-                 -0.2549296268, -0.09621665601, -0.1688647454, 0.192630666],
-    "resnet50_noshort": [-0.04326509078, 0.3845450073, 0.01021783371, -0.5248893236, -0.2705255721,
-                         -0.2899916564, -0.007987924916, 0.2831870918, 0.4717378166, -0.2125034179],
-    "densenet121": [0.2378959732, -0.2535884356, -0.005495044585, -0.1648793007, -0.2980677622,
-                    0.3026805714, -0.1027329129, 0.2506002885, 0.2294262662, -0.102559337],
+    "vgg9": [
+        0.1682041271,
+        0.08651093575,
+        0.1703771698,
+        -0.01178072048,
+        0.07485903176,
+        -0.1142447403,
+        0.2284835484,
+        -0.258330075,
+        0.3569149654,
+        -0.1157653189,
+    ],
+    "resnet20": [
+        -0.0752506579,
+        0.1731054594,
+        -0.161739761,
+        0.2093197066,
+        0.07185218284,
+        -0.2866320196,
+        -0.2080264936,
+        -0.1032955959,
+        -0.3325269373,
+        -0.5213862008,
+    ],
+    "resnet20_noshort": [
+        -0.1714067272,
+        -0.1368003355,
+        0.1137984051,
+        0.2100316916,
+        0.02492881772,
+        0.08811759715,
+        -0.1550165154,
+        -0.1450832494,
+        0.1656311074,
+        0.002355800745,
+    ],
+    "resnet18": [
+        -0.07034299432,
+        0.5383235019,
+        0.09183896328,
+        -0.07804250149,
+        -0.3083297753,
+        -0.1610636423,
+        -0.2549296268,
+        -0.09621665601,
+        -0.1688647454,
+        0.192630666,
+    ],
+    "resnet50_noshort": [
+        -0.04326509078,
+        0.3845450073,
+        0.01021783371,
+        -0.5248893236,
+        -0.2705255721,
+        -0.2899916564,
+        -0.007987924916,
+        0.2831870918,
+        0.4717378166,
+        -0.2125034179,
+    ],
+    "densenet121": [
+        0.2378959732,
+        -0.2535884356,
+        -0.005495044585,
+        -0.1648793007,
+        -0.2980677622,
+        0.3026805714,
+        -0.1027329129,
+        0.2506002885,
+        0.2294262662,
+        -0.102559337,
+    ],
 }
 
 
@@ -211,8 +278,7 @@ def test_forward_matches_the_reference(name):
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * 0.1)
         out = model(torch.randn(2, 3, 32, 32, generator=g, dtype=torch.float64))
-    torch.testing.assert_close(out[0], torch.tensor(REFERENCE_LOGITS[name], dtype=torch.float64),
-                               rtol=1e-6, atol=1e-9)
+    torch.testing.assert_close(out[0], torch.tensor(REFERENCE_LOGITS[name], dtype=torch.float64), rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", ["vgg9", "resnet56", "resnet56_noshort", "wrn56_2", "densenet121"])
@@ -222,8 +288,9 @@ def test_a_reference_style_checkpoint_loads_into_the_zoo_model(name, tmp_path):
     torch.manual_seed(0)
     trained = REGISTRY[name]().eval()
     path = tmp_path / "model_300.t7"
-    torch.save({"state_dict": {f"module.{k}": v for k, v in trained.state_dict().items()}, "epoch": 300,
-                "acc": 93.1}, path)
+    torch.save(
+        {"state_dict": {f"module.{k}": v for k, v in trained.state_dict().items()}, "epoch": 300, "acc": 93.1}, path
+    )
     loaded = load_model(ModelConfig(name), 10, str(path), seed=1).eval()  # another seed: other initial weights
     x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
@@ -239,4 +306,3 @@ def test_a_checkpoint_of_pytorch_before_0_4_1_loads_with_a_note():
     notes = load_into(target, legacy, "model_300.t7")
     assert len(notes) == 1 and "no BatchNorm num_batches_tracked counters" in notes[0] and "21 layers" in notes[0]
     assert all(torch.equal(target.state_dict()[k], v) for k, v in legacy.items())
-

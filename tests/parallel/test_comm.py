@@ -1,14 +1,16 @@
 """The communicator: agreeing on failures, choosing threads per rank (no MPI needed), and the shared
 counter under a real MPI launcher."""
+
 import subprocess
 import sys
 
 import pytest
 
-from conftest import require_mpi
 from landscape.errors import CollectiveFailure, ConfigError, InputError
 from landscape.parallel.comm import SerialComm, agree, threads_per_rank
 from landscape.parallel.launch import mpiexec_command
+
+from conftest import require_mpi
 
 
 class Ranks:
@@ -46,6 +48,7 @@ def test_a_failure_on_another_rank_stops_this_one_too():
 def test_a_failure_agreed_inside_still_names_the_rank_that_failed():
     """A collective step inside another (the tuning's measurements inside the job's settings): every rank
     raises the inner failure, and the outer agreement keeps its rank, code and traceback."""
+
     def inner():
         raise CollectiveFailure("out of cheese", InputError.exit_code, 1, "rank 1's traceback")
 
@@ -55,8 +58,10 @@ def test_a_failure_agreed_inside_still_names_the_rank_that_failed():
     assert str(caught.value) == "out of cheese"
 
 
-@pytest.mark.parametrize("raised, code, words", [(KeyError("k"), 1, "internal error: KeyError"),
-                                                 (SystemExit(0), 1, "internal error: SystemExit: 0")])
+@pytest.mark.parametrize(
+    "raised, code, words",
+    [(KeyError("k"), 1, "internal error: KeyError"), (SystemExit(0), 1, "internal error: SystemExit: 0")],
+)
 def test_bugs_and_stray_sys_exit_are_internal_errors_never_a_silent_success(raised, code, words):
     def fn():
         raise raised
@@ -68,17 +73,19 @@ def test_bugs_and_stray_sys_exit_are_internal_errors_never_a_silent_success(rais
 
 def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monkeypatch):
     import os
+
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     assert threads_per_rank(Ranks(0, {}, local_size=4), environ={}).count == 2
     assert threads_per_rank(Ranks(0, {}, local_size=1), environ={}).count == 8
     assert threads_per_rank(Ranks(0, {}, local_size=16), environ={}).count == 1
     assert threads_per_rank(Ranks(0, {}, local_size=4), environ={"SLURM_CPUS_PER_TASK": "3"}).count == 3
-    assert threads_per_rank(SerialComm(), 5, environ={}) .count == 5
+    assert threads_per_rank(SerialComm(), 5, environ={}).count == 5
 
 
 def test_threads_asked_beyond_the_usable_cores_are_capped_with_a_note(monkeypatch):
     import os
+
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     choice = threads_per_rank(SerialComm(), 100000, environ={})
     assert choice.count == 2 and "threads=100000 is more than the 2 cores" in choice.note
@@ -111,8 +118,12 @@ def test_a_rank_claims_work_while_rank_zero_computes_without_waiting_for_it():
     """The counter lives on rank 0, but a claim must not wait until rank 0 next enters MPI (with a
     window lock per claim, MPICH made every claim wait for rank 0's chunk to finish)."""
     require_mpi()
-    proc = subprocess.run([*mpiexec_command(), "-n", "2", sys.executable, "-c", BUSY_RANK_ZERO],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*mpiexec_command(), "-n", "2", sys.executable, "-c", BUSY_RANK_ZERO],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     took = float(proc.stdout.split("claims took ")[1].split()[0])
     assert took < 0.5, proc.stdout  # 2 s or more when claims wait for rank 0

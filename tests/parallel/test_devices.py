@@ -1,4 +1,5 @@
 """Which device a rank takes, from what the ranks of its node see: checked without GPUs or MPI."""
+
 import pytest
 
 from landscape.errors import ConfigError, InputError, UsageError
@@ -30,7 +31,9 @@ def test_an_explicit_index_and_bad_requests():
         choose("cuda:1", 0, ["0,1", "0,1"], 2)
     with pytest.raises(InputError, match="device=cuda:2: this rank sees 2 CUDA devices; expected an index below 2"):
         choose("cuda:2", 0, ["0,1"], 2)
-    with pytest.raises(InputError, match=r"device=cuda: no CUDA device is visible to this rank \(CUDA_VISIBLE_DEVICES=\)"):
+    with pytest.raises(
+        InputError, match=r"device=cuda: no CUDA device is visible to this rank \(CUDA_VISIBLE_DEVICES=\)"
+    ):
         choose("cuda", 0, [""], 0)
     with pytest.raises(ConfigError, match="device=gpu: expected auto, cpu, cuda or cuda:N"):
         choose("gpu", 0, [None], 1)

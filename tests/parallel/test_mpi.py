@@ -4,6 +4,7 @@ The brute force evaluates every (x[i], y[j]) in a plain double loop on one
 process, with no scheduler, no splitting and no writer.  With LANDSCAPE_TEST_MPIO=1
 (the parallel-HDF5 stack in CI) the ranks must write through driver='mpio'.
 """
+
 import os
 import time
 
@@ -11,14 +12,15 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import landscape, run
-from landscape.io.checkpoint import read_state_dict, load_into, save
+from landscape import directions as dirs
 from landscape.data import load_named
-from landscape.surface import directions as dirs
-from landscape.surface.evaluation import Evaluator
-from landscape.models import build_model
+from landscape.io.checkpoint import load_into, read_state_dict, save
 from landscape.io.direction_file import read as read_directions
 from landscape.io.surface_file import read as read_surface
+from landscape.models import build_model
+from landscape.surface.evaluation import Evaluator
+
+from conftest import landscape, run
 
 WANT_IO = "mpio" if os.environ.get("LANDSCAPE_TEST_MPIO") == "1" else "gather"
 
@@ -58,8 +60,21 @@ def brute_force(checkpoint, dir_file, x, y, dir_type):
 @pytest.mark.parametrize("dir_type", ["weights", pytest.param("states", marks=pytest.mark.mpi)])
 def test_parallel_equals_serial_brute_force_bit_for_bit(tmp_path, checkpoint, dir_type):
     grid = ["--x=-1:1:9", "--y=-0.5:1:6"]  # non-square on purpose
-    common = ["--model", "digits_cnn", "--model_file", checkpoint, *grid, "--dir_type", dir_type,
-              "--dir_file", str(tmp_path / "dirs.h5"), "--threads", "1", "--round_seconds", "0.05"]
+    common = [
+        "--model",
+        "digits_cnn",
+        "--model_file",
+        checkpoint,
+        *grid,
+        "--dir_type",
+        dir_type,
+        "--dir_file",
+        str(tmp_path / "dirs.h5"),
+        "--threads",
+        "1",
+        "--round_seconds",
+        "0.05",
+    ]
     results = {}
     for ranks in (None, 2, 3):
         surf = tmp_path / f"surf_{ranks}.h5"
@@ -81,10 +96,12 @@ def test_parallel_equals_serial_brute_force_bit_for_bit(tmp_path, checkpoint, di
 
 def test_one_dimensional_surface_under_mpi(tmp_path, checkpoint):
     args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:13", "--threads", "1"]
-    assert landscape("surface", *args, "--surf_file", tmp_path / "a.h5", "--dir_file", tmp_path / "d.h5",
-                     "--quiet") == 0
-    parallel = run("plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5"), "--dir_file", str(tmp_path / "d.h5")],
-                   ranks=2)
+    assert (
+        landscape("surface", *args, "--surf_file", tmp_path / "a.h5", "--dir_file", tmp_path / "d.h5", "--quiet") == 0
+    )
+    parallel = run(
+        "plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5"), "--dir_file", str(tmp_path / "d.h5")], ranks=2
+    )
     assert parallel.returncode == 0, parallel.stderr
     a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
     assert a.values["train_loss"].shape == (13,)
@@ -94,8 +111,22 @@ def test_one_dimensional_surface_under_mpi(tmp_path, checkpoint):
 def test_a_failure_on_one_rank_ends_the_job_quickly_and_is_printed_once(tmp_path, plugins):
     """The failing points lie in the last block, owned by one rank; the others must not hang."""
     started = time.monotonic()
-    proc = run("plot_surface", ["--model", f"{plugins}:failing_model", "--x=0:1:30", "--xignore", "none",
-                                "--surf_file", str(tmp_path / "f.h5"), "--round_seconds", "0.01"], ranks=3, timeout=60)
+    proc = run(
+        "plot_surface",
+        [
+            "--model",
+            f"{plugins}:failing_model",
+            "--x=0:1:30",
+            "--xignore",
+            "none",
+            "--surf_file",
+            str(tmp_path / "f.h5"),
+            "--round_seconds",
+            "0.01",
+        ],
+        ranks=3,
+        timeout=60,
+    )
     took = time.monotonic() - started
     assert proc.returncode == 5, proc.stderr  # an evaluation error, agreed by every rank
     assert proc.stderr.count("simulated failure far from the origin") == 1, proc.stderr
@@ -104,8 +135,12 @@ def test_a_failure_on_one_rank_ends_the_job_quickly_and_is_printed_once(tmp_path
 
 
 def test_a_setup_error_is_printed_once_by_rank_zero(tmp_path):
-    proc = run("plot_surface", ["--model", "digits_cnn", "--x=1:-1:5", "--surf_file", str(tmp_path / "s.h5")],
-               ranks=2, timeout=60)
+    proc = run(
+        "plot_surface",
+        ["--model", "digits_cnn", "--x=1:-1:5", "--surf_file", str(tmp_path / "s.h5")],
+        ranks=2,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("--x=1:-1:5") == 1, proc.stderr
     assert not (tmp_path / "s.h5").exists()
@@ -121,8 +156,22 @@ def test_help_under_mpi_is_printed_once_and_nothing_hangs(tmp_path):
 
 @pytest.mark.mpi
 def test_recalibrated_batchnorm_is_the_same_on_any_number_of_ranks(tmp_path, checkpoint):
-    args = ["--model", "digits_cnn", "--model_file", checkpoint, "--x=-1:1:7", "--bn", "recalibrate",
-            "--bn_batches", "2", "--no_test", "--dir_file", str(tmp_path / "d.h5"), "--threads", "1"]
+    args = [
+        "--model",
+        "digits_cnn",
+        "--model_file",
+        checkpoint,
+        "--x=-1:1:7",
+        "--bn",
+        "recalibrate",
+        "--bn_batches",
+        "2",
+        "--no_test",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--threads",
+        "1",
+    ]
     assert landscape("surface", *args, "--surf_file", tmp_path / "a.h5", "--quiet") == 0
     parallel = run("plot_surface", [*args, "--surf_file", str(tmp_path / "b.h5")], ranks=2)
     assert parallel.returncode == 0, parallel.stderr

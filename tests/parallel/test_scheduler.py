@@ -1,6 +1,7 @@
 """The scheduler with a null communicator, and with ranks played by threads, and a writer that only
 records: every point once, chunks of the grid, a stop signal honoured between passes, and work
 shared so that no rank idles while another still has a long queue."""
+
 import numpy as np
 import pytest
 
@@ -50,12 +51,18 @@ def test_every_point_to_do_is_evaluated_once_in_order_and_written_with_its_value
 
 def test_passes_are_chunks_of_the_whole_grid_whatever_is_left_to_do():
     calls, writer = [], Recorder()
-    run_points(lambda p: kernel(p, calls), POINTS, np.arange(20), SerialComm(), writer, round_seconds=60,
-               per_pass=4)
+    run_points(lambda p: kernel(p, calls), POINTS, np.arange(20), SerialComm(), writer, round_seconds=60, per_pass=4)
     assert calls == [4, 4, 4, 4, 4]  # chunks 0..4 of points 4c..4c+3
     seen, writer = [], Recorder()
-    outcome = run_points(lambda p: (seen.append(p[:, 0].tolist()), kernel(p))[1], POINTS[:18],
-                         np.array([5, 6, 13, 17]), SerialComm(), writer, round_seconds=60, per_pass=4)
+    outcome = run_points(
+        lambda p: (seen.append(p[:, 0].tolist()), kernel(p))[1],
+        POINTS[:18],
+        np.array([5, 6, 13, 17]),
+        SerialComm(),
+        writer,
+        round_seconds=60,
+        per_pass=4,
+    )
     # a resumed grid: each point is evaluated with its chunk's companions, only the missing ones written
     assert seen == [[4.0, 5.0, 6.0, 7.0], [12.0, 13.0, 14.0, 15.0], [16.0, 17.0]]
     assert np.concatenate([r[0] for r in writer.rounds]).tolist() == [5, 6, 13, 17] and outcome.computed == 4
@@ -65,8 +72,9 @@ def test_passes_are_chunks_of_the_whole_grid_whatever_is_left_to_do():
 
 def test_a_stop_signal_ends_the_run_after_the_pass_in_progress_is_written():
     writer, stop = Recorder(), Stop(after=6)
-    outcome = run_points(lambda p: kernel(p, stop=stop), POINTS, np.arange(20), SerialComm(), writer,
-                         round_seconds=60, stop=stop)
+    outcome = run_points(
+        lambda p: kernel(p, stop=stop), POINTS, np.arange(20), SerialComm(), writer, round_seconds=60, stop=stop
+    )
     assert outcome.stopped_by == "SIGTERM" and outcome.computed == 6
     assert np.concatenate([r[0] for r in writer.rounds]).tolist() == list(range(6))
 
@@ -88,6 +96,7 @@ class ThreadRanks:
 
     def __init__(self, size: int):
         import threading
+
         self.size, self.barrier, self.slots = size, threading.Barrier(size), [None] * size
         self.lock, self.next = threading.Lock(), 0
 
@@ -113,7 +122,9 @@ class ThreadRanks:
 
                     def free(self):
                         pass
+
                 return Counter()
+
         return Comm()
 
 
@@ -123,6 +134,7 @@ def test_ranks_share_the_work_when_point_costs_vary_tenfold():
     total work divided by the ranks."""
     import threading
     import time
+
     costs = np.where(np.arange(60) < 30, 0.01, 0.1)
     points = np.stack([np.arange(60.0), np.zeros(60)], axis=1)
 

@@ -1,12 +1,14 @@
 """``--style paper|talk``: figure widths for a paper's columns, fonts that match, TrueType fonts in PDFs,
 SVG text kept as text, colour-blind-safe curves."""
+
 import re
 
 import pytest
 
-from conftest import landscape
 from landscape.errors import UsageError
 from landscape.plotting.look import OKABE_ITO, look
+
+from conftest import landscape
 
 
 def png_size(path):
@@ -17,14 +19,32 @@ def png_size(path):
 @pytest.fixture(scope="module")
 def surfaces(tmp_path_factory):
     import torch
+
     from landscape.io.checkpoint import save
     from landscape.models import build_model
+
     folder = tmp_path_factory.mktemp("look")
     torch.manual_seed(0)
     save(build_model("digits_mlp"), str(folder / "m.pt"))
     for name, grid in (("one", ["--x=-1:1:5"]), ("two", ["--x=-1:1:5", "--y=-1:1:5"])):
-        assert landscape("surface", "--model", "digits_mlp", "--model_file", folder / "m.pt", *grid,
-                         "--train_subset", "60", "--threads", "1", "--quiet", "--surf_file", folder / f"{name}.h5") == 0
+        assert (
+            landscape(
+                "surface",
+                "--model",
+                "digits_mlp",
+                "--model_file",
+                folder / "m.pt",
+                *grid,
+                "--train_subset",
+                "60",
+                "--threads",
+                "1",
+                "--quiet",
+                "--surf_file",
+                folder / f"{name}.h5",
+            )
+            == 0
+        )
     return folder
 
 
@@ -32,17 +52,19 @@ def test_paper_figures_fit_a_column_and_two_columns(surfaces, capsys):
     f = surfaces
     assert landscape("plot1d", f / "one.h5", "--style", "paper", "--out", f / "p1", "--format", "png", "pdf") == 0
     column, _ = png_size(f / "p1_1d.png")
-    assert 0.8 * 3.4 * 300 < column <= 1.05 * 3.4 * 300       # one column at 300 dpi (tight bounding box)
-    assert landscape("plot2d", f / "two.h5", f / "two.h5", "--style", "paper", "--kind", "contour", "--out", f / "p2") == 0
+    assert 0.8 * 3.4 * 300 < column <= 1.05 * 3.4 * 300  # one column at 300 dpi (tight bounding box)
+    assert (
+        landscape("plot2d", f / "two.h5", f / "two.h5", "--style", "paper", "--kind", "contour", "--out", f / "p2") == 0
+    )
     width, _ = png_size(f / "p2_train_loss_2dcontour.png")
-    assert 0.8 * 7.0 * 300 < width <= 1.05 * 7.0 * 300        # two panels: two columns
+    assert 0.8 * 7.0 * 300 < width <= 1.05 * 7.0 * 300  # two panels: two columns
     pdf = open(f / "p1_1d.pdf", "rb").read()
-    assert b"/FontFile2" in pdf and b"/Type3" not in pdf      # TrueType embedded, no Type 3 fonts
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType embedded, no Type 3 fonts
     assert landscape("plot1d", f / "one.h5", "--style", "talk", "--out", f / "t1") == 0
-    assert png_size(f / "t1_1d.png")[0] / 150 > 1.5 * column / 300   # a talk figure is larger (inches)
+    assert png_size(f / "t1_1d.png")[0] / 150 > 1.5 * column / 300  # a talk figure is larger (inches)
     assert landscape("plot1d", f / "one.h5", "--format", "svg", "--out", f / "s1") == 0
     svg = open(f / "s1_1d.svg").read()
-    assert re.search(r"<text[^>]*>", svg)                      # text stays text in SVG
+    assert re.search(r"<text[^>]*>", svg)  # text stays text in SVG
 
 
 def test_paper_curves_are_colour_blind_safe():

@@ -3,6 +3,7 @@
 The 2-D grid is deliberately non-square (21 × 13, with different x and y ranges)
 and the function asymmetric, so a transposed picture cannot pass.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -12,10 +13,11 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import landscape
 from landscape.io import surface_file
 from landscape.io.surface_file import read as read_surface
 from landscape.plotting import oned, twod
+
+from conftest import landscape
 
 X2 = np.linspace(-1.0, 1.0, 21)
 Y2 = np.linspace(-0.6, 0.6, 13)
@@ -26,7 +28,7 @@ PNG, PDF = b"\x89PNG\r\n\x1a\n", b"%PDF"
 
 def f(a, b):
     """Asymmetric in a <-> b and in a -> -a: 3a + b^2 - 0.5ab + 4."""
-    return 3.0 * a + b ** 2 - 0.5 * a * b + 4.0
+    return 3.0 * a + b**2 - 0.5 * a * b + 4.0
 
 
 def make_surface(path, x, y, funcs: dict, done=None) -> str:
@@ -47,14 +49,15 @@ def make_surface(path, x, y, funcs: dict, done=None) -> str:
 
 
 def surface_2d(tmp_path, name="s2.h5", func=f, **kw) -> str:
-    return make_surface(tmp_path / name, X2, Y2,
-                        {"train_loss": func, "train_acc": lambda a, b: 100 - 10 * abs(a)}, **kw)
+    return make_surface(
+        tmp_path / name, X2, Y2, {"train_loss": func, "train_acc": lambda a, b: 100 - 10 * abs(a)}, **kw
+    )
 
 
 def surface_1d(tmp_path, name="s1.h5", x=X1, test=True, **kw) -> str:
-    funcs = {"train_loss": lambda a: 0.1 + a ** 2, "train_acc": lambda a: 100 - 30 * a ** 2}
+    funcs = {"train_loss": lambda a: 0.1 + a**2, "train_acc": lambda a: 100 - 30 * a**2}
     if test:
-        funcs.update(test_loss=lambda a: 0.3 + a ** 2, test_acc=lambda a: 90 - 30 * a ** 2)
+        funcs.update(test_loss=lambda a: 0.3 + a**2, test_acc=lambda a: 90 - 30 * a**2)
     return make_surface(tmp_path / name, x, None, funcs, **kw)
 
 
@@ -70,6 +73,7 @@ def run(command, argv, capsys):
 
 
 # --------------------------------------------------------------------------- orientation
+
 
 def test_plot_arrays_put_x_on_the_horizontal_axis(tmp_path):
     s = read_surface(surface_2d(tmp_path))
@@ -101,6 +105,7 @@ def test_3d_surface_is_drawn_and_clipped_at_vmax(tmp_path):
 
 # --------------------------------------------------------------------------- levels
 
+
 def test_given_levels_follow_the_reference_arange():
     levels = twod.levels_for([np.array([[0.0, 20.0]])], vmin=0.1, vmax=10, vlevel=0.5)
     assert levels == pytest.approx(np.arange(0.1, 10 + 1e-9, 0.5))
@@ -108,7 +113,7 @@ def test_given_levels_follow_the_reference_arange():
 
 def test_automatic_levels_are_round_and_ignore_a_diverged_corner():
     a, b = np.meshgrid(np.linspace(-1, 1, 41), np.linspace(-1, 1, 31))
-    bowl = 0.2 + a ** 2 + b ** 2
+    bowl = 0.2 + a**2 + b**2
     levels = twod.levels_for([bowl])
     assert 12 <= len(levels) <= 30 and levels[0] <= bowl.min() and levels[-1] >= 0.9 * bowl.max()
     bowl[-3:, -3:] = 1e4  # a diverged corner
@@ -122,6 +127,7 @@ def test_log_levels_are_evenly_spaced_in_log():
 
 
 # --------------------------------------------------------------------------- files written
+
 
 def test_plot_2d_writes_png_and_pdf_for_each_kind(tmp_path, capsys):
     path = surface_2d(tmp_path)
@@ -138,8 +144,9 @@ def test_plot_1d_overlays_files_with_different_grids(tmp_path, capsys):
     a = surface_1d(tmp_path, "a.h5")
     b = surface_1d(tmp_path, "b.h5", x=np.linspace(-0.5, 1.5, 11), test=False)
     out_prefix = tmp_path / "fig"
-    code, out, err = run("plot1d", [a, b, "--labels", "A", "B", "--out", out_prefix, "--format", "pdf",
-                                        "--error", "--log"], capsys)
+    code, out, err = run(
+        "plot1d", [a, b, "--labels", "A", "B", "--out", out_prefix, "--format", "pdf", "--error", "--log"], capsys
+    )
     assert code == 0, err
     assert out.split() == [f"{out_prefix}_1d.pdf"]
     assert head(f"{out_prefix}_1d.pdf", 4) == PDF
@@ -161,7 +168,7 @@ def test_1d_figure_has_one_colour_per_file_and_dashed_test_curves(tmp_path):
 
 
 def test_regression_surface_without_accuracy_has_no_right_axis(tmp_path):
-    path = make_surface(tmp_path / "r.h5", X1, None, {"train_loss": lambda a: a ** 2})
+    path = make_surface(tmp_path / "r.h5", X1, None, {"train_loss": lambda a: a**2})
     fig = oned.draw_1d([read_surface(path)])
     assert len(fig.axes) == 1
 
@@ -197,33 +204,41 @@ def test_err_quantity_is_100_minus_accuracy(tmp_path):
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("main, argv, code, words", [
-    ("plot1d", ["{2d}"], 3, "is a 2-D surface"),
-    ("plot2d", ["{1d}"], 3, "is a 1-D surface"),
-    ("plot1d", ["{1d}", "{1d}", "--labels", "only one"], 2, "got 1 labels for 2 files"),
-    ("plot2d", ["{2d}", "--labels", "a", "b"], 2, "got 2 labels for 1 files"),
-    ("plot2d", ["{2d}", "--vmin", "5", "--vmax", "5"], 2, "--vmin 5 must be smaller than --vmax 5"),
-    ("plot2d", ["{2d}", "--vlevel", "0"], 2, "--vlevel 0: expected a positive step"),
-    ("plot2d", ["{2d}", "--vlevel", "1e-6"], 2, "contour levels"),
-    ("plot2d", ["{2d}", "--log", "--vmin", "0"], 2, "with --log: expected a positive value"),
-    ("plot2d", ["{2d}", "--surf_name", "test_loss"], 3, "expected one of train_acc, train_loss, train_err"),
-    ("plot2d", ["{empty2d}"], 3, "no computed points"),
-    ("plot1d", ["{empty1d}"], 3, "no computed points"),
-    ("plot1d", ["{notest}", "--split", "test"], 3, "has no test values"),
-    ("plot1d", ["{1d}", "--xmin", "1", "--xmax", "-1"], 2, "--xmin 1 must be smaller than --xmax -1"),
-    ("plot1d", ["{1d}", "--acc_min", "90", "--acc_max", "80"], 2, "--acc_min 90 must be smaller than --acc_max 80"),
-    ("plot1d", ["{1d}", "--acc_min", "100"], 2, "--acc_min 100: expected less than 100"),
-    ("plot1d", ["{1d}", "--dpi", "0"], 2, "--dpi 0"),
-    ("plot1d", ["{1d}", "--out", "{missing}/fig"], 3, "does not exist"),
-    ("plot2d", ["{missing}/x.h5"], 3, "does not exist"),
-    ("plot2d", ["{2d}", "--format", "jpg"], 2, "invalid choice: 'jpg'"),
-    ("plot1d", ["{1d}", "--split", "val"], 2, "invalid choice: 'val'"),
-])
+
+@pytest.mark.parametrize(
+    "main, argv, code, words",
+    [
+        ("plot1d", ["{2d}"], 3, "is a 2-D surface"),
+        ("plot2d", ["{1d}"], 3, "is a 1-D surface"),
+        ("plot1d", ["{1d}", "{1d}", "--labels", "only one"], 2, "got 1 labels for 2 files"),
+        ("plot2d", ["{2d}", "--labels", "a", "b"], 2, "got 2 labels for 1 files"),
+        ("plot2d", ["{2d}", "--vmin", "5", "--vmax", "5"], 2, "--vmin 5 must be smaller than --vmax 5"),
+        ("plot2d", ["{2d}", "--vlevel", "0"], 2, "--vlevel 0: expected a positive step"),
+        ("plot2d", ["{2d}", "--vlevel", "1e-6"], 2, "contour levels"),
+        ("plot2d", ["{2d}", "--log", "--vmin", "0"], 2, "with --log: expected a positive value"),
+        ("plot2d", ["{2d}", "--surf_name", "test_loss"], 3, "expected one of train_acc, train_loss, train_err"),
+        ("plot2d", ["{empty2d}"], 3, "no computed points"),
+        ("plot1d", ["{empty1d}"], 3, "no computed points"),
+        ("plot1d", ["{notest}", "--split", "test"], 3, "has no test values"),
+        ("plot1d", ["{1d}", "--xmin", "1", "--xmax", "-1"], 2, "--xmin 1 must be smaller than --xmax -1"),
+        ("plot1d", ["{1d}", "--acc_min", "90", "--acc_max", "80"], 2, "--acc_min 90 must be smaller than --acc_max 80"),
+        ("plot1d", ["{1d}", "--acc_min", "100"], 2, "--acc_min 100: expected less than 100"),
+        ("plot1d", ["{1d}", "--dpi", "0"], 2, "--dpi 0"),
+        ("plot1d", ["{1d}", "--out", "{missing}/fig"], 3, "does not exist"),
+        ("plot2d", ["{missing}/x.h5"], 3, "does not exist"),
+        ("plot2d", ["{2d}", "--format", "jpg"], 2, "invalid choice: 'jpg'"),
+        ("plot1d", ["{1d}", "--split", "val"], 2, "invalid choice: 'val'"),
+    ],
+)
 def test_bad_input_gives_one_line_and_an_exit_code(tmp_path, capsys, main, argv, code, words):
-    files = {"1d": surface_1d(tmp_path), "2d": surface_2d(tmp_path),
-             "notest": surface_1d(tmp_path, "notest.h5", test=False),
-             "empty1d": surface_1d(tmp_path, "e1.h5", done=[]), "empty2d": surface_2d(tmp_path, "e2.h5", done=[]),
-             "missing": str(tmp_path / "missing")}
+    files = {
+        "1d": surface_1d(tmp_path),
+        "2d": surface_2d(tmp_path),
+        "notest": surface_1d(tmp_path, "notest.h5", test=False),
+        "empty1d": surface_1d(tmp_path, "e1.h5", done=[]),
+        "empty2d": surface_2d(tmp_path, "e2.h5", done=[]),
+        "missing": str(tmp_path / "missing"),
+    }
     got, out, err = run(main, [a.format(**files) for a in argv], capsys)
     lines = err.strip().splitlines()
     assert got == code and len(lines) == 1, err
@@ -238,8 +253,9 @@ def test_help_has_examples(capsys):
 
 def test_runs_as_a_module(tmp_path):
     path = surface_1d(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "landscape", "plot_1d", path, "--dpi", "40"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "landscape", "plot_1d", path, "--dpi", "40"], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(tmp_path / "s1_1d.png")]
 

@@ -1,5 +1,3 @@
-
-
 def test_a_3d_surface_above_its_top_level_is_cut_open_not_pressed_flat():
     """Li et al.'s 3-D figures clip at a top level; a flat table top there would read as a plateau of the
     landscape.  The part above the cut is left out and the cut's rim drawn, on a refined grid."""
@@ -8,6 +6,7 @@ def test_a_3d_surface_above_its_top_level_is_cut_open_not_pressed_flat():
 
     from landscape.io.surface_file import Surface
     from landscape.plotting.twod import Style2D, draw_2d
+
     x = y = np.linspace(-1, 1, 21)
     z = 20 * (x[:, None] ** 2 + y[None, :] ** 2)
     s = Surface("bowl.h5", x, y, {"train_loss": z}, np.ones_like(z, dtype=bool))
@@ -17,15 +16,20 @@ def test_a_3d_surface_above_its_top_level_is_cut_open_not_pressed_flat():
     assert polys and "cut open above 10" in " ".join(t.get_text() for t in fig.texts)
     # mplot3d has no public getter for the 3-D faces; its private ones hold padding where
     # _invalid_vertices is set (whatever memory held, so it must be masked, not just filtered)
-    heights = np.concatenate([np.ma.MaskedArray(np.asarray(p._faces)[..., 2],
-                                                np.broadcast_to(p._invalid_vertices, np.shape(p._faces)[:2]))
-                              .compressed() for p in polys])
-    heights = heights[np.isfinite(heights)]          # the cells left out
-    assert 9.5 < heights.max() <= 10 + 1e-9        # nothing above the cut
-    assert np.isclose(heights, 10).mean() < 0.01    # and no flat lid at the cut's height
-    assert len(ax.collections) > len(polys)         # the rim of the cut
+    heights = np.concatenate(
+        [
+            np.ma.MaskedArray(
+                np.asarray(p._faces)[..., 2], np.broadcast_to(p._invalid_vertices, np.shape(p._faces)[:2])
+            ).compressed()
+            for p in polys
+        ]
+    )
+    heights = heights[np.isfinite(heights)]  # the cells left out
+    assert 9.5 < heights.max() <= 10 + 1e-9  # nothing above the cut
+    assert np.isclose(heights, 10).mean() < 0.01  # and no flat lid at the cut's height
+    assert len(ax.collections) > len(polys)  # the rim of the cut
     whole = draw_2d([s], "surface", style=Style2D(vmin=0.5, vmax=50))
-    assert "cut" not in " ".join(t.get_text() for t in whole.texts)   # nothing cut, nothing said
+    assert "cut" not in " ".join(t.get_text() for t in whole.texts)  # nothing cut, nothing said
 
 
 def test_several_files_as_a_grid_of_panels_with_one_scale():
@@ -33,13 +37,18 @@ def test_several_files_as_a_grid_of_panels_with_one_scale():
 
     from landscape.io.surface_file import Surface
     from landscape.plotting.twod import Style2D, draw_2d
+
     x = y = np.linspace(-1, 1, 5)
-    bowls = [Surface(f"b{k}.h5", x, y, {"train_loss": (k + 1) * (x[:, None] ** 2 + y[None, :] ** 2)},
-                     np.ones((5, 5), dtype=bool)) for k in range(3)]
+    bowls = [
+        Surface(
+            f"b{k}.h5", x, y, {"train_loss": (k + 1) * (x[:, None] ** 2 + y[None, :] ** 2)}, np.ones((5, 5), dtype=bool)
+        )
+        for k in range(3)
+    ]
     fig = draw_2d(bowls, "contourf", style=Style2D(columns=2))
     panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
     rows = sorted({round(ax.get_position().y0, 3) for ax in panels})
-    assert len(panels) == 3 and len(rows) == 2                       # 2 + 1 panels in two rows
+    assert len(panels) == 3 and len(rows) == 2  # 2 + 1 panels in two rows
     assert len({tuple(ax.collections[0].get_array().shape) for ax in panels}) >= 1
     levels = {tuple(np.round(ax.collections[0].levels, 9)) for ax in panels}
-    assert len(levels) == 1                                          # one set of levels for all
+    assert len(levels) == 1  # one set of levels for all

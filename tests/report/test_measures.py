@@ -1,5 +1,6 @@
 """One network's measures, checked against independent computations of the same numbers, read back
 from its folder on a rerun, and refused when the settings or the checkpoint changed."""
+
 import json
 
 import pytest
@@ -13,8 +14,9 @@ from landscape.report import measures
 from landscape.report.measures import MEASURES, MeasureConfig, Target, measure_run
 from landscape.report.runs import Run
 
-CONFIG = MeasureConfig(grid_1d="-1:1:5", grid_2d="-1:1:3", radius=1.0, directions=3, trace_samples=4, maxiter=2,
-                       train_subset=120, tol=1e-4)
+CONFIG = MeasureConfig(
+    grid_1d="-1:1:5", grid_2d="-1:1:3", radius=1.0, directions=3, trace_samples=4, maxiter=2, train_subset=120, tol=1e-4
+)
 
 
 def network(tmp_path, seed=3, name="mlp.pt"):
@@ -27,6 +29,7 @@ def network(tmp_path, seed=3, name="mlp.pt"):
 
 def test_measures_agree_with_independent_computations(tmp_path, one_thread):
     import landscape
+
     model, run = network(tmp_path)
     result = measure_run(run, Target("digits_mlp", "digits", threads=1), CONFIG, str(tmp_path / "m"))
     v = result["values"]
@@ -65,12 +68,20 @@ def test_one_grid_one_spelling():
     assert MeasureConfig(grid_1d="-0.123456789:0.123456789:3").grid_1d == "-0.123456789:0.123456789:3"
 
 
-@pytest.mark.parametrize("field, value, expected", [
-    ("grid_1d", "-1:1:20", "a grid holding 0"), ("grid_2d", "0:1:x", "whole number"),
-    ("trace_samples", 1, "a whole number >= 2"), ("rho", 0, "a positive number"), ("dtype", "half", "float32 or"),
-    ("subspace", -1, "0 (the full space)"), ("train_subset", 0, "a positive whole number"),
-    ("radius", 0.05, "from the 2-D grid's spacing"), ("radius", 3.0, "to its half width"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        ("grid_1d", "-1:1:20", "a grid holding 0"),
+        ("grid_2d", "0:1:x", "whole number"),
+        ("trace_samples", 1, "a whole number >= 2"),
+        ("rho", 0, "a positive number"),
+        ("dtype", "half", "float32 or"),
+        ("subspace", -1, "0 (the full space)"),
+        ("train_subset", 0, "a positive whole number"),
+        ("radius", 0.05, "from the 2-D grid's spacing"),
+        ("radius", 3.0, "to its half width"),
+    ],
+)
 def test_bad_settings_name_the_value(field, value, expected):
     with pytest.raises(ConfigError, match=f"{field}=.*{expected.replace('(', '.').replace(')', '.')}"):
         MeasureConfig(**{field: value})

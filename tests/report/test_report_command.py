@@ -1,17 +1,37 @@
 """``landscape report`` end to end on four small networks: the tables, figures and verdict; the same
 numbers on one rank and on two; bad input refused with one line before anything is computed."""
+
 import csv
 import json
 
 import pytest
 import torch
 
-from conftest import run
 from landscape.io.checkpoint import save
 from landscape.models import build_model
 
-FLAGS = ["--model", "digits_mlp", "--train_subset", "120", "--grid_1d=-1:1:5", "--grid_2d=-1:1:3", "--radius", "1", "--directions",
-         "2", "--trace_samples", "3", "--maxiter", "2", "--threads", "1", "--formats", "png"]
+from conftest import run
+
+FLAGS = [
+    "--model",
+    "digits_mlp",
+    "--train_subset",
+    "120",
+    "--grid_1d=-1:1:5",
+    "--grid_2d=-1:1:3",
+    "--radius",
+    "1",
+    "--directions",
+    "2",
+    "--trace_samples",
+    "3",
+    "--maxiter",
+    "2",
+    "--threads",
+    "1",
+    "--formats",
+    "png",
+]
 
 
 def networks(tmp_path) -> str:
@@ -35,8 +55,17 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     manifest = networks(tmp_path)
     one = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS], timeout=300)
     assert one.returncode == 0, one.stderr
-    for name in ("scorecard.csv", "scorecard_runs.csv", "scorecard_correlations.csv", "scorecard.md", "scorecard.tex",
-                 "scorecard.json", "scorecard_measures.png", "scorecard_1d.png", "scorecard_train_loss_2dcontour.png"):
+    for name in (
+        "scorecard.csv",
+        "scorecard_runs.csv",
+        "scorecard_correlations.csv",
+        "scorecard.md",
+        "scorecard.tex",
+        "scorecard.json",
+        "scorecard_measures.png",
+        "scorecard_1d.png",
+        "scorecard_train_loss_2dcontour.png",
+    ):
         assert (tmp_path / "one" / name).stat().st_size > 0, name
     rows = list(csv.DictReader(open(tmp_path / "one" / "scorecard.csv")))
     assert [(r["batch_size"], r["seeds"]) for r in rows] == [("16", "2"), ("256", "2")]
@@ -50,7 +79,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     for name in ("sgd_b16_s0", "sgd_b16_s1", "sgd_b256_s0", "sgd_b256_s1"):
         a = json.loads((tmp_path / "one" / "runs" / name / "measures.json").read_text())
         b = json.loads((tmp_path / "two" / "runs" / name / "measures.json").read_text())
-        assert a["values"] == b["values"], name   # each network measured on one rank either way: same bits
+        assert a["values"] == b["values"], name  # each network measured on one rank either way: same bits
     assert (tmp_path / "one" / "scorecard.csv").read_text() == (tmp_path / "two" / "scorecard.csv").read_text()
 
     # A job killed before one network's measures were written: the rerun measures that one again
@@ -64,12 +93,15 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     assert "smallest p-value" not in json.loads((tmp_path / "one" / "scorecard.json").read_text())["verdict"]
 
 
-@pytest.mark.parametrize("extra, code, message", [
-    (["--alpha", "2"], 2, "--alpha=2: expected a number strictly between 0 and 1"),
-    (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
-    (["--model", "nonsense"], 2, "model=nonsense"),
-    (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
-])
+@pytest.mark.parametrize(
+    "extra, code, message",
+    [
+        (["--alpha", "2"], 2, "--alpha=2: expected a number strictly between 0 and 1"),
+        (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
+        (["--model", "nonsense"], 2, "model=nonsense"),
+        (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
+    ],
+)
 @pytest.mark.slow
 def test_bad_flags_are_one_line_before_any_work(tmp_path, extra, code, message):
     manifest = networks(tmp_path)

@@ -1,4 +1,5 @@
 """Which networks a report covers: a trainer's manifest (finished runs only) or a hand-written CSV."""
+
 import os
 
 import pytest
@@ -16,10 +17,22 @@ def sweep(tmp_path, finished=((16, 0), (16, 1), (256, 0))):
         folder = os.path.join(out, c.name)
         os.makedirs(folder)
         done = (c.batch_size, c.seed) in finished
-        files.write_run(folder, {"done": done, "identity": {"model": "digits_mlp", "dataset": "digits",
-                                                            "recipe": c.recipe, "batch_size": c.batch_size,
-                                                            "seed": c.seed, "epochs": 3},
-                                 "metrics": {"test_acc": 90.0}, "epoch": 3 if done else 1})
+        files.write_run(
+            folder,
+            {
+                "done": done,
+                "identity": {
+                    "model": "digits_mlp",
+                    "dataset": "digits",
+                    "recipe": c.recipe,
+                    "batch_size": c.batch_size,
+                    "seed": c.seed,
+                    "epochs": 3,
+                },
+                "metrics": {"test_acc": 90.0},
+                "epoch": 3 if done else 1,
+            },
+        )
         if done:
             open(os.path.join(folder, files.FINAL), "wb").close()
     write_manifest(out, configs, 3, {})
@@ -31,8 +44,10 @@ def test_a_trainer_manifest_gives_its_finished_runs(tmp_path, form):
     out = sweep(tmp_path)
     runs, skipped = read_runs(out if form == "folder" else os.path.join(out, form))
     assert [(r.name, r.batch_size, r.seed, r.model, r.dataset) for r in runs] == [
-        ("sgd_b16_s0", 16, 0, "digits_mlp", "digits"), ("sgd_b16_s1", 16, 1, "digits_mlp", "digits"),
-        ("sgd_b256_s0", 256, 0, "digits_mlp", "digits")]
+        ("sgd_b16_s0", 16, 0, "digits_mlp", "digits"),
+        ("sgd_b16_s1", 16, 1, "digits_mlp", "digits"),
+        ("sgd_b256_s0", 256, 0, "digits_mlp", "digits"),
+    ]
     assert skipped == ["sgd_b256_s1"]
     assert all(os.path.isabs(r.checkpoint) and r.checkpoint.endswith("final.pt") for r in runs)
     assert describe(runs) == "3 runs: recipe sgd, batch sizes 16, 256, seeds 0, 1"
@@ -44,22 +59,27 @@ def test_a_hand_written_csv_with_relative_paths(tmp_path):
         (tmp_path / "nets" / name).write_bytes(b"")
     (tmp_path / "list.csv").write_text("checkpoint,batch_size,seed,model\nnets/b.pt,512,1,vgg9\nnets/a.pt,128,0,\n")
     runs, skipped = read_runs(str(tmp_path / "list.csv"))
-    assert [(r.name, r.recipe, r.batch_size, r.model) for r in runs] == [("sgd_b128_s0", "sgd", 128, None),
-                                                                         ("sgd_b512_s1", "sgd", 512, "vgg9")]
+    assert [(r.name, r.recipe, r.batch_size, r.model) for r in runs] == [
+        ("sgd_b128_s0", "sgd", 128, None),
+        ("sgd_b512_s1", "sgd", 512, "vgg9"),
+    ]
     assert runs[0].checkpoint == str(tmp_path / "nets" / "a.pt") and skipped == []
 
 
-@pytest.mark.parametrize("text, message", [
-    ("path,batch_size,seed\nx.pt,1,0\n", "has no checkpoint column"),
-    ("checkpoint,batch_size,seed\nx.pt,big,0\n", "line 2: batch_size='big': expected a whole number"),
-    ("checkpoint,batch_size,seed\nx.pt,0,0\n", "line 2: batch_size=0: expected a whole number >= 1"),
-    ("checkpoint,batch_size,seed\nmissing.pt,16,0\n", "the checkpoint of sgd_b16_s0"),
-    ("checkpoint,batch_size,seed\nx.pt,16,0\nx.pt,16,0\n", "run 'sgd_b16_s0' is listed twice"),
-    ("checkpoint,batch_size,seed\n", "has its columns but no row"),
-    ("checkpoint,batch_size,seed,run\nx.pt,16,0,../escape\n", "run='../escape': expected a name of letters"),
-    ("checkpoint,batch_size,seed,run\nx.pt,16,0,/tmp/evil\n", "run='/tmp/evil': expected a name"),
-    ("checkpoint,batch_size,seed\nsub,16,0\n", "is a folder; expected a checkpoint file"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("path,batch_size,seed\nx.pt,1,0\n", "has no checkpoint column"),
+        ("checkpoint,batch_size,seed\nx.pt,big,0\n", "line 2: batch_size='big': expected a whole number"),
+        ("checkpoint,batch_size,seed\nx.pt,0,0\n", "line 2: batch_size=0: expected a whole number >= 1"),
+        ("checkpoint,batch_size,seed\nmissing.pt,16,0\n", "the checkpoint of sgd_b16_s0"),
+        ("checkpoint,batch_size,seed\nx.pt,16,0\nx.pt,16,0\n", "run 'sgd_b16_s0' is listed twice"),
+        ("checkpoint,batch_size,seed\n", "has its columns but no row"),
+        ("checkpoint,batch_size,seed,run\nx.pt,16,0,../escape\n", "run='../escape': expected a name of letters"),
+        ("checkpoint,batch_size,seed,run\nx.pt,16,0,/tmp/evil\n", "run='/tmp/evil': expected a name"),
+        ("checkpoint,batch_size,seed\nsub,16,0\n", "is a folder; expected a checkpoint file"),
+    ],
+)
 def test_bad_lists_are_refused_with_the_line(tmp_path, text, message):
     (tmp_path / "x.pt").write_bytes(b"")
     (tmp_path / "sub").mkdir()
@@ -71,9 +91,9 @@ def test_bad_lists_are_refused_with_the_line(tmp_path, text, message):
 def test_a_spreadsheet_s_csv_and_a_file_that_is_no_manifest(tmp_path):
     (tmp_path / "x.pt").write_bytes(b"")
     (tmp_path / "excel.csv").write_bytes("\ufeffcheckpoint,batch_size,seed\nx.pt,16,0\n".encode("utf-8"))
-    runs, _ = read_runs(str(tmp_path / "excel.csv"))                  # a byte-order mark, as Excel writes
+    runs, _ = read_runs(str(tmp_path / "excel.csv"))  # a byte-order mark, as Excel writes
     assert runs[0].name == "sgd_b16_s0"
-    (tmp_path / "weights.pt").write_bytes(bytes(range(256)) * 4)       # the checkpoint given by mistake
+    (tmp_path / "weights.pt").write_bytes(bytes(range(256)) * 4)  # the checkpoint given by mistake
     with pytest.raises(InputError, match="is not a text file"):
         read_runs(str(tmp_path / "weights.pt"))
 

@@ -1,4 +1,5 @@
 """The scorecard from made-up measurements whose answer is known: groups, verdict words, tables."""
+
 import csv
 import io
 import math
@@ -27,8 +28,13 @@ def results(rising=("lambda_max", "trace"), falling=(), seed=0):
                 values[key] = level + 0.1 * rng.standard_normal()
             for key in falling:
                 values[key] = -level + 0.1 * rng.standard_normal()
-            out.append({"run": {"name": f"sgd_b{b}_s{s}", "recipe": "sgd", "batch_size": b, "seed": s},
-                        "values": values, "errors": {"trace": 0.5}})
+            out.append(
+                {
+                    "run": {"name": f"sgd_b{b}_s{s}", "recipe": "sgd", "batch_size": b, "seed": s},
+                    "values": values,
+                    "errors": {"trace": 0.5},
+                }
+            )
     return out
 
 
@@ -80,13 +86,13 @@ def test_tables_carry_every_number():
     md = tables.markdown(card, description="12 runs.")
     table = [line for line in md.splitlines() if line.startswith("| sgd |")]
     assert len(table) == 4 and all(line.count("|") == len(MEASURES) + 4 for line in table)
-    assert " ± " in table[0] and "**Verdict.**" in md and "**+" in md   # significant τ in bold
+    assert " ± " in table[0] and "**Verdict.**" in md and "**+" in md  # significant τ in bold
 
     tex = tables.latex(card)
     assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 2
     body = [line for line in tex.splitlines() if line.startswith("sgd &")]
     assert len(body) == 4 and all(line.count("&") == len(MEASURES) + 2 for line in body)
-    assert r"\pm" in body[0] and r"$\mathbf{+" in tex and "e-0" not in tex   # 1e-05 as 1\times10^{-5}
+    assert r"\pm" in body[0] and r"$\mathbf{+" in tex and "e-0" not in tex  # 1e-05 as 1\times10^{-5}
     assert tables.tex_number(3.6e-05) == r"3.6\times10^{-5}" and tables.tex_number(math.nan) == "--"
 
 
@@ -103,5 +109,5 @@ def test_left_out_runs_and_runs_away_from_a_minimum_are_said():
 def test_missing_values_are_dashes():
     assert tables.plus_minus(math.nan, math.nan) == "–" and tables.plus_minus(1.0, math.nan) == "1"
     assert tables.plus_minus(0.12345, 0.0123) == "0.123 ± 0.012"
-    assert tables.plus_minus(2.25, 0.0017) == "2.2500 ± 0.0017"     # the mean to the spread's precision
+    assert tables.plus_minus(2.25, 0.0017) == "2.2500 ± 0.0017"  # the mean to the spread's precision
     assert tables.plus_minus(13.0, 3.5) == "13.0 ± 3.5" and tables.plus_minus(2.0, 0.0) == "2 ± 0"

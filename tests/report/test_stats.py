@@ -1,4 +1,5 @@
 """Kendall's τ-b against its definition and scipy, and its permutation p-value against exact counts."""
+
 import itertools
 import math
 
@@ -24,9 +25,10 @@ def tau_by_definition(x, y):
 @pytest.mark.parametrize("seed", range(5))
 def test_tau_b_with_ties_equals_the_definition_and_scipy(seed):
     from scipy.stats import kendalltau
+
     rng = np.random.default_rng(seed)
-    x = rng.choice([16, 64, 256, 1024], size=12)        # batch sizes: ties by design
-    y = np.round(rng.standard_normal(12), 1)              # a measure with a few ties
+    x = rng.choice([16, 64, 256, 1024], size=12)  # batch sizes: ties by design
+    y = np.round(rng.standard_normal(12), 1)  # a measure with a few ties
     assert kendall_tau(x, y) == pytest.approx(tau_by_definition(x, y), abs=1e-14)
     assert kendall_tau(x, y) == pytest.approx(kendalltau(x, y, variant="b").statistic, abs=1e-12)
 
@@ -45,7 +47,8 @@ def test_exact_p_value_of_three_ordered_runs_is_one_third():
 
 def test_exact_p_value_with_tied_batch_sizes():
     # Two batch sizes x two seeds: 4 of the 6 pairs are untied in x, all concordant when both
-    # small-batch runs hold the two smallest values: τ-b = 4 / sqrt(4 · 6) = sqrt(2/3), its largest value.  That happens in 2!·2! = 4 of the 24 orders, the
+    # small-batch runs hold the two smallest values: τ-b = 4 / sqrt(4 · 6) = sqrt(2/3), its largest value.
+    # That happens in 2!·2! = 4 of the 24 orders, the
     # reverse in as many: p = 8/24.
     c = correlation([16, 16, 256, 256], [1.0, 2.0, 3.0, 4.0])
     assert c.tau == pytest.approx(math.sqrt(2 / 3)) and c.p_value == pytest.approx(1 / 3) and c.exact
@@ -54,14 +57,14 @@ def test_exact_p_value_with_tied_batch_sizes():
 def test_random_permutations_above_the_exact_limit():
     x = np.repeat([16, 64, 256, 1024], 3)
     assert len(x) > EXACT_UP_TO
-    rising = x + np.arange(12) * 1e-3                      # strictly ordered with the batch
+    rising = x + np.arange(12) * 1e-3  # strictly ordered with the batch
     strong = correlation(x, rising, samples=5000, seed=1)
     # 12 of the 66 pairs are tied in batch size: τ-b is at most sqrt(54 / 66)
     assert strong.tau == pytest.approx(math.sqrt(54 / 66)) and not strong.exact and strong.permutations == 5000
-    assert 1 / 5001 <= strong.p_value < 1e-3               # never 0: the observed order counts
+    assert 1 / 5001 <= strong.p_value < 1e-3  # never 0: the observed order counts
     noise = correlation(x, np.random.default_rng(0).standard_normal(12), samples=5000, seed=1)
     assert noise.p_value > 0.05
-    assert correlation(x, rising, samples=5000, seed=1) == strong   # seeded: the same p-value
+    assert correlation(x, rising, samples=5000, seed=1) == strong  # seeded: the same p-value
 
 
 def test_missing_values_are_left_out():

@@ -4,6 +4,7 @@ scripts/slurm/local_cluster.sh starts Debian's slurmctld, slurmd and munge for t
 test submits a script as a user would, with the surface given in LANDSCAPE_ARGS, and checks the
 files it leaves against a serial run of the same surface.
 """
+
 import os
 import shutil
 import subprocess
@@ -14,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import PLUGINS, ROOT, landscape
 from landscape.io.surface_file import read as read_surface
+
+from conftest import PLUGINS, ROOT, landscape
 
 pytestmark = pytest.mark.slurm
 SCRIPTS = ROOT / "scripts" / "slurm"
@@ -30,8 +32,9 @@ def cluster(tmp_path_factory):
             pytest.fail("the Slurm tests need root and Debian's packages in CI")
         pytest.skip("needs root to start a local Slurm")
     folder = tmp_path_factory.mktemp("slurm")
-    started = subprocess.run([str(SCRIPTS / "local_cluster.sh"), "start", str(folder)], capture_output=True,
-                             text=True, timeout=300)
+    started = subprocess.run(
+        [str(SCRIPTS / "local_cluster.sh"), "start", str(folder)], capture_output=True, text=True, timeout=300
+    )
     assert started.returncode == 0, started.stderr + started.stdout
     env = dict(os.environ, SLURM_CONF=str(folder / "slurm.conf"), LANDSCAPE=LANDSCAPE)
     yield folder, env
@@ -39,8 +42,9 @@ def cluster(tmp_path_factory):
 
 
 def submit(env, *args, cwd) -> str:
-    done = subprocess.run(["sbatch", "--parsable", *map(str, args)], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=60)
+    done = subprocess.run(
+        ["sbatch", "--parsable", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().split(";")[0]
 
@@ -50,8 +54,11 @@ def final_state(folder, job: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         log = folder / "jobcomp.log"
-        states = [line.split("JobState=")[1].split()[0] for line in (log.read_text().splitlines() if log.exists()
-                                                                     else []) if line.startswith(f"JobId={job} ")]
+        states = [
+            line.split("JobState=")[1].split()[0]
+            for line in (log.read_text().splitlines() if log.exists() else [])
+            if line.startswith(f"JobId={job} ")
+        ]
         if states and states[-1] in TERMINAL:
             return states[-1]
         time.sleep(0.5)
@@ -71,8 +78,14 @@ def test_the_cpu_script_runs_srun_ranks_that_match_a_serial_surface(cluster, tmp
     folder, env = cluster
     args = ["--model", "digits_cnn", "--x=-1:1:9", "--y=-1:1:5", "--dir_file", str(tmp_path / "d.h5")]
     env = dict(env, LANDSCAPE_ARGS=" ".join([*args, "--surf_file", str(tmp_path / "slurm.h5")]))
-    job = submit(env, "--ntasks=2", "--cpus-per-task=1", f"--output={tmp_path}/out.txt",
-                 SCRIPTS / "surface_cpu.sbatch", cwd=tmp_path)
+    job = submit(
+        env,
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "surface_cpu.sbatch",
+        cwd=tmp_path,
+    )
     assert final_state(folder, job, 300) == "COMPLETED", (tmp_path / "out.txt").read_text()
     ours = read_surface(str(tmp_path / "slurm.h5"))
     assert ours.run["ranks"] == 2 and ours.run["threads_per_rank"] == 1  # from $SLURM_CPUS_PER_TASK
@@ -82,20 +95,37 @@ def test_the_cpu_script_runs_srun_ranks_that_match_a_serial_surface(cluster, tmp
 
 def test_a_sweep_array_then_its_plot_after_all_surfaces(cluster, tmp_path):
     folder, env = cluster
+    import torch
+
     from landscape.io.checkpoint import save
     from landscape.models import DigitsMLP
-    import torch
+
     checkpoints = []
     for seed in (1, 2):
         torch.manual_seed(seed)
         save(DigitsMLP(), str(tmp_path / f"mlp{seed}.pt"))
         checkpoints.append(str(tmp_path / f"mlp{seed}.pt"))
     (tmp_path / "list.txt").write_text("\n".join(checkpoints) + "\n")
-    env = dict(env, LANDSCAPE_ARGS="--model digits_mlp --x=-1:1:7 --no_test", OUT=str(tmp_path / "sweep"),
-               PLOT_ARGS="--error --format png")
-    done = subprocess.run([str(SCRIPTS / "submit_sweep.sh"), str(tmp_path / "list.txt"), "--ntasks=2",
-                           "--cpus-per-task=1", f"--output={tmp_path}/%x-%j.out"], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=60)
+    env = dict(
+        env,
+        LANDSCAPE_ARGS="--model digits_mlp --x=-1:1:7 --no_test",
+        OUT=str(tmp_path / "sweep"),
+        PLOT_ARGS="--error --format png",
+    )
+    done = subprocess.run(
+        [
+            str(SCRIPTS / "submit_sweep.sh"),
+            str(tmp_path / "list.txt"),
+            "--ntasks=2",
+            "--cpus-per-task=1",
+            f"--output={tmp_path}/%x-%j.out",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     words = done.stdout.split()
     array, plot = words[words.index("array") + 1].rstrip(";"), words[words.index("job", words.index("figures:")) + 1]
@@ -110,12 +140,33 @@ def test_a_sweep_array_then_its_plot_after_all_surfaces(cluster, tmp_path):
 def test_a_job_stopped_before_its_time_limit_requeues_and_finishes_identical(cluster, tmp_path):
     """--time=1, stopped 30 s before the limit: each incarnation saves its round and requeues itself."""
     folder, env = cluster
-    args = ["--model", f"{PLUGINS}:slow_model", "--x=-1:1:301", "--no_test", "--batch_size", "5000",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "2"]
-    env = dict(env, LANDSCAPE_TEST_SLEEP="0.3", STOP_BEFORE_LIMIT="30", LANDSCAPE_ARGS=" ".join([*args, "--surf_file",
-                                                                       str(tmp_path / "long.h5")]))
-    job = submit(env, "--ntasks=2", "--cpus-per-task=1", "--time=1",
-                 f"--output={tmp_path}/out.txt", SCRIPTS / "requeue.sbatch", cwd=tmp_path)
+    args = [
+        "--model",
+        f"{PLUGINS}:slow_model",
+        "--x=-1:1:301",
+        "--no_test",
+        "--batch_size",
+        "5000",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "2",
+    ]
+    env = dict(
+        env,
+        LANDSCAPE_TEST_SLEEP="0.3",
+        STOP_BEFORE_LIMIT="30",
+        LANDSCAPE_ARGS=" ".join([*args, "--surf_file", str(tmp_path / "long.h5")]),
+    )
+    job = submit(
+        env,
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        "--time=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "requeue.sbatch",
+        cwd=tmp_path,
+    )
     assert final_state(folder, job, 600) == "COMPLETED", (tmp_path / "out.txt").read_text()
     out = (tmp_path / "out.txt").read_text()
     assert "stopped by SIGUSR1 after saving" in out and "requeueing job" in out, out
@@ -132,17 +183,29 @@ def test_a_job_stopped_before_its_time_limit_requeues_and_finishes_identical(clu
 def test_a_training_sweep_array_trains_one_configuration_per_task_into_one_manifest(cluster, tmp_path):
     folder, env = cluster
     config = tmp_path / "sweep.toml"
-    config.write_text(f'out = "{tmp_path / "sweep"}"\nrecipes = ["linear"]\nbatch_sizes = [32, 64]\n'
-                      '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 2\n')
-    job = submit(dict(env, SWEEP_CONFIG=str(config)), "--array=0-1", "--ntasks=2", "--cpus-per-task=1",
-                 f"--output={tmp_path}/%x-%A_%a.out", SCRIPTS / "train_array.sbatch", cwd=tmp_path)
+    config.write_text(
+        f'out = "{tmp_path / "sweep"}"\nrecipes = ["linear"]\nbatch_sizes = [32, 64]\n'
+        '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 2\n'
+    )
+    job = submit(
+        dict(env, SWEEP_CONFIG=str(config)),
+        "--array=0-1",
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        f"--output={tmp_path}/%x-%A_%a.out",
+        SCRIPTS / "train_array.sbatch",
+        cwd=tmp_path,
+    )
     assert final_state(folder, job, 300) == "COMPLETED", [p.read_text() for p in tmp_path.glob("*.out")]
     import csv
     import json
+
     with open(tmp_path / "sweep" / "manifest.csv") as handle:
         rows = list(csv.DictReader(handle))
-    assert [(r["run"], r["done"], r["ranks"]) for r in rows] == [("linear_b32_s0", "True", "2"),
-                                                                ("linear_b64_s0", "True", "2")]
+    assert [(r["run"], r["done"], r["ranks"]) for r in rows] == [
+        ("linear_b32_s0", "True", "2"),
+        ("linear_b64_s0", "True", "2"),
+    ]
     assert len(json.loads((tmp_path / "sweep" / "manifest.json").read_text())["runs"]) == 2
 
 
@@ -150,19 +213,48 @@ def test_training_stopped_before_its_time_limit_requeues_and_ends_identical(clus
     """About 90 s of training (a model that sleeps at every forward pass) under --time=1, stopped 30 s
     before the limit: the requeued job resumes mid-epoch and ends with the weights of a run never stopped."""
     import torch
+
     folder, env = cluster
-    args = ["--model", f"{PLUGINS}:slow_model", "--dataset", "digits", "--batch_size", "64", "--epochs", "12",
-            "--recipe", "linear"]
-    env = dict(env, LANDSCAPE_TEST_SLEEP="0.3", STOP_BEFORE_LIMIT="30", LANDSCAPE_COMMAND="train",
-               LANDSCAPE_ARGS=" ".join([*args, "--out", str(tmp_path / "long")]))
-    job = submit(env, "--ntasks=2", "--cpus-per-task=1", "--time=1", f"--output={tmp_path}/out.txt",
-                 SCRIPTS / "requeue.sbatch", cwd=tmp_path)
+    args = [
+        "--model",
+        f"{PLUGINS}:slow_model",
+        "--dataset",
+        "digits",
+        "--batch_size",
+        "64",
+        "--epochs",
+        "12",
+        "--recipe",
+        "linear",
+    ]
+    env = dict(
+        env,
+        LANDSCAPE_TEST_SLEEP="0.3",
+        STOP_BEFORE_LIMIT="30",
+        LANDSCAPE_COMMAND="train",
+        LANDSCAPE_ARGS=" ".join([*args, "--out", str(tmp_path / "long")]),
+    )
+    job = submit(
+        env,
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        "--time=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "requeue.sbatch",
+        cwd=tmp_path,
+    )
     assert final_state(folder, job, 600) == "COMPLETED", (tmp_path / "out.txt").read_text()
     out = (tmp_path / "out.txt").read_text()
     assert "stopped by SIGUSR1" in out and "requeueing job" in out and "resuming" in out, out
     from conftest import run
-    whole = run("train", [*args, "--out", str(tmp_path / "whole"), "--threads", "1"], ranks=2, timeout=300,
-                env={"LANDSCAPE_TEST_SLEEP": "0"})
+
+    whole = run(
+        "train",
+        [*args, "--out", str(tmp_path / "whole"), "--threads", "1"],
+        ranks=2,
+        timeout=300,
+        env={"LANDSCAPE_TEST_SLEEP": "0"},
+    )
     assert whole.returncode == 0, whole.stderr
     a, b = (torch.load(tmp_path / f / "final.pt", weights_only=True)["state_dict"] for f in ("long", "whole"))
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -172,13 +264,26 @@ def test_a_study_trains_as_an_array_then_its_scorecard_after_all_networks(cluste
     """submit_study.sh: the training array, then report.sbatch on 2 ranks once the array succeeded."""
     folder, env = cluster
     config = tmp_path / "study.toml"
-    config.write_text(f'out = "{tmp_path / "study"}"\nfigures = "{tmp_path / "figures"}"\nname = "tiny"\n'
-                      'batch_sizes = [32, 256]\nseeds = [0]\n[train]\nmodel = "digits_mlp"\ndataset = "digits"\n'
-                      'epochs = 2\n[report]\ngrid_1d = "-1:1:5"\ngrid_2d = "-1:1:3"\nradius = 1.0\ndirections = 2\n'
-                      'trace_samples = 2\nmaxiter = 1\ntrain_subset = 200\nthreads = 1\nformats = "png"\n')
-    done = subprocess.run([str(SCRIPTS / "submit_study.sh"), str(config), "--ntasks=2", "--cpus-per-task=1",
-                           f"--output={tmp_path}/%x-%j.out"], capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=60)
+    config.write_text(
+        f'out = "{tmp_path / "study"}"\nfigures = "{tmp_path / "figures"}"\nname = "tiny"\n'
+        'batch_sizes = [32, 256]\nseeds = [0]\n[train]\nmodel = "digits_mlp"\ndataset = "digits"\n'
+        'epochs = 2\n[report]\ngrid_1d = "-1:1:5"\ngrid_2d = "-1:1:3"\nradius = 1.0\ndirections = 2\n'
+        'trace_samples = 2\nmaxiter = 1\ntrain_subset = 200\nthreads = 1\nformats = "png"\n'
+    )
+    done = subprocess.run(
+        [
+            str(SCRIPTS / "submit_study.sh"),
+            str(config),
+            "--ntasks=2",
+            "--cpus-per-task=1",
+            f"--output={tmp_path}/%x-%j.out",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     words = done.stdout.split()
     report = words[words.index("scorecard:") + 2]
@@ -204,9 +309,11 @@ def test_a_cancelled_job_leaves_no_mpich_memory_for_a_later_job_with_its_ids(clu
     a fresh cluster reused job ids). The local cluster's epilog removes it; its job ids do not restart."""
     folder, env = cluster
     script = tmp_path / "wait.sh"
-    script.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -c "
-                      "'from mpi4py import MPI; import time; MPI.COMM_WORLD.Barrier(); print(\"up\", flush=True); "
-                      "time.sleep(300)'\n")
+    script.write_text(
+        f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -c "
+        '\'from mpi4py import MPI; import time; MPI.COMM_WORLD.Barrier(); print("up", flush=True); '
+        "time.sleep(300)'\n"
+    )
     job = submit(env, "--ntasks=2", f"--output={tmp_path}/out.txt", script, cwd=tmp_path)
     segment = Path(f"/dev/shm/mpich_shm_{fnv1a(f'{job}.0'):x}_0")
     deadline = time.monotonic() + 120

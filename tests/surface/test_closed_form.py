@@ -4,6 +4,7 @@ For y = W x + b the residual at (a, b) is r0 + a*rx + b*ry, where r0 = W0 x + b0
 rx = Dx x + dbx, ry = Dy x + dby; so the loss is the quadratic
 L(a, b) = mean over samples and outputs of (r0 + a rx + b ry)^2, computed here by hand.
 """
+
 import h5py
 import numpy as np
 import pytest
@@ -21,20 +22,45 @@ def quadratic(dir_file, model_weight, model_bias, x, t, a, b):
     ry = x @ dy["weight"].T + dy["bias"]
     A, B = np.meshgrid(a, b, indexing="ij")
     terms = {
-        "1": np.mean(r0 * r0), "a": 2 * np.mean(r0 * rx), "b": 2 * np.mean(r0 * ry),
-        "aa": np.mean(rx * rx), "ab": 2 * np.mean(rx * ry), "bb": np.mean(ry * ry),
+        "1": np.mean(r0 * r0),
+        "a": 2 * np.mean(r0 * rx),
+        "b": 2 * np.mean(r0 * ry),
+        "aa": np.mean(rx * rx),
+        "ab": 2 * np.mean(rx * ry),
+        "bb": np.mean(ry * ry),
     }
-    return (terms["1"] + terms["a"] * A + terms["b"] * B + terms["aa"] * A**2 + terms["ab"] * A * B
-            + terms["bb"] * B**2)
+    return terms["1"] + terms["a"] * A + terms["b"] * B + terms["aa"] * A**2 + terms["ab"] * A * B + terms["bb"] * B**2
 
 
 @pytest.mark.parametrize("norm", ["filter", "none"])
 def test_linear_mse_surface_is_the_exact_quadratic(tmp_path, plugins, norm):
     surf = tmp_path / "lin.h5"
-    assert main(["--model", f"{plugins}:linear_model", "--dataset", f"{plugins}:regression_data",
-                 "--loss_name", "mse", "--dtype", "float64", "--x=-2:1.5:15", "--y=-1:3:9",
-                 "--xnorm", norm, "--xignore", "none", "--surf_file", str(surf), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "--model",
+                f"{plugins}:linear_model",
+                "--dataset",
+                f"{plugins}:regression_data",
+                "--loss_name",
+                "mse",
+                "--dtype",
+                "float64",
+                "--x=-2:1.5:15",
+                "--y=-1:3:9",
+                "--xnorm",
+                norm,
+                "--xignore",
+                "none",
+                "--surf_file",
+                str(surf),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("p", plugins)
     p = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(p)

@@ -1,9 +1,10 @@
 """Directions: filter normalization, ignored 1-D tensors, states, targets, seeds."""
+
 import pytest
 import torch
 
+from landscape import directions as dirs
 from landscape.errors import ConfigError, InputError, MismatchError
-from landscape.surface import directions as dirs
 from landscape.models import DigitsCNN, DigitsMLP
 
 

@@ -1,18 +1,20 @@
 """The evaluator: (n, 2) coefficients in, (n, q) values out, the model never touched, the same values
 (to rounding) whatever the kernel and however the points are grouped into passes."""
+
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import digits_kernel
+from landscape import directions as dirs
 from landscape.data import load_named
 from landscape.data.samples import Samples
 from landscape.errors import ConfigError, EvaluationError
 from landscape.models import DigitsCNN, build_model
-from landscape.surface import directions as dirs
 from landscape.surface.evaluation import EvaluationConfig, Evaluator
+
+from conftest import digits_kernel
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
@@ -27,8 +29,10 @@ def setup():
     torch.manual_seed(0)
     model = DigitsCNN().eval()
     g = torch.Generator().manual_seed(1)
-    data = {"train": Samples(torch.rand(50, 1, 8, 8, generator=g), torch.randint(0, 10, (50,), generator=g)),
-            "test": Samples(torch.rand(20, 1, 8, 8, generator=g), torch.randint(0, 10, (20,), generator=g))}
+    data = {
+        "train": Samples(torch.rand(50, 1, 8, 8, generator=g), torch.randint(0, 10, (50,), generator=g)),
+        "test": Samples(torch.rand(20, 1, 8, 8, generator=g), torch.randint(0, 10, (20,), generator=g)),
+    }
     origin = dirs.origin_tensors(model, "weights")
     dx = dirs.random_direction(origin, "filter", "biasbn", torch.Generator().manual_seed(2))
     dy = dirs.random_direction(origin, "filter", "biasbn", torch.Generator().manual_seed(3))
@@ -105,8 +109,11 @@ def test_quantities_of_many_points_at_once_are_the_bits_of_one_points_arithmetic
         out = []
         for (name, n), (total, squares, correct) in zip(ev.sizes.items(), sums):
             mean = total / n
-            out += [mean, math.sqrt(max(squares - n * mean * mean, 0.0) / (n - 1) / n),
-                    100.0 * correct / ev.counts[name]]
+            out += [
+                mean,
+                math.sqrt(max(squares - n * mean * mean, 0.0) / (n - 1) / n),
+                100.0 * correct / ev.counts[name],
+            ]
         return out
 
     three = digits_kernel(EvaluationConfig(batch_size=1797, points_per_pass=3), stderr=True)
@@ -117,10 +124,18 @@ def test_quantities_of_many_points_at_once_are_the_bits_of_one_points_arithmetic
 
 
 @pytest.mark.parametrize("kernel", ["reference", "unrolled", "vmap"])
-@pytest.mark.parametrize("loss, dtype, batch", [("mse", "float32", 500), ("torch.nn:CrossEntropyLoss", "float32", 500),
-                                                ("crossentropy", "bfloat16", 500), ("crossentropy", "float64", 2000)])
-def test_a_pass_of_several_points_agrees_with_one_per_pass_for_every_loss_precision_and_batch(kernel, loss, dtype,
-                                                                                              batch):
+@pytest.mark.parametrize(
+    "loss, dtype, batch",
+    [
+        ("mse", "float32", 500),
+        ("torch.nn:CrossEntropyLoss", "float32", 500),
+        ("crossentropy", "bfloat16", 500),
+        ("crossentropy", "float64", 2000),
+    ],
+)
+def test_a_pass_of_several_points_agrees_with_one_per_pass_for_every_loss_precision_and_batch(
+    kernel, loss, dtype, batch
+):
     """A loss per sample or a callable's batch mean (the sets then apart), low precision, and one batch
     holding both sets; a point's values do not depend on the points it shares its pass with."""
     cfg = EvaluationConfig(loss_name=loss, dtype=dtype, batch_size=batch)
@@ -131,8 +146,9 @@ def test_a_pass_of_several_points_agrees_with_one_per_pass_for_every_loss_precis
     assert np.isfinite(values).all() and values[4, 0] > 10 * values[0, 0]
     losses, accuracies = [0, 2], [1, 3]  # bfloat16: a point's products may round an argmax the other way
     assert np.allclose(values[:, losses], one.evaluate(POINTS)[:, losses], rtol=rtol, atol=0)
-    assert np.allclose(values[:, accuracies], one.evaluate(POINTS)[:, accuracies], rtol=0,
-                       atol=0.5 if dtype == "bfloat16" else 0)
+    assert np.allclose(
+        values[:, accuracies], one.evaluate(POINTS)[:, accuracies], rtol=0, atol=0.5 if dtype == "bfloat16" else 0
+    )
     again = three.evaluate(POINTS[[3, 0, 4, 1, 2]])
     assert np.allclose(again[:, losses], values[[3, 0, 4, 1, 2]][:, losses], rtol=rtol, atol=0)
 
@@ -151,15 +167,22 @@ def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_va
     dx = {k: target[k].double() - origin[k].double() for k in origin}
     data = {"train": load_named("digits").train}
     points = np.array([[0.0, 0.0], [1.0, 0.0], [-5.0, 0.0]])
-    ev = Evaluator(model, origin, dx, None, data, "crossentropy", config(kernel=kernel, batch_size=500,
-                                                                         points_per_pass=3))
+    ev = Evaluator(
+        model, origin, dx, None, data, "crossentropy", config(kernel=kernel, batch_size=500, points_per_pass=3)
+    )
     assert all(torch.equal(ev.weights(1.0, 0.0)[k], target[k].float()) for k in dx)
     variances = [k for k in dx if k.endswith("running_var")]
     assert variances and all(ev.weights(-5.0, 0.0)[k].min() == 0 for k in variances)
     torch.manual_seed(1)
-    reached = Evaluator(build_model("digits_cnn").eval().requires_grad_(False), dirs.origin_tensors(other, "states"),
-                        {k: torch.zeros_like(v) for k, v in dx.items()}, None, data, "crossentropy",
-                        config(batch_size=500))
+    reached = Evaluator(
+        build_model("digits_cnn").eval().requires_grad_(False),
+        dirs.origin_tensors(other, "states"),
+        {k: torch.zeros_like(v) for k, v in dx.items()},
+        None,
+        data,
+        "crossentropy",
+        config(batch_size=500),
+    )
     values = ev.evaluate(points)
     assert np.allclose(values[1], reached(0.0), rtol=1e-5, atol=0)  # coefficient 1 is the target network
     one = Evaluator(model, origin, dx, None, data, "crossentropy", config(batch_size=500))
@@ -175,8 +198,15 @@ def test_directions_given_in_other_types_are_held_in_float64_and_give_the_same_v
     dx = {n: torch.randn(v.shape, generator=g).double() for n, v in origin.items()}  # float32 values, exact
     dy = {n: torch.randn(v.shape, generator=g).double() for n, v in origin.items()}
     data = {"train": load_named("digits").train}
-    mixed = Evaluator(model, origin, {k: v.float() for k, v in dx.items()}, {k: v.numpy() for k, v in dy.items()},
-                      data, "crossentropy", config(batch_size=500, points_per_pass=2))
+    mixed = Evaluator(
+        model,
+        origin,
+        {k: v.float() for k, v in dx.items()},
+        {k: v.numpy() for k, v in dy.items()},
+        data,
+        "crossentropy",
+        config(batch_size=500, points_per_pass=2),
+    )
     assert mixed.problem.plane.dtype == torch.float64 and mixed.problem.origin.dtype == torch.float64
     values = Evaluator(model, origin, dx, dy, data, "crossentropy", config(batch_size=500, points_per_pass=2))
     assert np.array_equal(mixed.evaluate(POINTS), values.evaluate(POINTS))
@@ -191,8 +221,12 @@ def test_a_channels_last_model_runs_several_points_per_pass(kernel):
     assert any(not v.is_contiguous() for v in origin.values())
     dx = dirs.random_direction(origin, "filter", "biasbn", torch.Generator().manual_seed(0))
     data = {"train": load_named("digits").train}
-    one, two = (Evaluator(model, origin, dx, None, data, "crossentropy", config(kernel=kernel, batch_size=500,
-                                                                                points_per_pass=k)) for k in (1, 2))
+    one, two = (
+        Evaluator(
+            model, origin, dx, None, data, "crossentropy", config(kernel=kernel, batch_size=500, points_per_pass=k)
+        )
+        for k in (1, 2)
+    )
     two.probe()
     points = np.array([[0.0, 0.0], [0.5, 0.0], [-1.0, 0.0]])
     assert np.allclose(two.evaluate(points), one.evaluate(points), rtol=1e-5, atol=0)

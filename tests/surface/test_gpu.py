@@ -2,13 +2,15 @@
 with one, bfloat16 records its error, auto's choice is what a rerun at those settings computes, and
 ranks that would share one GPU are refused unless asked for (and then give the one rank's bits).
 Skipped where no CUDA device is visible (scripts/gpu_check.sh runs these on a GPU machine)."""
+
 import h5py
 import numpy as np
 import pytest
 import torch
 
-from conftest import landscape, run
 from landscape.io.surface_file import read as read_surface
+
+from conftest import landscape, run
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
 
@@ -17,16 +19,28 @@ GRID = ["--x=-1:1:7", "--y=-1:1:5"]
 
 def surface(tmp_path, name: str, *extra) -> object:
     """``landscape surface`` of the demo CNN through one direction file; the file read back."""
-    args = ["surface", "--model", "digits_cnn", *GRID, "--quiet", "--dir_file", tmp_path / "d.h5",
-            "--surf_file", tmp_path / f"{name}.h5", *extra]
+    args = [
+        "surface",
+        "--model",
+        "digits_cnn",
+        *GRID,
+        "--quiet",
+        "--dir_file",
+        tmp_path / "d.h5",
+        "--surf_file",
+        tmp_path / f"{name}.h5",
+        *extra,
+    ]
     assert landscape(*args) == 0, name
     return read_surface(str(tmp_path / f"{name}.h5"))
 
 
 @pytest.mark.parametrize("dtype, rtol", [("float32", 1e-4), ("float64", 1e-10)])
 def test_a_gpu_surface_agrees_with_the_cpu_and_reruns_are_identical(tmp_path, dtype, rtol):
-    cpu, gpu, again = (surface(tmp_path, name, "--dtype", dtype, "--device", device)
-                       for name, device in (("cpu", "cpu"), ("gpu", "cuda"), ("gpu_again", "cuda")))
+    cpu, gpu, again = (
+        surface(tmp_path, name, "--dtype", dtype, "--device", device)
+        for name, device in (("cpu", "cpu"), ("gpu", "cuda"), ("gpu_again", "cuda"))
+    )
     assert gpu.run["device"].startswith("cuda") and gpu.run["device_name"] and gpu.run["cuda_version"]
     assert gpu.attrs["device"] == "cuda" and cpu.attrs["device"] == "cpu"
     for q in cpu.values:
@@ -37,8 +51,9 @@ def test_a_gpu_surface_agrees_with_the_cpu_and_reruns_are_identical(tmp_path, dt
 
 @pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
 def test_several_points_per_pass_on_a_gpu_agree_with_one(tmp_path, dtype, rtol):
-    one, four = (surface(tmp_path, f"k{k}", "--dtype", dtype, "--device", "cuda", "--points_per_pass", str(k))
-                 for k in (1, 4))
+    one, four = (
+        surface(tmp_path, f"k{k}", "--dtype", dtype, "--device", "cuda", "--points_per_pass", str(k)) for k in (1, 4)
+    )
     assert int(four.attrs["points_per_pass"]) == 4
     for q in one.values:
         if q.endswith("loss"):

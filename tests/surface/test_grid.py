@@ -1,24 +1,40 @@
 """Grid parsing and the [i, j] <-> (x[i], y[j]) convention."""
+
 import numpy as np
 import pytest
 
 from landscape.errors import UsageError
-from landscape.surface.grid import Axis, Grid
+from landscape.grid import Axis, Grid
 
 
-@pytest.mark.parametrize("spec, lo, hi, num", [
-    ("-1:1:51", -1.0, 1.0, 51), ("0:1:5", 0.0, 1.0, 5), ("-2:0:3", -2.0, 0.0, 3),
-    ("-0.5:1.5:41", -0.5, 1.5, 41), ("1e-1:2:2", 0.1, 2.0, 2),
-])
+@pytest.mark.parametrize(
+    "spec, lo, hi, num",
+    [
+        ("-1:1:51", -1.0, 1.0, 51),
+        ("0:1:5", 0.0, 1.0, 5),
+        ("-2:0:3", -2.0, 0.0, 3),
+        ("-0.5:1.5:41", -0.5, 1.5, 41),
+        ("1e-1:2:2", 0.1, 2.0, 2),
+    ],
+)
 def test_parses_integers_floats_and_zero_bounds(spec, lo, hi, num):
     assert Axis.parse(spec) == Axis(lo, hi, num)
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("1:-1:5", "MIN 1 below MAX -1"), ("a:b:c", "numbers for MIN and MAX"), ("-1:1:0", "at least 2"),
-    ("-1:1:-3", "at least 2"), ("-1:1", "expected MIN:MAX:NUM"), ("-1:1:5.5", "whole number"),
-    ("1:1:5", "MIN 1 below MAX 1"), ("-inf:1:5", "finite"), ("", "expected MIN:MAX:NUM"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("1:-1:5", "MIN 1 below MAX -1"),
+        ("a:b:c", "numbers for MIN and MAX"),
+        ("-1:1:0", "at least 2"),
+        ("-1:1:-3", "at least 2"),
+        ("-1:1", "expected MIN:MAX:NUM"),
+        ("-1:1:5.5", "whole number"),
+        ("1:1:5", "MIN 1 below MAX 1"),
+        ("-inf:1:5", "finite"),
+        ("", "expected MIN:MAX:NUM"),
+    ],
+)
 def test_bad_specs_name_the_value(spec, words):
     with pytest.raises(UsageError) as info:
         Axis.parse(spec, "--y")

@@ -1,6 +1,7 @@
 """The surface job's choices: kernel, batch and points per pass given or measured (auto), recorded in each
 run's record as provenance; a surface begun one way is finished another; what the values are values of
 (the identity) must match."""
+
 import hashlib
 import json
 
@@ -8,9 +9,10 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import landscape, run
 from landscape.io.surface_file import read as read_surface
 from landscape.surface import tuning
+
+from conftest import landscape, run
 
 CNN = ["surface", "--model", "digits_cnn", "--x=-1:1:7", "--y=-1:1:5", "--no_test", "--threads", "1", "--quiet"]
 MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--threads", "1", "--quiet"]
@@ -31,8 +33,19 @@ def test_k_points_per_pass_agree_with_one_and_the_run_records_how(tmp_path, kern
 
 @pytest.mark.mpi
 def test_chunks_of_the_grid_give_the_same_bits_on_any_number_of_ranks_and_after_a_resume(tmp_path):
-    args = [*CNN, "--kernel", "unrolled", "--batch_size", "500", "--points_per_pass", "3",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
+    args = [
+        *CNN,
+        "--kernel",
+        "unrolled",
+        "--batch_size",
+        "500",
+        "--points_per_pass",
+        "3",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.01",
+    ]
     assert landscape(*args, "--surf_file", tmp_path / "serial.h5") == 0  # 35 points: the last chunk has 2
     for ranks in (2, 3):
         proc = run("surface", [*map(str, args[1:]), "--surf_file", str(tmp_path / f"r{ranks}.h5")], ranks=ranks)
@@ -52,8 +65,19 @@ def test_chunks_of_the_grid_give_the_same_bits_on_any_number_of_ranks_and_after_
 
 
 def test_recalibration_takes_several_points_per_pass_with_the_reference_kernel(tmp_path):
-    args = [*CNN, "--x=-1:1:3", "--y=0:1:2", "--bn", "recalibrate", "--bn_batches", "1", "--batch_size", "256",
-            "--dir_file", tmp_path / "d.h5"]
+    args = [
+        *CNN,
+        "--x=-1:1:3",
+        "--y=0:1:2",
+        "--bn",
+        "recalibrate",
+        "--bn_batches",
+        "1",
+        "--batch_size",
+        "256",
+        "--dir_file",
+        tmp_path / "d.h5",
+    ]
     assert landscape(*args, "--points_per_pass", "4", "--surf_file", tmp_path / "r4.h5") == 0
     assert landscape(*args, "--points_per_pass", "1", "--kernel", "reference", "--surf_file", tmp_path / "r1.h5") == 0
     four, one = read_surface(str(tmp_path / "r4.h5")), read_surface(str(tmp_path / "r1.h5"))
@@ -64,8 +88,17 @@ def test_recalibration_takes_several_points_per_pass_with_the_reference_kernel(t
 
 def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(tuning, "BUDGET", 1.0)
-    args = ["surface", "--model", "digits_mlp", "--x=-1:1:41", "--no_test", "--threads", "1",
-            "--surf_file", tmp_path / "a.h5"]
+    args = [
+        "surface",
+        "--model",
+        "digits_mlp",
+        "--x=-1:1:41",
+        "--no_test",
+        "--threads",
+        "1",
+        "--surf_file",
+        tmp_path / "a.h5",
+    ]
     assert landscape(*args) == 0  # kernel, batch size and points per pass: auto by default
     first = capsys.readouterr().out
     assert "auto: kernel " in first and "measured in a budget of" in first and "on up to 1437 samples per set" in first
@@ -79,8 +112,9 @@ def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, caps
     second = capsys.readouterr().out
     assert "(as the surface file's latest run records)" in second and "21 to compute" in second
     again = read_surface(str(tmp_path / "a.h5"))
-    assert len(again.runs) == 2 and {k: again.runs[1][k] for k in ("kernel", "batch_size", "points_per_pass")} == \
-        {k: s.run[k] for k in ("kernel", "batch_size", "points_per_pass")}
+    assert len(again.runs) == 2 and {k: again.runs[1][k] for k in ("kernel", "batch_size", "points_per_pass")} == {
+        k: s.run[k] for k in ("kernel", "batch_size", "points_per_pass")
+    }
 
 
 def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(tmp_path, capsys):
@@ -96,8 +130,20 @@ def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(t
     s = read_surface(str(surf))
     assert s.done.all() and [r["kernel"] for r in s.runs] == ["reference", "unrolled"]
     assert [r["batch_size"] for r in s.runs] == [64, 2000] and s.runs[1]["points_computed"] == 9
-    assert landscape(*args, "--kernel", "reference", "--batch_size", "64", "--points_per_pass", "1",
-                     "--surf_file", tmp_path / "whole.h5") == 0
+    assert (
+        landscape(
+            *args,
+            "--kernel",
+            "reference",
+            "--batch_size",
+            "64",
+            "--points_per_pass",
+            "1",
+            "--surf_file",
+            tmp_path / "whole.h5",
+        )
+        == 0
+    )
     whole = read_surface(str(tmp_path / "whole.h5"))
     assert all(np.allclose(s.values[q], whole.values[q], rtol=1e-6, atol=0) for q in s.values)
     before = hashlib.sha256(surf.read_bytes()).hexdigest()
@@ -106,8 +152,16 @@ def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(t
     assert hashlib.sha256(surf.read_bytes()).hexdigest() == before
 
 
-@pytest.mark.parametrize("field, value", [("set_passes", "joined"), ("eager_passes", "unrolled-2"),
-                                          ("batch_size", 128), ("compile", False), ("device", "cpu")])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("set_passes", "joined"),
+        ("eager_passes", "unrolled-2"),
+        ("batch_size", 128),
+        ("compile", False),
+        ("device", "cpu"),
+    ],
+)
 def test_a_file_of_landscape_0_2_whose_identity_held_how_it_was_computed_is_resumed(tmp_path, field, value):
     surf = tmp_path / "old.h5"
     args = [*MLP, "--surf_file", surf, "--kernel", "reference", "--batch_size", "128", "--points_per_pass", "1"]
@@ -123,19 +177,44 @@ def test_a_file_of_landscape_0_2_whose_identity_held_how_it_was_computed_is_resu
 @pytest.mark.slow
 def test_the_compiled_kernel_records_its_compile_time_and_a_first_layer_by_linearity(tmp_path):
     surf = tmp_path / "c.h5"
-    assert landscape(*MLP, "--kernel", "compiled", "--batch_size", "2000", "--points_per_pass", "8",
-                     "--surf_file", surf) == 0
+    assert (
+        landscape(*MLP, "--kernel", "compiled", "--batch_size", "2000", "--points_per_pass", "8", "--surf_file", surf)
+        == 0
+    )
     s = read_surface(str(surf))
     assert s.run["kernel"] == "compiled" and s.run["compile_seconds"] > 0 and s.run["first_layer"] == "by linearity"
-    assert landscape(*CNN, "--kernel", "compiled", "--batch_size", "500", "--points_per_pass", "1",
-                     "--surf_file", tmp_path / "cnn.h5") == 0
+    assert (
+        landscape(
+            *CNN,
+            "--kernel",
+            "compiled",
+            "--batch_size",
+            "500",
+            "--points_per_pass",
+            "1",
+            "--surf_file",
+            tmp_path / "cnn.h5",
+        )
+        == 0
+    )
     assert "first_layer" not in read_surface(str(tmp_path / "cnn.h5")).run
 
 
 @pytest.mark.mpi
 def test_compiled_surfaces_are_the_same_bits_on_one_and_two_ranks(tmp_path):
-    args = [*MLP[1:], "--kernel", "compiled", "--batch_size", "2000", "--points_per_pass", "2",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
+    args = [
+        *MLP[1:],
+        "--kernel",
+        "compiled",
+        "--batch_size",
+        "2000",
+        "--points_per_pass",
+        "2",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.01",
+    ]
     assert landscape("surface", *args, "--surf_file", tmp_path / "one.h5") == 0
     proc = run("surface", [*map(str, args), "--surf_file", str(tmp_path / "two.h5")], ranks=2)
     assert proc.returncode == 0, proc.stderr
@@ -145,13 +224,25 @@ def test_compiled_surfaces_are_the_same_bits_on_one_and_two_ranks(tmp_path):
 
 @pytest.mark.mpi
 def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_the_chosen_settings(
-        tmp_path, plugins, monkeypatch):
+    tmp_path, plugins, monkeypatch
+):
     seen = tmp_path / "seen"
     seen.mkdir()
-    args = ["--model", f"{plugins}:marking_batches", "--x=-1:1:41", "--y=-1:1:41", "--threads", "1",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.01"]
-    proc = run("surface", [*args, "--surf_file", str(tmp_path / "auto.h5")], ranks=2,
-               env={"LANDSCAPE_TEST_SEEN": str(seen)})
+    args = [
+        "--model",
+        f"{plugins}:marking_batches",
+        "--x=-1:1:41",
+        "--y=-1:1:41",
+        "--threads",
+        "1",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.01",
+    ]
+    proc = run(
+        "surface", [*args, "--surf_file", str(tmp_path / "auto.h5")], ranks=2, env={"LANDSCAPE_TEST_SEEN": str(seen)}
+    )
     assert proc.returncode == 0, proc.stderr
     auto = read_surface(str(tmp_path / "auto.h5"))
     chosen = [auto.run[k] for k in ("kernel", "batch_size", "points_per_pass")]
@@ -160,19 +251,46 @@ def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_th
         assert {f"{rank}-1024", f"{rank}-2"} <= {p.name for p in seen.iterdir()}, rank
     (tmp_path / "serial").mkdir()
     monkeypatch.setenv("LANDSCAPE_TEST_SEEN", str(tmp_path / "serial"))
-    assert landscape("surface", *args, "--kernel", chosen[0], "--batch_size", chosen[1], "--points_per_pass",
-                     chosen[2], "--surf_file", tmp_path / "serial.h5") == 0
+    assert (
+        landscape(
+            "surface",
+            *args,
+            "--kernel",
+            chosen[0],
+            "--batch_size",
+            chosen[1],
+            "--points_per_pass",
+            chosen[2],
+            "--surf_file",
+            tmp_path / "serial.h5",
+        )
+        == 0
+    )
     serial = read_surface(str(tmp_path / "serial.h5"))
     assert all(np.array_equal(auto.values[q], serial.values[q]) for q in serial.values)
 
 
 @pytest.mark.mpi
 def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_path, plugins):
-    proc = run("surface", ["--model", f"{plugins}:failing_on_rank_one", "--x=-1:1:5", "--no_test", "--threads", "1",
-                           "--surf_file", str(tmp_path / "f.h5")], ranks=2, timeout=90,
-               env={"LANDSCAPE_TEST_FAIL_BATCH": "1024"})
-    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 1024") == 1, \
+    proc = run(
+        "surface",
+        [
+            "--model",
+            f"{plugins}:failing_on_rank_one",
+            "--x=-1:1:5",
+            "--no_test",
+            "--threads",
+            "1",
+            "--surf_file",
+            str(tmp_path / "f.h5"),
+        ],
+        ranks=2,
+        timeout=90,
+        env={"LANDSCAPE_TEST_FAIL_BATCH": "1024"},
+    )
+    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 1024") == 1, (
         proc.stderr
+    )
     assert "(rank 1): measuring kernel reference, batch 1024 with 1 point(s) per pass for auto: " in proc.stderr
     assert not (tmp_path / "f.h5").exists()
 
@@ -180,11 +298,23 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
 def test_a_failure_on_one_rank_building_autos_first_evaluator_ends_every_rank_and_names_it(tmp_path, plugins):
     """The first evaluator auto builds checks the model on 2 samples; failing there on rank 1 alone must not
     leave rank 0 measuring on its own (it would wait for rank 1 forever)."""
-    proc = run("surface", ["--model", f"{plugins}:failing_on_rank_one", "--x=-1:1:5", "--no_test", "--threads", "1",
-                           "--surf_file", str(tmp_path / "f.h5")], ranks=2, timeout=90,
-               env={"LANDSCAPE_TEST_FAIL_BATCH": "2"})
-    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 2") == 1, \
-        proc.stderr
+    proc = run(
+        "surface",
+        [
+            "--model",
+            f"{plugins}:failing_on_rank_one",
+            "--x=-1:1:5",
+            "--no_test",
+            "--threads",
+            "1",
+            "--surf_file",
+            str(tmp_path / "f.h5"),
+        ],
+        ranks=2,
+        timeout=90,
+        env={"LANDSCAPE_TEST_FAIL_BATCH": "2"},
+    )
+    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 2") == 1, proc.stderr
     assert "(rank 1)" in proc.stderr, proc.stderr
     assert not (tmp_path / "f.h5").exists()
 

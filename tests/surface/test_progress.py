@@ -1,4 +1,5 @@
 """Progress lines: one updating line in a terminal, few lines in a batch log, the slowest rank named."""
+
 import io
 
 from landscape.surface.progress import Progress, slowest

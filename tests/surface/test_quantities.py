@@ -1,4 +1,5 @@
 """The quantity registry: every stored quantity declared once, with its words and units."""
+
 import pytest
 
 from landscape.errors import InputError
@@ -20,16 +21,24 @@ def test_names_parse_into_a_data_set_and_a_metric():
 
 def test_what_the_kernel_stores_for_classification_and_regression():
     names = lambda qs: [q.name for q in qs]
-    assert names(quantities.forward_quantities(["train", "test"], True)) == ["train_loss", "train_acc", "test_loss",
-                                                                              "test_acc"]
+    assert names(quantities.forward_quantities(["train", "test"], True)) == [
+        "train_loss",
+        "train_acc",
+        "test_loss",
+        "test_acc",
+    ]
     assert names(quantities.forward_quantities(["train"], False, stderr=True)) == ["train_loss", "train_loss_se"]
 
 
 def test_a_new_metric_is_one_registration_and_plots_know_its_words():
-    metric = quantities.register(Metric("grad_norm", "gradient norm", "norm of the gradient of the mean loss", "",
-                                        "gradient"))
+    metric = quantities.register(
+        Metric("grad_norm", "gradient norm", "norm of the gradient of the mean loss", "", "gradient")
+    )
     try:
-        assert quantities.parse("train_grad_norm").long_name == "norm of the gradient of the mean loss on the training data"
+        assert (
+            quantities.parse("train_grad_norm").long_name
+            == "norm of the gradient of the mean loss on the training data"
+        )
         assert quantity_label("train_grad_norm") == "training gradient norm"
         with pytest.raises(ValueError, match="already registered differently"):
             quantities.register(Metric("grad_norm", "other", "other", "", "gradient"))

@@ -1,5 +1,6 @@
 """Kill -9 of a whole running MPI job, then the same command again: only missing points are computed
 and the result is identical to an uninterrupted run."""
+
 import os
 import signal
 import subprocess
@@ -7,17 +8,36 @@ import time
 
 import numpy as np
 
-from conftest import ROOT, alive, command, done_count, landscape, process_tree, run, unlocked
 from landscape.io.surface_file import read as read_surface
+
+from conftest import ROOT, alive, command, done_count, landscape, process_tree, run, unlocked
 
 
 def test_kill_minus_nine_then_resume_gives_the_uninterrupted_result(tmp_path, plugins, monkeypatch):
     env = dict(os.environ, LANDSCAPE_TEST_SLEEP="0.05")
-    args = ["--model", f"{plugins}:slow_model", "--x=-1:1:61", "--no_test", "--batch_size", "5000",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--threads", "1"]
+    args = [
+        "--model",
+        f"{plugins}:slow_model",
+        "--x=-1:1:61",
+        "--no_test",
+        "--batch_size",
+        "5000",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.1",
+        "--threads",
+        "1",
+    ]
     surf = tmp_path / "s.h5"
-    job = subprocess.Popen(command("plot_surface", [*args, "--surf_file", str(surf)], ranks=2), cwd=ROOT, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    job = subprocess.Popen(
+        command("plot_surface", [*args, "--surf_file", str(surf)], ranks=2),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while done_count(surf) < 12 and time.monotonic() < deadline and job.poll() is None:
         time.sleep(0.05)
@@ -49,8 +69,19 @@ def test_kill_minus_nine_then_resume_gives_the_uninterrupted_result(tmp_path, pl
 
 def test_nan_results_are_results_not_work_left(tmp_path, plugins, capsys):
     """A diverged point (loss NaN) is stored and marked done; rerunning computes nothing."""
-    args = ["--model", f"{plugins}:diverging_model", "--x=-1:1:9", "--y=-1:1:5", "--xignore", "none",
-            "--yignore", "none", "--surf_file", str(tmp_path / "n.h5"), "--no_test"]
+    args = [
+        "--model",
+        f"{plugins}:diverging_model",
+        "--x=-1:1:9",
+        "--y=-1:1:5",
+        "--xignore",
+        "none",
+        "--yignore",
+        "none",
+        "--surf_file",
+        str(tmp_path / "n.h5"),
+        "--no_test",
+    ]
     assert landscape("surface", *args) == 0
     s = read_surface(str(tmp_path / "n.h5"))
     assert s.done.all()

@@ -1,6 +1,7 @@
 """SIGTERM (a Slurm time limit, scancel) and SIGUSR1 (sbatch --signal): the round in progress is saved,
 the run record says how the run ended, every rank leaves with exit code 143 and one line, and rerunning
 the same command finishes to exactly the values of an uninterrupted run."""
+
 import os
 import signal
 import time
@@ -8,23 +9,36 @@ import time
 import numpy as np
 import pytest
 
-from conftest import done_count, landscape, process_tree, run, start
 from landscape.io.surface_file import read as read_surface
+
+from conftest import done_count, landscape, process_tree, run, start
 
 SLOW = {"LANDSCAPE_TEST_SLEEP": "0.05"}
 POINTS = 41
 
 
 def args(plugins, tmp_path, surf):
-    return ["--model", f"{plugins}:slow_model", f"--x=-1:1:{POINTS}", "--no_test", "--batch_size", "5000",
-            "--dir_file", str(tmp_path / "d.h5"), "--round_seconds", "0.1", "--threads", "1",
-            "--surf_file", str(tmp_path / surf)]
+    return [
+        "--model",
+        f"{plugins}:slow_model",
+        f"--x=-1:1:{POINTS}",
+        "--no_test",
+        "--batch_size",
+        "5000",
+        "--dir_file",
+        str(tmp_path / "d.h5"),
+        "--round_seconds",
+        "0.1",
+        "--threads",
+        "1",
+        "--surf_file",
+        str(tmp_path / surf),
+    ]
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks, signum, whom", [(None, signal.SIGTERM, "job"), (2, signal.SIGUSR1, "every process")])
-def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plugins, ranks, signum, whom,
-                                                                   monkeypatch):
+def test_a_signal_saves_the_round_and_a_rerun_finishes_the_surface(tmp_path, plugins, ranks, signum, whom, monkeypatch):
     job = start("surface", args(plugins, tmp_path, "s.h5"), ranks, env=SLOW)
     deadline = time.monotonic() + 60
     while done_count(tmp_path / "s.h5") < 4 and time.monotonic() < deadline and job.poll() is None:
@@ -60,14 +74,17 @@ def test_a_stop_signal_during_shutdown_does_not_kill_a_finished_process():
     requeue timer's SIGUSR1 arriving then must not turn a finished job into a failed one."""
     import subprocess
     import sys
-    code = ("import os, signal\n"
-            "from landscape.parallel import stop\n"
-            "stop.install()\n"
-            "class Late:\n"
-            "    def __del__(self):\n"   # runs in the module teardown, after the default handlers are back
-            "        os.kill(os.getpid(), signal.SIGUSR1)\n"
-            "        os.kill(os.getpid(), signal.SIGTERM)\n"
-            "        os.write(1, b'survived')\n"
-            "late = Late()\n")
+
+    code = (
+        "import os, signal\n"
+        "from landscape.parallel import stop\n"
+        "stop.install()\n"
+        "class Late:\n"
+        "    def __del__(self):\n"  # runs in the module teardown, after the default handlers are back
+        "        os.kill(os.getpid(), signal.SIGUSR1)\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        os.write(1, b'survived')\n"
+        "late = Late()\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "survived", (done.returncode, done.stderr)

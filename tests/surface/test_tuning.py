@@ -1,5 +1,6 @@
 """auto: the kernel, the batch and the points per pass chosen by measurement, in a budget proportional to
 the surface, every rank measuring, the reference kernel kept unless another is clearly faster."""
+
 import time
 
 import numpy as np
@@ -28,10 +29,12 @@ class Fake:
 def rates(table: dict, calls: list | None = None):
     """``_runs`` from a table of rates by setting (kernel, batch, K; 1 point/s where it has none),
     recording the calls."""
+
     def runs(make, setting, rng, seconds=0.1):
         if calls is not None:
             calls.append(setting)
         return table.get((setting.kernel, setting.batch_size, setting.points_per_pass), 1.0)
+
     return runs
 
 
@@ -68,8 +71,11 @@ def test_a_small_surface_spends_little_time_measuring(monkeypatch):
 
 def test_the_reference_kernel_is_kept_unless_another_is_more_than_ten_percent_faster(monkeypatch):
     def table(unrolled: float) -> dict:
-        return {**{("reference", 1024, k): 100.0 for k in tuning.PASSES},
-                **{("unrolled", 1024, k): unrolled for k in tuning.PASSES}}
+        return {
+            **{("reference", 1024, k): 100.0 for k in tuning.PASSES},
+            **{("unrolled", 1024, k): unrolled for k in tuning.PASSES},
+        }
+
     monkeypatch.setattr(tuning, "_runs", rates(table(108.0)))
     assert tuning.tune(None, 1024, "auto", "auto", ["reference", "unrolled"]).kernel == "reference"
     monkeypatch.setattr(tuning, "_runs", rates(table(115.0)))
@@ -80,13 +86,22 @@ def test_the_reference_kernel_is_kept_unless_another_is_more_than_ten_percent_fa
 
 def test_the_other_kernels_are_measured_before_the_batch_ladder_which_the_leader_climbs(monkeypatch):
     calls = []
-    table = {("reference", 1024, 1): 100.0, ("unrolled", 1024, 8): 200.0, ("unrolled", 1797, 8): 220.0,
-             ("unrolled", 512, 8): 150.0, **{("unrolled", 1797, k): 210.0 for k in (1, 2, 4, 16, 32, 64)},
-             **{("reference", 1797, k): 90.0 for k in tuning.PASSES}}
+    table = {
+        ("reference", 1024, 1): 100.0,
+        ("unrolled", 1024, 8): 200.0,
+        ("unrolled", 1797, 8): 220.0,
+        ("unrolled", 512, 8): 150.0,
+        **{("unrolled", 1797, k): 210.0 for k in (1, 2, 4, 16, 32, 64)},
+        **{("reference", 1797, k): 90.0 for k in tuning.PASSES},
+    }
     monkeypatch.setattr(tuning, "_runs", rates(table, calls))
     chosen = tuning.tune(None, 1797, "auto", "auto", ["reference", "unrolled"])
-    assert calls[:4] == [Setting("reference", 1024, 1), Setting("unrolled", 1024, 8), Setting("unrolled", 1797, 8),
-                         Setting("unrolled", 512, 8)]
+    assert calls[:4] == [
+        Setting("reference", 1024, 1),
+        Setting("unrolled", 1024, 8),
+        Setting("unrolled", 1797, 8),
+        Setting("unrolled", 512, 8),
+    ]
     assert (chosen.kernel, chosen.batch_size, chosen.points_per_pass) == ("unrolled", 1797, 8)
 
 
@@ -143,8 +158,9 @@ def test_a_pass_is_measured_with_no_more_points_than_the_surface_has(monkeypatch
 def test_tune_weighs_the_wait_for_the_last_chunks_of_a_short_surface_on_several_ranks(monkeypatch):
     """Passes of 64 points measured 4 % faster than passes of 16 lose to them on a surface of 840 points
     per rank on 2 ranks (a chunk of 64 is 7 % of it), not on one rank or on a long surface."""
-    monkeypatch.setattr(tuning, "_runs", lambda make, s, rng, seconds=0.1: {1: 800.0, 16: 1000.0, 64: 1040.0}[
-        s.points_per_pass])
+    monkeypatch.setattr(
+        tuning, "_runs", lambda make, s, rng, seconds=0.1: {1: 800.0, 16: 1000.0, 64: 1040.0}[s.points_per_pass]
+    )
     monkeypatch.setattr(tuning, "PASSES", (1, 16, 64))
     assert tuning.over_surface(1040.0, 64, 840) == pytest.approx(1040 * 840 / 904)
     assert tuning.over_surface(1040.0, 64, 0.0) == 1040.0
@@ -174,8 +190,9 @@ def test_every_rank_measures_and_a_setting_is_as_fast_as_the_ranks_mean(monkeypa
     """Rank 0 alone would take 64 points per pass, 16 after it; with rank 1's rates 1 is faster on the mean
     than 16, and 64 ran out of memory on rank 1, so it is out for both.  A rank past the budget ends the
     ladders for all."""
-    monkeypatch.setattr(tuning, "_runs", lambda make, s, rng, seconds=0.1: {1: 800.0, 16: 1000.0, 64: 2000.0}[
-        s.points_per_pass])
+    monkeypatch.setattr(
+        tuning, "_runs", lambda make, s, rng, seconds=0.1: {1: 800.0, 16: 1000.0, 64: 2000.0}[s.points_per_pass]
+    )
     monkeypatch.setattr(tuning, "PASSES", (1, 16, 64))
     rank1 = {800.0: 900.0, 1000.0: 600.0, 2000.0: 0.0}
     seen = []
@@ -189,8 +206,9 @@ def test_every_rank_measures_and_a_setting_is_as_fast_as_the_ranks_mean(monkeypa
     assert (chosen.points_per_pass, chosen.points_per_second, chosen.tried, chosen.again) == (1, 850.0, 3, 2)
     assert seen[:3] == [800.0, 1000.0, 2000.0]  # both ranks measured each setting of the ladder
     assert seen[3:] == [800.0, 1000.0, 1000.0, 800.0]  # the two that ran on both, again, taking turns
-    rushed = tuning.tune(None, 2000, "auto", "auto", REFERENCE,
-                         together=lambda measure: [measure(), (800.0, tuning.BUDGET + 1)])
+    rushed = tuning.tune(
+        None, 2000, "auto", "auto", REFERENCE, together=lambda measure: [measure(), (800.0, tuning.BUDGET + 1)]
+    )
     assert rushed.tried == 1  # rank 1 was past the budget after the first setting: nothing more
 
 
@@ -207,36 +225,53 @@ class Raises(torch.nn.Module):
         return self.net(x)
 
 
-OUT_OF_MEMORY = [torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
-                 RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 9 GB"), MemoryError()]
+OUT_OF_MEMORY = [
+    torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+    RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 9 GB"),
+    MemoryError(),
+]
 
 
-@pytest.mark.parametrize("error", [*OUT_OF_MEMORY, ValueError("a bug in the model")],
-                         ids=["cuda", "cpu", "memoryerror", "bug"])
+@pytest.mark.parametrize(
+    "error", [*OUT_OF_MEMORY, ValueError("a bug in the model")], ids=["cuda", "cpu", "memoryerror", "bug"]
+)
 @pytest.mark.parametrize("at", [2, 64], ids=["checking the model", "evaluating"])
 def test_out_of_memory_in_the_kernel_rules_a_setting_out_and_other_failures_end_the_measurement(error, at):
     """A real evaluator on a model that fails at batch 64, or already at its probe on 2 samples: the
     evaluator reports the failure as an EvaluationError caused by it, and out of memory only rules the
     setting out."""
+    from landscape import directions as dirs
     from landscape.data import load_named
     from landscape.errors import EvaluationError
-    from landscape.surface import directions as dirs
     from landscape.surface.evaluation import EvaluationConfig, Evaluator
+
     model = Raises(error, at)
     origin = dirs.origin_tensors(model, "weights")
     dx = dirs.random_direction(origin, "filter", "biasbn", torch.Generator().manual_seed(0))
     data = {"train": load_named("digits").train}
 
     def make(setting):
-        ev = Evaluator(model, origin, dx, None, data, "crossentropy", EvaluationConfig(
-            kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass))
+        ev = Evaluator(
+            model,
+            origin,
+            dx,
+            None,
+            data,
+            "crossentropy",
+            EvaluationConfig(
+                kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass
+            ),
+        )
         ev.probe()
         return ev
 
     rng = np.random.default_rng(0)
     if isinstance(error, ValueError):
-        with pytest.raises(EvaluationError, match=r"^measuring kernel reference, batch 64 with 1 point\(s\) per "
-                                                  r"pass for auto: .*a bug in the model"):
+        with pytest.raises(
+            EvaluationError,
+            match=r"^measuring kernel reference, batch 64 with 1 point\(s\) per "
+            r"pass for auto: .*a bug in the model",
+        ):
             tuning._runs(make, Setting("reference", 64, 1), rng)
     else:
         assert tuning._runs(make, Setting("reference", 64, 1), rng) == 0.0

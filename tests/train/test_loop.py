@@ -1,23 +1,31 @@
 """The loop itself, in one process: a stop mid-epoch and a restore continue exactly (augmentation on),
 accumulation over micro-batches is the full batch's gradient, and CIFAR folders train end to end."""
-import pytest
+
 import pickle
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 
-from conftest import run
 from landscape.data import Samples
 from landscape.parallel.distributed import Collective
 from landscape.train.loop import Trainer
 from landscape.train.recipes import resolve
 
+from conftest import run
+
 
 def small_cnn():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(16, 10))
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1, bias=False),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    )
 
 
 def images(n=40):
@@ -26,8 +34,16 @@ def images(n=40):
 
 
 def trainer(model, data, recipe):
-    return Trainer(model, recipe, data, micro_batch=4, seed=3, collective=Collective(), device="cpu",
-                   fill=torch.tensor([-1.0, -1.0, -1.0]))
+    return Trainer(
+        model,
+        recipe,
+        data,
+        micro_batch=4,
+        seed=3,
+        collective=Collective(),
+        device="cpu",
+        fill=torch.tensor([-1.0, -1.0, -1.0]),
+    )
 
 
 def test_a_stop_mid_epoch_and_a_restore_continue_exactly_with_augmentation():
@@ -83,8 +99,13 @@ def cifar_folder(root, n=24):
     rng = np.random.default_rng(0)
     for i in range(1, 6):
         with open(folder / f"data_batch_{i}", "wb") as f:
-            pickle.dump({b"data": rng.integers(0, 256, (n // 5 + 1, 3072), dtype=np.uint8),
-                         b"labels": rng.integers(0, 10, n // 5 + 1).tolist()}, f)
+            pickle.dump(
+                {
+                    b"data": rng.integers(0, 256, (n // 5 + 1, 3072), dtype=np.uint8),
+                    b"labels": rng.integers(0, 10, n // 5 + 1).tolist(),
+                },
+                f,
+            )
     with open(folder / "test_batch", "wb") as f:
         pickle.dump({b"data": rng.integers(0, 256, (8, 3072), dtype=np.uint8), b"labels": [1] * 8}, f)
     with open(folder / "batches.meta", "wb") as f:
@@ -96,14 +117,53 @@ def cifar_folder(root, n=24):
 def test_a_cifar_folder_trains_with_the_standard_augmentation(tmp_path):
     root = cifar_folder(tmp_path / "data")
     out = tmp_path / "run"
-    done = run("train", ["--model", "resnet20", "--dataset", "cifar10", "--datapath", str(root), "--batch_size", "10",
-                         "--epochs", "1", "--threads", "1", "--out", str(out)], timeout=300)
+    done = run(
+        "train",
+        [
+            "--model",
+            "resnet20",
+            "--dataset",
+            "cifar10",
+            "--datapath",
+            str(root),
+            "--batch_size",
+            "10",
+            "--epochs",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+        ],
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     meta = torch.load(out / "final.pt", weights_only=True)["meta"]
     assert meta["identity"]["augment"] == "standard" and meta["identity"]["train_samples"] == 25
-    plain = run("train", ["--model", "resnet20", "--dataset", "cifar10", "--datapath", str(root), "--batch_size", "10",
-                          "--epochs", "1", "--threads", "1", "--augment", "none", "--out", str(tmp_path / "plain")])
+    plain = run(
+        "train",
+        [
+            "--model",
+            "resnet20",
+            "--dataset",
+            "cifar10",
+            "--datapath",
+            str(root),
+            "--batch_size",
+            "10",
+            "--epochs",
+            "1",
+            "--threads",
+            "1",
+            "--augment",
+            "none",
+            "--out",
+            str(tmp_path / "plain"),
+        ],
+    )
     assert plain.returncode == 0, plain.stderr
     a, b = (torch.load(p / "final.pt", weights_only=True)["state_dict"] for p in (out, tmp_path / "plain"))
-    assert not torch.equal(a["conv1.weight"] if "conv1.weight" in a else next(iter(a.values())),
-                           b["conv1.weight"] if "conv1.weight" in b else next(iter(b.values())))
+    assert not torch.equal(
+        a["conv1.weight"] if "conv1.weight" in a else next(iter(a.values())),
+        b["conv1.weight"] if "conv1.weight" in b else next(iter(b.values())),
+    )

@@ -1,5 +1,6 @@
 """Each recipe's rule against its paper's formula: schedules, LARS's trust ratio, the norm test on a
 quadratic whose gradient noise is known, averaging every H steps, the augmentation, BatchNorm per step."""
+
 import math
 
 import pytest
@@ -15,8 +16,8 @@ from landscape.train.local import Averaging
 from landscape.train.loop import micro_batches, mine
 from landscape.train.recipes import resolve
 
-
 # -- schedules -------------------------------------------------------------------------------------
+
 
 def test_sgd_steps_down_at_half_and_three_quarters_of_the_epochs():
     r = resolve("sgd", epochs=300)
@@ -32,7 +33,7 @@ def test_naive_keeps_the_rate_at_any_batch():
 def test_linear_scales_by_batch_over_256_with_a_linear_warm_up_from_lr():
     r = resolve("linear", batch_size=1024, epochs=100, warmup_epochs=5)
     assert r.peak_lr == pytest.approx(0.4)
-    assert r.lr_at(0, 0.0) == pytest.approx(0.1)               # Goyal et al.: start at the small-batch rate
+    assert r.lr_at(0, 0.0) == pytest.approx(0.1)  # Goyal et al.: start at the small-batch rate
     assert r.lr_at(2, 0.5) == pytest.approx(0.1 + 0.3 * 0.5)  # halfway through the warm-up
     assert r.lr_at(4, 0.999) == pytest.approx(0.1 + 0.3 * 4.999 / 5)
     assert r.lr_at(5) == pytest.approx(0.4)
@@ -49,9 +50,21 @@ def test_a_drop_inside_the_warm_up_scales_it():
     assert r.lr_at(2, 0.0) == pytest.approx(0.2 * 0.1 * (0.5 + 0.5 * 2 / 5))
 
 
-@pytest.mark.parametrize("name, value", [("lr", 0), ("momentum", 1.0), ("batch_size", 0), ("epochs", 1.5),
-                                          ("milestones", (0.75, 0.5)), ("gamma", 0), ("trust", -1),
-                                          ("max_batch", 8), ("sync_every", 0), ("warmup_epochs", float("nan"))])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("lr", 0),
+        ("momentum", 1.0),
+        ("batch_size", 0),
+        ("epochs", 1.5),
+        ("milestones", (0.75, 0.5)),
+        ("gamma", 0),
+        ("trust", -1),
+        ("max_batch", 8),
+        ("sync_every", 0),
+        ("warmup_epochs", float("nan")),
+    ],
+)
 def test_bad_hyper_parameters_are_refused_by_name(name, value):
     with pytest.raises(ConfigError, match=rf"^{name}="):
         resolve("linear", **{"batch_size": 16, name: value})
@@ -71,6 +84,7 @@ def test_every_hyper_parameter_is_recorded():
 
 
 # -- LARS --------------------------------------------------------------------------------------------
+
 
 def test_trust_ratio_is_you_et_al_formula():
     assert trust_ratio(2.0, 0.5, 0.01, 0.001) == pytest.approx(0.001 * 2.0 / (0.5 + 0.01 * 2.0))
@@ -92,16 +106,17 @@ def test_lars_scales_weight_tensors_and_leaves_biases_plain():
 def test_lars_momentum_accumulates_the_scaled_steps():
     p = nn.Parameter(torch.tensor([[3.0, 4.0]]))  # |w| = 5
     opt = LARS([p], lr=1.0, momentum=0.5, weight_decay=0.0, trust=0.1)
-    p.grad = torch.tensor([[0.0, 2.0]])           # |g| = 2: local = 0.1 * 5 / 2 = 0.25
+    p.grad = torch.tensor([[0.0, 2.0]])  # |g| = 2: local = 0.1 * 5 / 2 = 0.25
     opt.step()
     assert torch.allclose(p.detach(), torch.tensor([[3.0, 3.5]]))
-    p.grad = torch.tensor([[0.0, 2.0]])           # |w| = sqrt(9 + 12.25)
+    p.grad = torch.tensor([[0.0, 2.0]])  # |w| = sqrt(9 + 12.25)
     local = 0.1 * math.sqrt(21.25) / 2
     opt.step()
     assert torch.allclose(p.detach(), torch.tensor([[3.0, 3.5 - (0.5 * 0.5 + local * 2)]]))
 
 
 # -- the norm test -----------------------------------------------------------------------------------
+
 
 def test_norm_test_estimates_the_gradient_noise_of_a_quadratic():
     """Loss_i(w) = |w - x_i|^2 / 2 with x_i ~ N(mu, s^2 I) in d dimensions: the per-sample gradient
@@ -111,10 +126,11 @@ def test_norm_test_estimates_the_gradient_noise_of_a_quadratic():
     d, s, m, count = 50, 2.0, 32, 400
     w, mu = torch.zeros(d, dtype=torch.float64), torch.full((d,), 0.05, dtype=torch.float64)
     x = mu + s * torch.randn(count * m, d, dtype=torch.float64)
-    micro = (w - x).view(count, m, d).mean(dim=1)             # the micro-batches' mean gradients
+    micro = (w - x).view(count, m, d).mean(dim=1)  # the micro-batches' mean gradients
     G = micro.mean(dim=0)
-    result = norm_test(float(micro.pow(2).sum()), count, float(G.pow(2).sum()), m, batch=count * m, theta=0.1,
-                       max_batch=10 ** 9)
+    result = norm_test(
+        float(micro.pow(2).sum()), count, float(G.pow(2).sum()), m, batch=count * m, theta=0.1, max_batch=10**9
+    )
     assert result.sample_variance == pytest.approx(d * s * s, rel=0.05)
     wanted = d * s * s / (0.01 * float(G.pow(2).sum()))
     assert not result.passed
@@ -129,6 +145,7 @@ def test_norm_test_keeps_a_batch_that_passes_and_caps_growth():
 
 
 # -- periodic averaging --------------------------------------------------------------------------------
+
 
 def _ranks(count):
     """``count`` one-parameter models and an all-reduce mean across them, done by hand."""
@@ -148,7 +165,9 @@ def _ranks(count):
                     for t in group:
                         t.copy_(avg)
                 mean.pending.clear()
+
         return mean
+
     shared = mean_for(0)
     shared.calls, shared.pending = [], {}
     for i, m in enumerate(models):
@@ -162,14 +181,14 @@ def test_models_are_averaged_every_h_steps_and_bytes_are_counted():
     models, averagers, calls = _ranks(2)
     for step in range(1, 7):
         for i, (m, a) in enumerate(zip(models, averagers)):
-            m.weight.data.add_(1.0 + i)   # rank-dependent local steps
+            m.weight.data.add_(1.0 + i)  # rank-dependent local steps
             a.stepped(0.1)
         if step % 3:
             assert models[0].weight.item() != models[1].weight.item()
         else:
             assert models[0].weight.item() == models[1].weight.item()
-    assert len(calls) == 4                      # 2 averages x 2 ranks
-    assert averagers[0].bytes == 2 * 4          # one float32 weight per average
+    assert len(calls) == 4  # 2 averages x 2 ranks
+    assert averagers[0].bytes == 2 * 4  # one float32 weight per average
 
 
 def test_control_variates_follow_scaffold_option_two():
@@ -190,6 +209,7 @@ def test_control_variates_follow_scaffold_option_two():
 
 # -- micro-batches -------------------------------------------------------------------------------------
 
+
 def test_micro_batches_go_round_robin_and_cover_the_step_once():
     slices = micro_batches(157, 64)
     assert [(s.start, s.stop) for s in slices] == [(0, 64), (64, 128), (128, 157)]
@@ -199,11 +219,13 @@ def test_micro_batches_go_round_robin_and_cover_the_step_once():
 
 # -- augmentation ------------------------------------------------------------------------------------
 
+
 def test_centre_crop_without_flip_is_the_image_and_flip_mirrors_it():
     images = torch.arange(2 * 3 * 32 * 32, dtype=torch.float32).view(2, 3, 32, 32)
     fill = torch.tensor([-1.0, -2.0, -3.0])
-    same = augment.apply(images, augment.Plan(torch.tensor([4, 4]), torch.tensor([4, 4]),
-                                              torch.tensor([False, True])), fill)
+    same = augment.apply(
+        images, augment.Plan(torch.tensor([4, 4]), torch.tensor([4, 4]), torch.tensor([False, True])), fill
+    )
     assert torch.equal(same[0], images[0]) and torch.equal(same[1], images[1].flip(-1))
 
 
@@ -211,7 +233,7 @@ def test_a_shifted_crop_moves_the_image_and_pads_with_black():
     images = torch.rand(1, 3, 32, 32)
     fill = torch.tensor([-1.0, -2.0, -3.0])
     out = augment.apply(images, augment.Plan(torch.tensor([0]), torch.tensor([8]), torch.tensor([False])), fill)
-    assert torch.equal(out[0, :, 4:, :28], images[0, :, :28, 4:])           # 4 rows down, 4 columns left
+    assert torch.equal(out[0, :, 4:, :28], images[0, :, :28, 4:])  # 4 rows down, 4 columns left
     assert torch.equal(out[0, :, :4, :], fill.view(3, 1, 1).expand(3, 4, 32))  # padded rows: black
     assert torch.equal(out[0, :, :, 28:], fill.view(3, 1, 1).expand(3, 32, 4))
 
@@ -225,13 +247,16 @@ def test_an_epochs_plan_depends_only_on_its_generator():
 
 def test_black_is_zero_before_normalization():
     from landscape.data.cifar import NORMALIZATION, black
+
     mean, std = NORMALIZATION["cifar10"]
-    assert torch.allclose(black("cifar10") * torch.tensor(std) / 255 + torch.tensor(mean) / 255, torch.zeros(3),
-                          atol=1e-6)
+    assert torch.allclose(
+        black("cifar10") * torch.tensor(std) / 255 + torch.tensor(mean) / 255, torch.zeros(3), atol=1e-6
+    )
     assert torch.equal(black("cifar10", raw=True), torch.zeros(3))
 
 
 # -- BatchNorm per step --------------------------------------------------------------------------------
+
 
 def test_one_micro_batch_per_step_is_pytorchs_own_update():
     torch.manual_seed(0)

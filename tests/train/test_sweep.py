@@ -1,11 +1,13 @@
 """``landscape sweep`` and ``landscape plot-training``: every configuration trained once, a manifest that
 stays whole under concurrent array tasks, reruns that skip what is done, and the figure."""
-import pytest
+
 import csv
 import json
 import subprocess
 
-from conftest import command, run, ROOT
+import pytest
+
+from conftest import ROOT, command, run
 
 COMMON = ["--model", "digits_mlp", "--dataset", "digits", "--epochs", "2", "--threads", "1"]
 GRID = ["--recipes", "naive", "linear", "--batch_sizes", "32", "256", "--seeds", "0"]
@@ -46,23 +48,41 @@ def test_a_sweep_trains_every_configuration_writes_the_manifest_and_skips_them_o
 def test_array_tasks_running_together_each_train_one_and_share_one_whole_manifest(tmp_path):
     out = tmp_path / "array"
     listed = run("sweep", ["--out", str(out), *GRID, *COMMON, "--list"])
-    assert listed.stdout.split("\n")[:4] == ["0\tnaive_b32_s0", "1\tnaive_b256_s0", "2\tlinear_b32_s0",
-                                             "3\tlinear_b256_s0"]
-    jobs = [subprocess.Popen(command("sweep", ["--out", str(out), *GRID, *COMMON, "--task", str(i)]), cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    assert listed.stdout.split("\n")[:4] == [
+        "0\tnaive_b32_s0",
+        "1\tnaive_b256_s0",
+        "2\tlinear_b32_s0",
+        "3\tlinear_b256_s0",
+    ]
+    jobs = [
+        subprocess.Popen(
+            command("sweep", ["--out", str(out), *GRID, *COMMON, "--task", str(i)]),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in (1, 2)
+    ]
     for job in jobs:
         _, err = job.communicate(timeout=300)
         assert job.returncode == 0, err
     rows = {r["run"]: r["done"] for r in manifest(out)}
-    assert rows == {"naive_b32_s0": "False", "naive_b256_s0": "True", "linear_b32_s0": "True",
-                    "linear_b256_s0": "False"}
+    assert rows == {
+        "naive_b32_s0": "False",
+        "naive_b256_s0": "True",
+        "linear_b32_s0": "True",
+        "linear_b256_s0": "False",
+    }
 
 
 @pytest.mark.slow
 def test_a_config_file_says_it_all_and_flags_win(tmp_path):
     config = tmp_path / "sweep.toml"
-    config.write_text(f'out = "{tmp_path / "from_file"}"\nrecipes = ["naive"]\nbatch_sizes = [64]\nseeds = [0, 1]\n'
-                      '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 3\nthreads = 1\n')
+    config.write_text(
+        f'out = "{tmp_path / "from_file"}"\nrecipes = ["naive"]\nbatch_sizes = [64]\nseeds = [0, 1]\n'
+        '[train]\nmodel = "digits_mlp"\ndataset = "digits"\nepochs = 3\nthreads = 1\n'
+    )
     done = run("sweep", ["--config", str(config), "--epochs", "1"], timeout=300)
     assert done.returncode == 0, done.stderr
     rows = manifest(tmp_path / "from_file")
@@ -87,10 +107,29 @@ def test_per_run_flags_and_bad_tasks_are_refused(tmp_path):
 @pytest.mark.slow
 def test_a_recipes_own_flags_go_to_its_runs_only(tmp_path):
     out = tmp_path / "mixed"
-    done = run("sweep", ["--out", str(out), "--recipes", "naive", "linear", "--batch_sizes", "512", *COMMON,
-                         "--epochs", "1", "--warmup_epochs", "3"], timeout=300)
+    done = run(
+        "sweep",
+        [
+            "--out",
+            str(out),
+            "--recipes",
+            "naive",
+            "linear",
+            "--batch_sizes",
+            "512",
+            *COMMON,
+            "--epochs",
+            "1",
+            "--warmup_epochs",
+            "3",
+        ],
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     import torch
-    naive, linear = (torch.load(out / name / "final.pt", weights_only=True)["meta"]["identity"]
-                     for name in ("naive_b512_s0", "linear_b512_s0"))
+
+    naive, linear = (
+        torch.load(out / name / "final.pt", weights_only=True)["meta"]["identity"]
+        for name in ("naive_b512_s0", "linear_b512_s0")
+    )
     assert linear["warmup_epochs"] == 3 and naive["warmup_epochs"] == 5  # naive keeps the (unused) default

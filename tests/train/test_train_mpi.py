@@ -1,5 +1,6 @@
 """Data-parallel training over MPI ranks: the same run on 1, 2 and 4 ranks (a global batch is the same
 samples however it is split), a resume after kill -9 on 2 ranks, and the recipes that talk across ranks."""
+
 import csv
 import os
 import signal
@@ -14,8 +15,24 @@ from conftest import process_tree, require_mpi, run, start
 # ranks one rank has two).  At lr 0.02 training is stable; at the default 0.1 the first epochs are chaotic
 # (loss spikes) and amplify any reordering of float sums to ~3e-3 in one epoch: so do 2 threads
 # instead of 1 on one rank (measured), so that setting tests nothing about ranks.
-RUN = ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "256", "--micro_batch", "32",
-       "--recipe", "linear", "--lr", "0.02", "--epochs", "3", "--threads", "1"]
+RUN = [
+    "--model",
+    "digits_cnn",
+    "--dataset",
+    "digits",
+    "--batch_size",
+    "256",
+    "--micro_batch",
+    "32",
+    "--recipe",
+    "linear",
+    "--lr",
+    "0.02",
+    "--epochs",
+    "3",
+    "--threads",
+    "1",
+]
 
 
 def weights(path):
@@ -24,13 +41,18 @@ def weights(path):
 
 def relative_difference(a, b) -> float:
     wa, wb = weights(a), weights(b)
-    return max(float((wa[k].double() - wb[k].double()).abs().max() / wa[k].double().abs().max().clamp_min(1e-30))
-               for k in wa if wa[k].is_floating_point())
+    return max(
+        float((wa[k].double() - wb[k].double()).abs().max() / wa[k].double().abs().max().clamp_min(1e-30))
+        for k in wa
+        if wa[k].is_floating_point()
+    )
 
 
 def curve(folder):
     with open(os.path.join(folder, "log.csv")) as handle:
-        return [(float(r["running_loss"]), float(r["train_loss"]), float(r["test_acc"])) for r in csv.DictReader(handle)]
+        return [
+            (float(r["running_loss"]), float(r["train_loss"]), float(r["test_acc"])) for r in csv.DictReader(handle)
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +88,20 @@ def test_the_checkpoint_records_the_ranks_and_the_log_the_communication(runs):
 @pytest.mark.mpi
 def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
     require_mpi()
-    flags = ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "32", "--recipe", "lars",
-             "--epochs", "4", "--threads", "1"]
+    flags = [
+        "--model",
+        "digits_cnn",
+        "--dataset",
+        "digits",
+        "--batch_size",
+        "32",
+        "--recipe",
+        "lars",
+        "--epochs",
+        "4",
+        "--threads",
+        "1",
+    ]
     whole = tmp_path / "whole"
     assert run("train", [*flags, "--out", str(whole)], ranks=2, timeout=300).returncode == 0
     out = tmp_path / "killed"
@@ -94,9 +128,33 @@ def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
 @pytest.mark.mpi
 def test_adaptive_grows_the_batch_and_logs_every_steps_batch(tmp_path):
     out = tmp_path / "adaptive"
-    done = run("train", ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "64", "--micro_batch", "16",
-                         "--recipe", "adaptive", "--theta", "0.5", "--lr", "0.05", "--epochs", "2", "--threads", "1",
-                         "--out", str(out)], ranks=2, timeout=300)
+    done = run(
+        "train",
+        [
+            "--model",
+            "digits_cnn",
+            "--dataset",
+            "digits",
+            "--batch_size",
+            "64",
+            "--micro_batch",
+            "16",
+            "--recipe",
+            "adaptive",
+            "--theta",
+            "0.5",
+            "--lr",
+            "0.05",
+            "--epochs",
+            "2",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+        ],
+        ranks=2,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     with open(out / "log.csv") as handle:
         log = list(csv.DictReader(handle))
@@ -110,8 +168,20 @@ def test_adaptive_grows_the_batch_and_logs_every_steps_batch(tmp_path):
 @pytest.mark.mpi
 def test_local_averages_every_h_steps_and_counts_the_bytes(tmp_path):
     out = tmp_path / "local"
-    flags = ["--model", "digits_mlp", "--dataset", "digits", "--batch_size", "64", "--recipe", "local",
-             "--epochs", "1", "--threads", "1"]
+    flags = [
+        "--model",
+        "digits_mlp",
+        "--dataset",
+        "digits",
+        "--batch_size",
+        "64",
+        "--recipe",
+        "local",
+        "--epochs",
+        "1",
+        "--threads",
+        "1",
+    ]
     sizes = {}
     for h in (1, 4):
         done = run("train", [*flags, "--sync_every", str(h), "--out", str(out / str(h))], ranks=2, timeout=300)

@@ -1,5 +1,6 @@
 """``landscape train`` on one process: files a surface job reads, a resume after kill -9 or a stop signal
 that ends bit for bit where an uninterrupted run ends, and bad settings refused by name."""
+
 import csv
 import json
 import os
@@ -9,13 +10,26 @@ import time
 import pytest
 import torch
 
-from conftest import process_tree, run, start
 from landscape.io.checkpoint import read_state_dict
+
+from conftest import process_tree, run, start
 
 QUICK = ["--model", "digits_mlp", "--dataset", "digits", "--batch_size", "64", "--epochs", "2", "--threads", "1"]
 # Slow enough to be caught mid-run: batch 16 is 90 steps an epoch.
-SLOW = ["--model", "digits_cnn", "--dataset", "digits", "--batch_size", "16", "--epochs", "4", "--recipe", "linear",
-        "--threads", "1"]
+SLOW = [
+    "--model",
+    "digits_cnn",
+    "--dataset",
+    "digits",
+    "--batch_size",
+    "16",
+    "--epochs",
+    "4",
+    "--recipe",
+    "linear",
+    "--threads",
+    "1",
+]
 
 
 def weights(path):
@@ -29,17 +43,18 @@ def same_weights(a, b) -> bool:
 
 def rows(folder):
     with open(os.path.join(folder, "log.csv")) as handle:
-        return [{k: v for k, v in r.items() if k not in ("seconds", "images_per_second", "comm_share")}
-                for r in csv.DictReader(handle)]
+        return [
+            {k: v for k, v in r.items() if k not in ("seconds", "images_per_second", "comm_share")}
+            for r in csv.DictReader(handle)
+        ]
 
 
 def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads(tmp_path):
     out = tmp_path / "mlp"
     done = run("train", [*QUICK, "--out", str(out)])
     assert done.returncode == 0, done.stderr
-    assert sorted(os.listdir(out)) == ["epoch_0001.pt", "epoch_0002.pt", "final.pt", "latest.pt", "log.csv",
-                                       "run.json"]
-    lines = [l for l in done.stdout.splitlines() if l.startswith("epoch ")]
+    assert sorted(os.listdir(out)) == ["epoch_0001.pt", "epoch_0002.pt", "final.pt", "latest.pt", "log.csv", "run.json"]
+    lines = [row for row in done.stdout.splitlines() if row.startswith("epoch ")]
     assert len(lines) == 2 and "img/s" in lines[0] and "lr 0.1 " in lines[0]
     final = torch.load(out / "final.pt", weights_only=True)
     meta = final["meta"]
@@ -49,8 +64,21 @@ def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads
     assert read_state_dict(str(out / "final.pt")).keys() == final["state_dict"].keys()
     assert [r["epoch"] for r in rows(out)] == ["1", "2"]
     assert json.loads((out / "run.json").read_text())["done"] is True
-    surface = run("surface", ["--model", "digits_mlp", "--model_file", str(out / "final.pt"), "--x=-1:1:3",
-                              "--surf_file", str(tmp_path / "s.h5"), "--threads", "1", "--quiet"])
+    surface = run(
+        "surface",
+        [
+            "--model",
+            "digits_mlp",
+            "--model_file",
+            str(out / "final.pt"),
+            "--x=-1:1:3",
+            "--surf_file",
+            str(tmp_path / "s.h5"),
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    )
     assert surface.returncode == 0, surface.stderr
 
 
@@ -76,17 +104,25 @@ def test_a_run_with_other_settings_in_the_same_folder_is_refused(tmp_path):
     assert run("train", [*QUICK, "--out", str(out)]).returncode == 0
     other = run("train", [*QUICK, "--lr", "0.05", "--out", str(out)])
     assert other.returncode == 4
-    assert other.stderr.strip().splitlines()[-1].endswith(
-        f"{out} holds a run with --lr=0.1, not 0.05; rerun with its settings to resume it, or give another --out")
+    assert (
+        other.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            f"{out} holds a run with --lr=0.1, not 0.05; rerun with its settings to resume it, or give another --out"
+        )
+    )
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--augment", "standard"], "--augment=standard: expected none or auto for dataset=digits"),
-    (["--micro_batch", "0"], "--micro_batch=0: expected a positive whole number of samples"),
-    (["--momentum", "1.5"], "--momentum=1.5: expected a number with 0 <= momentum < 1"),
-    (["--recipe", "adam"], "argument --recipe: invalid choice: 'adam'"),
-    (["--milestones", "0.9", "0.5"], "--milestones=(0.9, 0.5): expected increasing fractions"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--augment", "standard"], "--augment=standard: expected none or auto for dataset=digits"),
+        (["--micro_batch", "0"], "--micro_batch=0: expected a positive whole number of samples"),
+        (["--momentum", "1.5"], "--momentum=1.5: expected a number with 0 <= momentum < 1"),
+        (["--recipe", "adam"], "argument --recipe: invalid choice: 'adam'"),
+        (["--milestones", "0.9", "0.5"], "--milestones=(0.9, 0.5): expected increasing fractions"),
+    ],
+)
 @pytest.mark.slow
 def test_bad_settings_are_one_line_usage_errors_and_write_nothing(tmp_path, flags, message):
     out = tmp_path / "r"
@@ -152,6 +188,7 @@ def test_a_stop_signal_mid_epoch_saves_the_position_and_the_rerun_ends_bit_ident
 def test_the_python_api_trains_resumes_and_names_bad_keywords(tmp_path):
     from landscape.api import train
     from landscape.errors import ConfigError
+
     result = train("digits_mlp", str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True)
     assert result.final.endswith("final.pt") and len(result.history) == 2 and result.resumed_from is None
     assert torch.load(result.final, weights_only=True)["meta"]["identity"]["lr"] == 0.05
@@ -161,16 +198,20 @@ def test_the_python_api_trains_resumes_and_names_bad_keywords(tmp_path):
         train("digits_mlp", str(tmp_path / "bad"), lr=-1)
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--num_classes", "5"], "labels run from 0 to 9"),
-    (["--batch_size", "2000"], "--batch_size=2000: expected at most the 1437 training samples"),
-    (["--micro_batch", "100"], "--micro_batch=100: expected at most batch_size (64)"),
-    (["--trust", "0.01"], "--trust=0.01: expected no value with recipe=sgd: it applies to recipe lars only"),
-    (["--recipe", "adaptive", "--micro_batch", "64"], "--micro_batch=64: expected at most batch_size / 2 (32)"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--num_classes", "5"], "labels run from 0 to 9"),
+        (["--batch_size", "2000"], "--batch_size=2000: expected at most the 1437 training samples"),
+        (["--micro_batch", "100"], "--micro_batch=100: expected at most batch_size (64)"),
+        (["--trust", "0.01"], "--trust=0.01: expected no value with recipe=sgd: it applies to recipe lars only"),
+        (["--recipe", "adaptive", "--micro_batch", "64"], "--micro_batch=64: expected at most batch_size / 2 (32)"),
+    ],
+)
 @pytest.mark.slow
-def test_settings_that_do_not_fit_the_data_or_the_recipe_are_refused_before_anything_is_written(tmp_path, flags,
-                                                                                                 message):
+def test_settings_that_do_not_fit_the_data_or_the_recipe_are_refused_before_anything_is_written(
+    tmp_path, flags, message
+):
     out = tmp_path / "r"
     done = run("train", [*QUICK, "--out", str(out), *flags])
     assert done.returncode in (2, 3) and message in done.stderr, done.stderr
@@ -191,8 +232,29 @@ def test_a_model_that_does_not_fit_the_data_is_one_line_and_an_existing_file_is_
 @pytest.mark.slow
 def test_adaptive_grows_the_batch_on_one_rank_too(tmp_path):
     out = tmp_path / "a"
-    done = run("train", ["--model", "digits_cnn", "--dataset", "digits", "--recipe", "adaptive", "--batch_size", "64",
-                         "--lr", "0.05", "--theta", "0.5", "--epochs", "1", "--threads", "1", "--out", str(out)])
+    done = run(
+        "train",
+        [
+            "--model",
+            "digits_cnn",
+            "--dataset",
+            "digits",
+            "--recipe",
+            "adaptive",
+            "--batch_size",
+            "64",
+            "--lr",
+            "0.05",
+            "--theta",
+            "0.5",
+            "--epochs",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     assert done.returncode == 0, done.stderr
     assert "batch 64 (16 per pass)" in done.stdout  # four micro-batches per step by default
     with open(out / "log.csv") as handle:

@@ -14,6 +14,7 @@ configuration.  Which kernel computed a surface is provenance, not identity: the
 last bits only, so a surface begun with one may be finished with another (the run records say which).
 ``--kernel auto`` chooses by measurement (``surface.tuning``).
 """
+
 from __future__ import annotations
 
 from .base import Kernel
@@ -40,8 +41,13 @@ def make(name: str, problem: Problem, batch_size: int, points_per_pass: int) -> 
 def candidates(problem: Problem) -> list[str]:
     """The kernels ``auto`` measures for ``problem``: those that can evaluate it on its device, compiled
     excepted (its compilation takes seconds per shape: asked for by name only)."""
-    return [name for name, cls in KERNELS.items() if name != Compiled.name and not cls.refuses(problem)
-            and not (name == Vmap.name and problem.device.type == "cpu")]
+    return [
+        name
+        for name, cls in KERNELS.items()
+        if name != Compiled.name
+        and not cls.refuses(problem)
+        and not (name == Vmap.name and problem.device.type == "cpu")
+    ]
 
 
 __all__ = ["AUTO", "CHOICES", "KERNELS", "Kernel", "Layout", "Problem", "candidates", "make"]

@@ -1,4 +1,5 @@
 """The interface every evaluation kernel implements."""
+
 from __future__ import annotations
 
 import copy
@@ -43,11 +44,12 @@ class Kernel:
         p = self.problem
         total = torch.zeros((len(coefficients), self._sets(), 4), dtype=torch.float64, device=p.device)
         for batch in p.sets.batches(self.batch_size):
-            total += sums.of_outputs(outputs_of(batch.inputs), batch.targets, batch.runs, p.loss, p.with_accuracy,
-                                     self._sets())
+            total += sums.of_outputs(
+                outputs_of(batch.inputs), batch.targets, batch.runs, p.loss, p.with_accuracy, self._sets()
+            )
         return sums.finished(total)
 
-    def rebatched(self, batch_size: int) -> "Kernel":
+    def rebatched(self, batch_size: int) -> Kernel:
         """This kernel in batches of ``batch_size``, sharing what it has built (compiled code): for tuning."""
         other = copy.copy(self)
         other.batch_size = batch_size

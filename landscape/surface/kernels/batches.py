@@ -7,6 +7,7 @@ value per sample, so that a batch's sums can be split between the sets), the bat
 training set into the test set; a batch that straddles the two holds a run of each.  A batch says which
 sets it holds as ``(set index, start, end)`` runs of its rows, so a kernel sums each set's slice: no masks.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,8 +31,14 @@ def joinable(data: dict[str, tuple[torch.Tensor, torch.Tensor]], per_sample: boo
     and targets of one shape, type and device in every set."""
     pairs = list(data.values())
     x0, y0 = pairs[0]
-    return per_sample and all(x.shape[1:] == x0.shape[1:] and x.dtype == x0.dtype and x.device == x0.device
-                              and y.shape[1:] == y0.shape[1:] and y.dtype == y0.dtype for x, y in pairs)
+    return per_sample and all(
+        x.shape[1:] == x0.shape[1:]
+        and x.dtype == x0.dtype
+        and x.device == x0.device
+        and y.shape[1:] == y0.shape[1:]
+        and y.dtype == y0.dtype
+        for x, y in pairs
+    )
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class SetData:
     _plans: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, data: dict[str, tuple[torch.Tensor, torch.Tensor]], per_sample: bool) -> "SetData":
+    def of(cls, data: dict[str, tuple[torch.Tensor, torch.Tensor]], per_sample: bool) -> SetData:
         if len(data) > 1 and joinable(data, per_sample):
             inputs, targets = (torch.cat([pair[i] for pair in data.values()]) for i in (0, 1))
             ends = (0, *itertools.accumulate(len(y) for _, y in data.values()))
@@ -66,14 +73,20 @@ class SetData:
     def batches(self, batch_size: int) -> list[Batch]:
         """The batches at ``batch_size``, planned once per batch size."""
         if batch_size not in self._plans:
-            self._plans[batch_size] = [batch for inputs, targets, first, ends in self.passes
-                                       for batch in _plan(inputs, targets, first, ends, batch_size)]
+            self._plans[batch_size] = [
+                batch
+                for inputs, targets, first, ends in self.passes
+                for batch in _plan(inputs, targets, first, ends, batch_size)
+            ]
         return self._plans[batch_size]
 
 
 def _plan(inputs: torch.Tensor, targets: torch.Tensor, first: int, ends: tuple[int, ...], batch_size: int):
     for start in range(0, len(targets), batch_size):
         end = min(start + batch_size, len(targets))
-        runs = tuple((first + s, max(start, a) - start, min(end, b) - start)
-                     for s, (a, b) in enumerate(zip(ends, ends[1:])) if a < b and a < end and b > start)
+        runs = tuple(
+            (first + s, max(start, a) - start, min(end, b) - start)
+            for s, (a, b) in enumerate(zip(ends, ends[1:]))
+            if a < b and a < end and b > start
+        )
         yield Batch(inputs[start:end], targets[start:end], runs)

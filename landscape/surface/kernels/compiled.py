@@ -20,6 +20,7 @@ takes the layer's output, which must give the model's own output on a few sample
 This is the one module that reaches into torch's private parts: dynamo's recompilation limits and the
 registry of global forward hooks.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -34,10 +35,10 @@ from .batches import SetData
 from .problem import Layout, Problem
 from .unrolled import exp_floor
 
-UNROLL = 8           # points per compiled call at most: the compiled graph grows with each
+UNROLL = 8  # points per compiled call at most: the compiled graph grows with each
 RECOMPILE_LIMIT = 256  # shapes compiled per function: each batch size and a set's shorter last batch is one
-FAN_IN = 32          # inputs of a first layer taken by linearity, at least (below, its product is cheap)
-MEMORY = 1 << 30     # bytes the first layer's arrays of one data set may take
+FAN_IN = 32  # inputs of a first layer taken by linearity, at least (below, its product is cheap)
+MEMORY = 1 << 30  # bytes the first layer's arrays of one data set may take
 _RESHAPES = {"reshape", "view", "flatten", "contiguous"}
 _PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
@@ -46,6 +47,7 @@ def _compiled(function):
     """``function`` through ``torch.compile`` with static shapes, raising when torch would give up
     compiling (compiled and eager values differ in their last bits)."""
     import torch._dynamo as dynamo
+
     for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
         if hasattr(dynamo.config, name):
             setattr(dynamo.config, name, max(getattr(dynamo.config, name), RECOMPILE_LIMIT))
@@ -64,9 +66,9 @@ class Compiled(Kernel):
             problem = _after(problem, start)
         super().__init__(problem, batch_size, points_per_pass)
         self.group = min(points_per_pass, UNROLL)
-        self.whole = _compiled(self._whole)   # a pass over one batch holding every set: one call
-        self.step = _compiled(self._step)     # one batch of a pass over several
-        self.made = _compiled(self._made)     # the points' weights, once per call of a pass over several
+        self.whole = _compiled(self._whole)  # a pass over one batch holding every set: one call
+        self.step = _compiled(self._step)  # one batch of a pass over several
+        self.made = _compiled(self._made)  # the points' weights, once per call of a pass over several
 
     @classmethod
     def refuses(cls, problem: Problem) -> str:
@@ -78,15 +80,19 @@ class Compiled(Kernel):
         p = self.problem
         stacked = p.origin
         for axis, row in enumerate(p.plane):
-            stacked = stacked + coefficients[:, axis:axis + 1] * row
+            stacked = stacked + coefficients[:, axis : axis + 1] * row
         for start, end in p.variances:
             stacked[:, start:end].clamp_(min=0.0)
         return [p.layout.views(point) for point in stacked.to(p.dtype)]
 
     def _step(self, coefficients, weights, x, y, runs) -> torch.Tensor:
         p = self.problem
-        outputs = torch.stack([functional_call(p.model, w, (x if self.start is None else LinearStart.at(x, coefficients[k]),))
-                               for k, w in enumerate(weights)])
+        outputs = torch.stack(
+            [
+                functional_call(p.model, w, (x if self.start is None else LinearStart.at(x, coefficients[k]),))
+                for k, w in enumerate(weights)
+            ]
+        )
         if p.loss.name == "crossentropy" and p.with_accuracy and outputs.dim() == 3 and y.dim() == 1:
             return _classifier_sums(outputs, y, runs, self._sets())
         return sums.of_outputs(outputs, y, runs, p.loss, p.with_accuracy, self._sets())
@@ -107,8 +113,8 @@ class Compiled(Kernel):
 
     def _pass(self, coefficients: torch.Tensor) -> torch.Tensor:
         full = len(coefficients) - len(coefficients) % self.group
-        parts = [self._call(coefficients[i:i + self.group]) for i in range(0, full, self.group)]
-        parts += [self._call(coefficients[i:i + 1]) for i in range(full, len(coefficients))]
+        parts = [self._call(coefficients[i : i + self.group]) for i in range(0, full, self.group)]
+        parts += [self._call(coefficients[i : i + 1]) for i in range(full, len(coefficients))]
         return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
@@ -116,7 +122,7 @@ def _classifier_sums(scores: torch.Tensor, targets: torch.Tensor, runs: tuple, s
     """``sums.of_outputs`` for class scores ``(K, B, C)`` and the cross-entropy, from one maximum per sample
     instead of a log-softmax and an argmax: compiled, one pass over the scores."""
     logits = scores if scores.element_size() >= 4 else scores.float()
-    top = logits.amax(dim=-1, keepdim=True)   # NaN wherever a score is NaN
+    top = logits.amax(dim=-1, keepdim=True)  # NaN wherever a score is NaN
     shifted = logits - top
     label = targets.unsqueeze(-1).expand(*logits.shape[:-1], 1)
     terms = torch.exp(shifted.clamp(min=exp_floor(logits.dtype)))
@@ -133,6 +139,7 @@ def _classifier_sums(scores: torch.Tensor, targets: torch.Tensor, runs: tuple, s
 
 # --------------------------------------------------------------------------- the first layer by linearity
 
+
 @dataclass(frozen=True)
 class LinearStart:
     """The model after its first linear layer (``tail``: a module taking that layer's output), the layer,
@@ -148,11 +155,19 @@ class LinearStart:
         return (self.weight,) if self.bias is None else (self.weight, self.bias)
 
     @torch.no_grad()
-    def features(self, model: nn.Module, inputs: torch.Tensor, origin: dict, directions: list[dict],
-                 dtype: torch.dtype, rows: int | None = None) -> torch.Tensor:
+    def features(
+        self,
+        model: nn.Module,
+        inputs: torch.Tensor,
+        origin: dict,
+        directions: list[dict],
+        dtype: torch.dtype,
+        rows: int | None = None,
+    ) -> torch.Tensor:
         """``(N, 1 + axes, outputs)``: per sample the layer's output at the origin and along each direction,
         in float64 rounded into ``dtype`` (``origin`` and ``directions``: float64 tensors by name; a tensor
         they lack stays as the model has it and does not move), ``rows`` samples at a time."""
+
         def part(source: dict, name: str | None, fallback):
             if name is None:
                 return None
@@ -165,7 +180,7 @@ class LinearStart:
         rows = rows or max(1, (64 << 20) // (len(pairs) * self.layer.out_features * 8))  # 64 MiB of float64 at once
         out = []
         for i in range(0, len(inputs), rows):
-            x = _layer_input(model, self.layer, inputs[i:i + rows]).to(torch.float64)
+            x = _layer_input(model, self.layer, inputs[i : i + rows]).to(torch.float64)
             out.append(torch.stack([x @ w.T + (c if c is not None else 0.0) for w, c in pairs], dim=1).to(dtype))
         return torch.cat(out)
 
@@ -183,17 +198,32 @@ def _after(problem: Problem, start: LinearStart) -> Problem:
     layer's tensors left out of the weights (and any the tail does not use)."""
     views = problem.layout.views(problem.origin)
     directions = [problem.layout.views(row) for row in problem.plane]
-    data = {name: (start.features(problem.model, x, views, directions, problem.dtype), y)
-            for name, (x, y) in problem.sets.data.items()}
-    held = {name for name, _ in [*start.tail.named_parameters(remove_duplicate=False),
-                                 *start.tail.named_buffers(remove_duplicate=False)]}
+    data = {
+        name: (start.features(problem.model, x, views, directions, problem.dtype), y)
+        for name, (x, y) in problem.sets.data.items()
+    }
+    held = {
+        name
+        for name, _ in [
+            *start.tail.named_parameters(remove_duplicate=False),
+            *start.tail.named_buffers(remove_duplicate=False),
+        ]
+    }
     kept = [name for name in problem.layout.spans if name in held]
     layout = Layout({name: views[name] for name in kept})
-    columns = lambda flat: torch.cat([flat[..., slice(*problem.layout.spans[name])] for name in kept]
-                                     or [flat[..., :0]], dim=-1)
+    columns = lambda flat: torch.cat(
+        [flat[..., slice(*problem.layout.spans[name])] for name in kept] or [flat[..., :0]], dim=-1
+    )
     variances = [span for name, span in layout.spans.items() if name.endswith("running_var")]
-    return replace(problem, model=start.tail, layout=layout, origin=columns(problem.origin),
-                   plane=columns(problem.plane), variances=variances, sets=SetData.of(data, problem.loss.per_sample))
+    return replace(
+        problem,
+        model=start.tail,
+        layout=layout,
+        origin=columns(problem.origin),
+        plane=columns(problem.plane),
+        variances=variances,
+        sets=SetData.of(data, problem.loss.per_sample),
+    )
 
 
 class _Reached(Exception):
@@ -204,6 +234,7 @@ class _Reached(Exception):
 
 def _layer_input(model: nn.Module, layer: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
     """What ``layer`` receives when ``model`` runs on ``inputs`` (the model run up to it)."""
+
     def reached(_module, args):
         raise _Reached(args[0])
 
@@ -221,8 +252,10 @@ def _hooked(model: nn.Module) -> bool:
     """Whether forward hooks could see or change what the layer or the model computes (the tail runs its
     leaf modules' hooks, but neither the model's own nor the layer's)."""
     from torch.nn.modules import module as hooks
+
     return bool(hooks._global_forward_hooks or hooks._global_forward_pre_hooks) or any(
-        m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+        m._forward_hooks or m._forward_pre_hooks for m in model.modules()
+    )
 
 
 def _first_layer(problem: Problem) -> LinearStart | None:
@@ -254,10 +287,15 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
             return None
         chain.append(node)
     layer = graph.get_submodule(node.target)
-    if (not _alone(graph, model, node) or layer.in_features < FAN_IN
-            or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY):
+    if (
+        not _alone(graph, model, node)
+        or layer.in_features < FAN_IN
+        or samples * 3 * layer.out_features * (torch.finfo(dtype).bits // 8) > MEMORY
+    ):
         return None
-    found = LinearStart(graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None)
+    found = LinearStart(
+        graph, layer, f"{node.target}.weight", f"{node.target}.bias" if layer.bias is not None else None
+    )
     try:
         with torch.no_grad():  # one row per sample: a reshape that merges or splits samples would misalign batches
             seen = _layer_input(model, layer, example)
@@ -286,16 +324,29 @@ def find(model: nn.Module, dtype: torch.dtype, example: torch.Tensor, samples: i
 def _alone(graph: torch.fx.GraphModule, model: nn.Module, node: torch.fx.Node) -> bool:
     """Whether ``node`` calls a plain linear layer on one tensor, without keywords, the only use of the
     layer, whose tensors are a weight and a bias that no other name of the model shares."""
-    if (node.op != "call_module" or type(graph.get_submodule(node.target)) not in _PLAIN or node.kwargs
-            or len(node.args) != 1 or not isinstance(node.args[0], torch.fx.Node)):
+    if (
+        node.op != "call_module"
+        or type(graph.get_submodule(node.target)) not in _PLAIN
+        or node.kwargs
+        or len(node.args) != 1
+        or not isinstance(node.args[0], torch.fx.Node)
+    ):
         return False
     layer = graph.get_submodule(node.target)
-    used = [n for n in graph.graph.nodes if n.op in ("call_module", "get_attr")
-            and (n.target == node.target or str(n.target).startswith(node.target + "."))]
-    shared = [name for name, p in model.named_parameters(remove_duplicate=False)
-              if any(p is q for q in layer.parameters())]
-    return (len(used) == 1 and len(shared) == len(list(layer.parameters()))
-            and not {name for name, _ in layer.named_parameters()} - {"weight", "bias"})
+    used = [
+        n
+        for n in graph.graph.nodes
+        if n.op in ("call_module", "get_attr")
+        and (n.target == node.target or str(n.target).startswith(node.target + "."))
+    ]
+    shared = [
+        name for name, p in model.named_parameters(remove_duplicate=False) if any(p is q for q in layer.parameters())
+    ]
+    return (
+        len(used) == 1
+        and len(shared) == len(list(layer.parameters()))
+        and not {name for name, _ in layer.named_parameters()} - {"weight", "bias"}
+    )
 
 
 def _reshapes(node: torch.fx.Node, previous: torch.fx.Node, graph: torch.fx.GraphModule) -> bool:

@@ -7,6 +7,7 @@ the trained model exactly, and coefficient 1 along ``model2 - model`` is model2.
 moves are laid end to end in one float64 vector (``Layout``), the directions as the rows of a matrix, so
 the weights of K points are one matrix product, ``origin + coefficients @ plane``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -17,8 +18,8 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from ...losses import Loss
 from ..batchnorm import Recalibrator
-from ..losses import Loss
 from .batches import SetData
 
 
@@ -35,7 +36,9 @@ class Layout:
     def views(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
         """Views of ``flat`` ``(n,)`` as the tensors, or of ``(K, n)`` as K-stacked tensors ``(K, *shape)``."""
         lead = flat.shape[:-1]
-        return {name: flat[..., start:end].view((*lead, *self.shapes[name])) for name, (start, end) in self.spans.items()}
+        return {
+            name: flat[..., start:end].view((*lead, *self.shapes[name])) for name, (start, end) in self.spans.items()
+        }
 
     def flatten(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         return torch.cat([tensors[name].reshape(-1) for name in self.spans] or [torch.zeros(0, dtype=torch.float64)])
@@ -48,8 +51,8 @@ class Problem:
 
     model: nn.Module
     layout: Layout
-    origin: torch.Tensor          # (n,) float64: the moved tensors at (0, 0), laid out by ``layout``
-    plane: torch.Tensor           # (1 or 2, n) float64: the directions as rows
+    origin: torch.Tensor  # (n,) float64: the moved tensors at (0, 0), laid out by ``layout``
+    plane: torch.Tensor  # (1 or 2, n) float64: the directions as rows
     variances: list[tuple[int, int]]  # spans of BatchNorm running variances: a perturbed one is kept >= 0
     dtype: torch.dtype
     sets: SetData
@@ -58,9 +61,19 @@ class Problem:
     recalibrator: Recalibrator | None = None
 
     @classmethod
-    def of(cls, model: nn.Module, origin: dict, directions: list[dict], data: dict[str, tuple], loss: Loss,
-           dtype: torch.dtype, device: torch.device, with_accuracy: bool, bn: str = "eval",
-           bn_batches: int = 10) -> "Problem":
+    def of(
+        cls,
+        model: nn.Module,
+        origin: dict,
+        directions: list[dict],
+        data: dict[str, tuple],
+        loss: Loss,
+        dtype: torch.dtype,
+        device: torch.device,
+        with_accuracy: bool,
+        bn: str = "eval",
+        bn_batches: int = 10,
+    ) -> Problem:
         """``origin`` and each of ``directions`` map the names of the tensors the plane moves (parameters,
         or state_dict entries for ``states`` directions) to tensors; ``data``: ``(inputs, targets)`` by set
         name; ``bn='recalibrate'``: BatchNorm statistics re-estimated at every point (``surface.batchnorm``)."""
@@ -71,8 +84,10 @@ class Problem:
         rows = [as_f64(d) for d in directions]
         for name, tensor in ((k, v) for row in rows for k, v in row.items()):
             if tensor.numel() != start[name].numel():
-                raise ValueError(f"direction tensor {name!r} has shape {tuple(tensor.shape)}, expected that of "
-                                 f"the origin's, {tuple(start[name].shape)}")
+                raise ValueError(
+                    f"direction tensor {name!r} has shape {tuple(tensor.shape)}, expected that of "
+                    f"the origin's, {tuple(start[name].shape)}"
+                )
         flat = layout.flatten(start).to(device)
         plane = torch.stack([layout.flatten(row).to(device) for row in rows])
         variances = [span for name, span in layout.spans.items() if name.endswith("running_var")]
@@ -81,8 +96,7 @@ class Problem:
             inputs = inputs.to(device)
             tensors[name] = (inputs.to(dtype) if inputs.is_floating_point() else inputs, targets.to(device))
         sets = SetData.of(tensors, loss.per_sample)
-        recalibrator = (Recalibrator(copied, sets.data["train"][0], bn_batches)
-                        if bn == "recalibrate" else None)
+        recalibrator = Recalibrator(copied, sets.data["train"][0], bn_batches) if bn == "recalibrate" else None
         return cls(copied, layout, flat, plane, variances, dtype, sets, loss, with_accuracy, recalibrator)
 
     @property
@@ -91,7 +105,7 @@ class Problem:
 
     def stacked(self, coefficients: torch.Tensor) -> torch.Tensor:
         """``(K, n)`` float64: the weights of K points ``(K, 2)``, all tensors side by side."""
-        rows = torch.addmm(self.origin, coefficients[:, :len(self.plane)].to(self.origin), self.plane)
+        rows = torch.addmm(self.origin, coefficients[:, : len(self.plane)].to(self.origin), self.plane)
         for start, end in self.variances:
             rows[:, start:end].clamp_(min=0.0)  # a perturbed variance is never negative
         return rows

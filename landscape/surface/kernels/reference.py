@@ -5,6 +5,7 @@ The simplest way to evaluate a point that is still quick, and the default wherev
 measurably faster (``surface.tuning``).  It runs any model on any device, and re-estimates BatchNorm
 statistics point by point (``bn='recalibrate'``), which the other kernels cannot.
 """
+
 from __future__ import annotations
 
 import torch

@@ -5,11 +5,12 @@ Sums are float64 tensors on the device, ``(K, sets, 4)`` per batch, added up ove
 ``finished``: ``(K, sets, 3)``, a set's count of correct predictions NaN where any of its outputs held
 NaN (its argmax means nothing), so a point's results come back to the host in one transfer.
 """
+
 from __future__ import annotations
 
 import torch
 
-from ..losses import Loss
+from ...losses import Loss
 
 SUM, SQUARES, CORRECT, BROKEN = range(4)
 
@@ -28,8 +29,9 @@ def correct_per_sample(output: torch.Tensor, targets: torch.Tensor) -> torch.Ten
     return right.flatten(2).sum(dim=-1) if right.dim() > 2 else right
 
 
-def of_outputs(outputs: torch.Tensor, targets: torch.Tensor, runs: tuple, loss: Loss, with_accuracy: bool,
-               sets: int) -> torch.Tensor:
+def of_outputs(
+    outputs: torch.Tensor, targets: torch.Tensor, runs: tuple, loss: Loss, with_accuracy: bool, sets: int
+) -> torch.Tensor:
     """``(K, sets, 4)``: what K points' ``outputs`` ``(K, B, ...)`` on a batch of ``targets`` whose sets are
     ``runs`` (``batches.Batch``) add to each set's sums."""
     points = outputs.shape[0]
@@ -39,7 +41,7 @@ def of_outputs(outputs: torch.Tensor, targets: torch.Tensor, runs: tuple, loss: 
     if loss.per_sample:
         losses = loss.of_samples(outputs, targets, points).to(torch.float64)
     else:  # a callable's batch mean: the sets went through apart, so a batch is one set's
-        (s, _, _), = runs
+        ((s, _, _),) = runs
         out[:, s, SUM] = loss.batch_total(outputs, targets, points)
         out[:, s, SQUARES] = torch.nan
     for s, a, b in runs:

@@ -7,6 +7,7 @@ while they are in the cache, into a buffer laid out classes x samples, and the l
 NaN checks run along whole rows of samples (``cross_entropy_terms``): the same numbers to float rounding
 and the same counts.  Any other model or loss takes the reference kernel's way.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,10 @@ class Unrolled(Kernel):
                     by_class = classifier and output.dim() == 2 and output.shape[-1] > 1 and batch.targets.dim() == 1
                     outputs = _buffer(output, len(points), by_class)
                 elif output.shape != outputs.shape[1:] or output.dtype != outputs.dtype:
-                    raise RuntimeError(f"the model's outputs differ from point to point: {tuple(output.shape)} "
-                                       f"{output.dtype} against {tuple(outputs.shape[1:])} {outputs.dtype}")
+                    raise RuntimeError(
+                        f"the model's outputs differ from point to point: {tuple(output.shape)} "
+                        f"{output.dtype} against {tuple(outputs.shape[1:])} {outputs.dtype}"
+                    )
                 outputs[k].copy_(output)
             if by_class:
                 total += _by_class(outputs, batch, self._sets())
@@ -66,16 +69,22 @@ def _by_class(scores: torch.Tensor, batch: Batch, sets: int) -> torch.Tensor:
     """``(K, sets, 4)`` sums of K points' class scores ``(K, B, C)`` (laid out ``(K, C, B)``)."""
     logits = scores if scores.element_size() >= 4 else scores.float()
     losses, right, broken = cross_entropy_terms(logits, batch.targets)
-    rows = torch.stack([losses.to(torch.float64), losses.to(torch.float64).square(), right.to(torch.float64),
-                        broken.to(torch.float64)], dim=1)  # (K, 4, B)
+    rows = torch.stack(
+        [
+            losses.to(torch.float64),
+            losses.to(torch.float64).square(),
+            right.to(torch.float64),
+            broken.to(torch.float64),
+        ],
+        dim=1,
+    )  # (K, 4, B)
     out = torch.zeros((len(scores), sets, 4), dtype=torch.float64)
     for s, a, b in batch.runs:
         out[:, s] = rows[..., a:b].sum(dim=-1)
     return out
 
 
-def cross_entropy_terms(logits: torch.Tensor, targets: torch.Tensor
-                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def cross_entropy_terms(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per sample, from class scores ``(K, B, C)`` laid out ``(K, C, B)`` and labels ``(B,)``: the
     cross-entropy, whether the prediction is right (the label's class is the first maximum, as ``argmax``
     breaks ties) and whether the scores hold NaN; each reduction runs over whole rows of samples.
@@ -83,8 +92,8 @@ def cross_entropy_terms(logits: torch.Tensor, targets: torch.Tensor
     The label's class is the first maximum if its score is the top and no earlier class reaches it.  A
     tie puts two exp(0) = 1 into the sum, so where the sum is below 2 the first test decides; where it is
     not (or is NaN), torch's argmax over those samples does."""
-    columns = logits.transpose(-1, -2)                     # (K, C, B): contiguous rows of samples
-    top = columns.amax(dim=-2, keepdim=True)               # NaN wherever a score is NaN
+    columns = logits.transpose(-1, -2)  # (K, C, B): contiguous rows of samples
+    top = columns.amax(dim=-2, keepdim=True)  # NaN wherever a score is NaN
     label = targets.expand(*columns.shape[:-2], 1, -1)
     picked = columns.gather(-2, label)
     right = (picked == top).squeeze(-2)

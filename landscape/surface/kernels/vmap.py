@@ -5,6 +5,7 @@ On a GPU that fills the device that one small model leaves idle.  A CPU gains no
 activations fall out of its caches).  Some modules cannot run under vmap (a data-dependent branch, an
 in-place update of a buffer): the evaluator's probe finds out before the first point.
 """
+
 from __future__ import annotations
 
 import torch

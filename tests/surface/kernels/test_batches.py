@@ -1,5 +1,6 @@
 """The data as the kernels go through it: the sets joined into one run where they can be, each batch
 knowing its sets by slice."""
+
 import pytest
 import torch
 
@@ -8,8 +9,10 @@ from landscape.surface.kernels.batches import SetData, joinable
 
 def sets(train: int = 37, test: int = 11, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
-    return {"train": (torch.randn(train, 6, generator=g), torch.randint(0, 4, (train,), generator=g)),
-            "test": (torch.randn(test, 6, generator=g), torch.randint(0, 4, (test,), generator=g))}
+    return {
+        "train": (torch.randn(train, 6, generator=g), torch.randint(0, 4, (train,), generator=g)),
+        "test": (torch.randn(test, 6, generator=g), torch.randint(0, 4, (test,), generator=g)),
+    }
 
 
 @pytest.mark.parametrize("batch", [1, 4, 5, 12, 50])
@@ -20,8 +23,8 @@ def test_every_sample_is_counted_once_in_its_own_set_an_empty_set_included(batch
     counted = [0, 0, 0]
     for b in plan.batches(batch):
         assert len(b.inputs) == len(b.targets) <= batch
-        assert b.runs[0][1] == 0 and b.runs[-1][2] == len(b.targets)          # the runs cover the batch ...
-        assert all(r[2] == s[1] for r, s in zip(b.runs, b.runs[1:]))           # ... in order, end to end
+        assert b.runs[0][1] == 0 and b.runs[-1][2] == len(b.targets)  # the runs cover the batch ...
+        assert all(r[2] == s[1] for r, s in zip(b.runs, b.runs[1:]))  # ... in order, end to end
         for s, start, end in b.runs:
             counted[s] += end - start
             assert start < end

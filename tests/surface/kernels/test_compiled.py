@@ -1,16 +1,18 @@
 """The compiled kernel: values that agree with the reference kernel's, calls of at most UNROLL points, code
 reused across batch sizes; and the first linear layer taken by linearity (which models qualify, the features
 against the closed form, the rest of the model as a graph)."""
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from conftest import digits_kernel
+from landscape.losses import Loss
 from landscape.surface.evaluation import EvaluationConfig
 from landscape.surface.kernels import Problem, compiled
 from landscape.surface.kernels.compiled import LinearStart, find
-from landscape.surface.losses import Loss
+
+from conftest import digits_kernel
 
 POINTS = np.array([[0.0, 0.0], [0.4, -0.3], [1.0, 1.0], [-2.0, 0.5], [30.0, 30.0]])
 
@@ -20,8 +22,15 @@ def kernel(name: str, k: int = 1, batch: int = 500, dtype: str = "float32", mode
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model, k, dtype, rtol", [("digits_mlp", 1, "float32", 1e-6), ("digits_mlp", 3, "float32", 1e-6),
-                                                   ("digits_mlp", 2, "float64", 1e-12), ("digits_cnn", 2, "float32", 1e-5)])
+@pytest.mark.parametrize(
+    "model, k, dtype, rtol",
+    [
+        ("digits_mlp", 1, "float32", 1e-6),
+        ("digits_mlp", 3, "float32", 1e-6),
+        ("digits_mlp", 2, "float64", 1e-12),
+        ("digits_cnn", 2, "float32", 1e-5),
+    ],
+)
 def test_compiled_values_agree_with_the_reference_kernels(model, k, dtype, rtol):
     reference = kernel("reference", k, dtype=dtype, model=model).evaluate(POINTS)
     ev = kernel("compiled", k, dtype=dtype, model=model)
@@ -54,7 +63,7 @@ def test_points_go_in_calls_of_at_most_unroll_points_the_rest_one_per_call(monke
     whole = ev.kernel.whole
     ev.kernel.whole = lambda c, *rest: calls.append(c.clone()) or whole(c, *rest)
     got = ev.evaluate(POINTS)
-    assert [c.shape[0] for c in calls] == [2, 1, 2]   # passes of 3 points: 2 + 1, then the last 2
+    assert [c.shape[0] for c in calls] == [2, 1, 2]  # passes of 3 points: 2 + 1, then the last 2
     reference = kernel("reference", batch=2000).evaluate(POINTS)
     assert np.allclose(got, reference, rtol=1e-6, atol=0) and np.array_equal(got[:, [1, 3]], reference[:, [1, 3]])
 
@@ -127,9 +136,11 @@ class WithHead(Flat):
 
 def hooked(where: str) -> nn.Module:
     model = Flat()
-    {"layer": lambda: model.first.register_forward_hook(lambda m, a, out: out * 3),
-     "pre": lambda: model.first.register_forward_pre_hook(lambda m, a: (a[0] * 2,)),
-     "model": lambda: model.register_forward_hook(lambda m, a, out: out + 1)}[where]()
+    {
+        "layer": lambda: model.first.register_forward_hook(lambda m, a, out: out * 3),
+        "pre": lambda: model.first.register_forward_pre_hook(lambda m, a: (a[0] * 2,)),
+        "model": lambda: model.register_forward_hook(lambda m, a, out: out + 1),
+    }[where]()
     return model
 
 
@@ -145,27 +156,52 @@ def test_a_model_whose_input_goes_through_reshapes_into_a_wide_linear_layer_qual
     start = find(Flat(), torch.float32, IMAGES, 1000)
     assert start is not None and start.names == ("first.weight", "first.bias")
     assert {name for name, _ in start.tail.named_parameters()} == {"last.weight", "last.bias"}
-    mlp = find(nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).double(), torch.float64,
-               ROWS.double(), 1000)
+    mlp = find(
+        nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).double(), torch.float64, ROWS.double(), 1000
+    )
     assert mlp is not None and mlp.names == ("0.weight", "0.bias")
-    assert find(nn.Sequential(nn.Flatten(), nn.Linear(64, 8, bias=False)), torch.float32, IMAGES,
-                10).names == ("1.weight",)
+    assert find(nn.Sequential(nn.Flatten(), nn.Linear(64, 8, bias=False)), torch.float32, IMAGES, 10).names == (
+        "1.weight",
+    )
 
 
-@pytest.mark.parametrize("model, dtype, example, samples", [
-    (Flat(fan_in=compiled.FAN_IN - 1), torch.float32, ROWS[:, :31], 100),  # too few inputs to pay
-    (Flat(), torch.bfloat16, IMAGES, 100),                                   # low precision: its own products
-    (Flat(), torch.float32, IMAGES, compiled.MEMORY // (3 * 40 * 4) + 1),  # arrays past the memory bound
-    (Skip(), torch.float32, ROWS, 100), (Twice(), torch.float32, ROWS, 100), (Tied(), torch.float32, ROWS, 100),
-    (Branching(), torch.float32, ROWS, 100),
-    (nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.Linear(144, 10)), torch.float32, IMAGES[:, None], 100),
-    (Merging(), torch.float32, PAIRS, 100),
-    (nn.Sequential(Subclass(64, 10)), torch.float32, ROWS, 100),
-    (nn.Sequential(torch.nn.utils.parametrizations.weight_norm(nn.Linear(64, 10))), torch.float32, ROWS, 100),
-    (hooked("layer"), torch.float32, IMAGES, 100), (hooked("pre"), torch.float32, IMAGES, 100),
-    (hooked("model"), torch.float32, IMAGES, 100), (ViewWritten(), torch.float32, IMAGES, 100),
-], ids=["narrow", "bfloat16", "memory", "skip", "twice", "tied", "untraceable", "conv-first", "merging-rows",
-        "subclass", "weight-norm", "layer-hook", "layer-pre-hook", "model-hook", "view-written"])
+@pytest.mark.parametrize(
+    "model, dtype, example, samples",
+    [
+        (Flat(fan_in=compiled.FAN_IN - 1), torch.float32, ROWS[:, :31], 100),  # too few inputs to pay
+        (Flat(), torch.bfloat16, IMAGES, 100),  # low precision: its own products
+        (Flat(), torch.float32, IMAGES, compiled.MEMORY // (3 * 40 * 4) + 1),  # arrays past the memory bound
+        (Skip(), torch.float32, ROWS, 100),
+        (Twice(), torch.float32, ROWS, 100),
+        (Tied(), torch.float32, ROWS, 100),
+        (Branching(), torch.float32, ROWS, 100),
+        (nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.Linear(144, 10)), torch.float32, IMAGES[:, None], 100),
+        (Merging(), torch.float32, PAIRS, 100),
+        (nn.Sequential(Subclass(64, 10)), torch.float32, ROWS, 100),
+        (nn.Sequential(torch.nn.utils.parametrizations.weight_norm(nn.Linear(64, 10))), torch.float32, ROWS, 100),
+        (hooked("layer"), torch.float32, IMAGES, 100),
+        (hooked("pre"), torch.float32, IMAGES, 100),
+        (hooked("model"), torch.float32, IMAGES, 100),
+        (ViewWritten(), torch.float32, IMAGES, 100),
+    ],
+    ids=[
+        "narrow",
+        "bfloat16",
+        "memory",
+        "skip",
+        "twice",
+        "tied",
+        "untraceable",
+        "conv-first",
+        "merging-rows",
+        "subclass",
+        "weight-norm",
+        "layer-hook",
+        "layer-pre-hook",
+        "model-hook",
+        "view-written",
+    ],
+)
 def test_models_that_do_not_qualify_are_left_alone(model, dtype, example, samples):
     """Each of these would compute otherwise by linearity (a hook not run, rows of samples merged, a layer
     that is not a plain product) or gain nothing from it."""
@@ -204,8 +240,6 @@ def test_a_layer_the_directions_leave_out_stays_as_the_model_has_it():
     assert torch.allclose(features[:, 0], model.first(x), rtol=1e-12, atol=1e-12)
 
 
-
-
 def test_an_unused_head_stays_out_of_the_weights_and_a_buffer_in():
     """The tail holds only what its forward uses: the head's tensors would be keys functional_call rejects."""
     torch.manual_seed(2)
@@ -213,8 +247,9 @@ def test_an_unused_head_stays_out_of_the_weights_and_a_buffer_in():
     x, y = torch.randn(30, 8, 8, dtype=torch.float64), torch.randint(0, 10, (30,))
     origin = {name: t.detach().clone() for name, t in model.state_dict().items()}  # states: the buffer too
     dx = {name: torch.randn_like(t) for name, t in origin.items()}
-    p = Problem.of(model, origin, [dx], {"train": (x, y)}, Loss("crossentropy"), torch.float64,
-                   torch.device("cpu"), True)
+    p = Problem.of(
+        model, origin, [dx], {"train": (x, y)}, Loss("crossentropy"), torch.float64, torch.device("cpu"), True
+    )
     start = find(p.model, torch.float64, x[:2], 30)
     assert start is not None and "aux.weight" not in dict(start.tail.named_parameters())
     tail = compiled._after(p, start)

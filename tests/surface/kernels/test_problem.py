@@ -1,21 +1,28 @@
 """The plane of weights every kernel evaluates: points made fresh from the float64 origin, rounded once."""
+
 import pytest
 import torch
 from torch import nn
 
+from landscape.losses import Loss
 from landscape.surface.kernels import Problem
-from landscape.surface.losses import Loss
 
 
 def problem(model, dtype=torch.float32, directions=None, bn="eval"):
     g = torch.Generator().manual_seed(1)
-    origin = {n: p.detach().double() for n, p in model.state_dict().items() if p.is_floating_point()} \
-        if directions == "states" else {n: p.detach().double() for n, p in model.named_parameters()}
+    origin = (
+        {n: p.detach().double() for n, p in model.state_dict().items() if p.is_floating_point()}
+        if directions == "states"
+        else {n: p.detach().double() for n, p in model.named_parameters()}
+    )
     dirs = [{n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()} for _ in range(2)]
     x = torch.randn(20, 6, generator=g)
     data = {"train": (x, torch.randint(0, 3, (20,), generator=g))}
-    return Problem.of(model, origin, dirs, data, Loss("crossentropy"), dtype, torch.device("cpu"), True, bn), \
-        origin, dirs
+    return (
+        Problem.of(model, origin, dirs, data, Loss("crossentropy"), dtype, torch.device("cpu"), True, bn),
+        origin,
+        dirs,
+    )
 
 
 def test_a_points_weights_are_the_float64_combination_rounded_once():
@@ -45,5 +52,13 @@ def test_directions_not_shaped_as_the_origin_are_refused_by_name():
     origin = {n: p.detach().double() for n, p in model.named_parameters()}
     bad = {"weight": torch.zeros(4, 6, dtype=torch.float64), "bias": torch.zeros(3, dtype=torch.float64)}
     with pytest.raises(ValueError, match=r"direction tensor 'weight' has shape \(4, 6\), expected .*\(3, 6\)"):
-        Problem.of(model, origin, [bad], {"train": (torch.zeros(2, 6), torch.zeros(2, dtype=torch.long))},
-                   Loss("crossentropy"), torch.float32, torch.device("cpu"), True)
+        Problem.of(
+            model,
+            origin,
+            [bad],
+            {"train": (torch.zeros(2, 6), torch.zeros(2, dtype=torch.long))},
+            Loss("crossentropy"),
+            torch.float32,
+            torch.device("cpu"),
+            True,
+        )

@@ -1,19 +1,22 @@
 """The reference kernel: every point through the model's own forward, the sums per set exact."""
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
+from landscape.losses import Loss
 from landscape.surface.kernels import Problem, make
-from landscape.surface.losses import Loss
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def sets(train: int = 37, test: int = 11, seed: int = 0, dtype=torch.float32):
     g = torch.Generator().manual_seed(seed)
-    return {"train": (torch.randn(train, 6, generator=g, dtype=dtype), torch.randint(0, 4, (train,), generator=g)),
-            "test": (torch.randn(test, 6, generator=g, dtype=dtype), torch.randint(0, 4, (test,), generator=g))}
+    return {
+        "train": (torch.randn(train, 6, generator=g, dtype=dtype), torch.randint(0, 4, (train,), generator=g)),
+        "test": (torch.randn(test, 6, generator=g, dtype=dtype), torch.randint(0, 4, (test,), generator=g)),
+    }
 
 
 def by_hand(model, data):
@@ -23,7 +26,7 @@ def by_hand(model, data):
         for x, y in data.values():
             logits = model(x)
             losses = nn.functional.cross_entropy(logits, y, reduction="none").double()
-            out.append([losses.sum().item(), (losses ** 2).sum().item(), (logits.argmax(1) == y).sum().item()])
+            out.append([losses.sum().item(), (losses**2).sum().item(), (logits.argmax(1) == y).sum().item()])
     return np.array(out)
 
 
@@ -55,8 +58,12 @@ def test_joined_and_apart_agree_in_float64_to_the_last_digits():
     centre = torch.zeros((1, 2), dtype=torch.float64)
     with torch.no_grad():
         together = make("reference", at_origin(model, data, dtype=torch.float64), 16, 1)(centre)[0].numpy()
-        alone = np.concatenate([make("reference", at_origin(model, {n: pair}, dtype=torch.float64), 16, 1)(centre)[0]
-                                .numpy() for n, pair in data.items()])
+        alone = np.concatenate(
+            [
+                make("reference", at_origin(model, {n: pair}, dtype=torch.float64), 16, 1)(centre)[0].numpy()
+                for n, pair in data.items()
+            ]
+        )
     assert np.allclose(together, alone, rtol=1e-12, atol=0)
 
 
@@ -71,7 +78,7 @@ def test_k_points_of_a_pass_equal_one_point_at_a_time():
     kernel = make("reference", p, 10, 3)
     with torch.no_grad():
         together = kernel(points)
-        each = torch.cat([kernel(points[i:i + 1]) for i in range(3)])
+        each = torch.cat([kernel(points[i : i + 1]) for i in range(3)])
     assert torch.allclose(together, each, rtol=1e-6, atol=0) and torch.equal(together[..., 2], each[..., 2])
 
 
@@ -94,13 +101,23 @@ def test_recalibration_re_estimates_batchnorm_statistics_for_every_point_of_a_pa
     origin = {n: p.detach().double() for n, p in model.named_parameters()}
     g = torch.Generator().manual_seed(3)
     d = [{n: torch.randn(v.shape, generator=g, dtype=torch.float64) for n, v in origin.items()}]
-    p = Problem.of(model, origin, d, sets(), Loss("crossentropy"), torch.float64, torch.device("cpu"), True,
-                   bn="recalibrate", bn_batches=2)
+    p = Problem.of(
+        model,
+        origin,
+        d,
+        sets(),
+        Loss("crossentropy"),
+        torch.float64,
+        torch.device("cpu"),
+        True,
+        bn="recalibrate",
+        bn_batches=2,
+    )
     points = torch.tensor([[0.0, 0.0], [0.5, 0.0]], dtype=torch.float64)
     kernel = make("reference", p, 16, 2)
     with torch.no_grad():
         together = kernel(points)
-        each = torch.cat([kernel(points[i:i + 1]) for i in range(2)])
+        each = torch.cat([kernel(points[i : i + 1]) for i in range(2)])
     assert torch.allclose(together, each, rtol=1e-12, atol=0)
     for name in ("vmap", "unrolled", "compiled"):
         with pytest.raises(ValueError, match="recalibration"):

@@ -4,6 +4,7 @@ Built-in losses give a per-sample loss, so a surface can also carry the standard
 error of its mean; a user's callable returns the mean over a batch, as torch's
 criteria do, and is weighted by the batch size.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,8 +14,8 @@ import inspect
 import torch
 import torch.nn.functional as F
 
-from ..errors import ConfigError, InputError, describe
-from ..plugins import canonical, is_plugin, load_object
+from .errors import ConfigError, InputError, describe
+from .plugins import canonical, is_plugin, load_object
 
 BUILTIN = ("crossentropy", "mse")
 
@@ -47,9 +48,11 @@ def check_labels(name: str, output: torch.Tensor, low: int, high: int) -> None:
         return
     classes = (output.shape[1] if name == "crossentropy" else output.shape[-1]) if output.dim() > 1 else 1
     if low < 0 or high >= classes:
-        raise InputError(f"the model gives {classes} class score{'s' * (classes != 1)} per sample but the labels "
-                         f"run from {low} to {high}: expected labels in 0..{classes - 1} (is num_classes right?)",
-                         fields=("num_classes",))
+        raise InputError(
+            f"the model gives {classes} class score{'s' * (classes != 1)} per sample but the labels "
+            f"run from {low} to {high}: expected labels in 0..{classes - 1} (is num_classes right?)",
+            fields=("num_classes",),
+        )
 
 
 def fingerprint(obj) -> str:
@@ -58,8 +61,9 @@ def fingerprint(obj) -> str:
     Two lambdas, or one criterion class with other settings, must not share a
     surface file's identity, or a resumed run would mix their values.
     """
-    digest = hashlib.sha256(f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-                            .encode())
+    digest = hashlib.sha256(
+        f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}".encode()
+    )
     if isinstance(obj, functools.partial):
         digest.update(fingerprint(obj.func).encode() + repr((obj.args, sorted(obj.keywords.items()))).encode())
     code = getattr(obj, "__code__", None)
@@ -68,8 +72,11 @@ def fingerprint(obj) -> str:
         for cell in getattr(obj, "__closure__", None) or ():
             digest.update(repr(cell.cell_contents).encode())
     if isinstance(obj, torch.nn.Module) or not callable(getattr(obj, "__code__", None)):
-        settings = {k: v for k, v in vars(obj).items() if isinstance(v, (int, float, str, bool, type(None)))} \
-            if hasattr(obj, "__dict__") else {}
+        settings = (
+            {k: v for k, v in vars(obj).items() if isinstance(v, (int, float, str, bool, type(None)))}
+            if hasattr(obj, "__dict__")
+            else {}
+        )
         digest.update(repr(sorted(settings.items())).encode())
     return digest.hexdigest()[:16]
 
@@ -89,9 +96,11 @@ class Loss:
             try:
                 self.fn = obj() if inspect.isclass(obj) else obj  # a criterion class such as nn.CrossEntropyLoss
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
-                raise InputError(f"loss_name {spec!r}: the class cannot be made without arguments ({describe(exc)}); "
-                                 "expected a loss class such as torch.nn:CrossEntropyLoss or a function",
-                                 fields=("loss_name",)) from None
+                raise InputError(
+                    f"loss_name {spec!r}: the class cannot be made without arguments ({describe(exc)}); "
+                    "expected a loss class such as torch.nn:CrossEntropyLoss or a function",
+                    fields=("loss_name",),
+                ) from None
             self.name = f"{canonical(spec)}#{fingerprint(self.fn)}"
         elif spec in BUILTIN:
             self.name, self.fn = spec, None

@@ -6,31 +6,31 @@
 2. For each network compute a 1-D and a 2-D filter-normalized surface with
    ``landscape surface`` on 2 MPI ranks, into HDF5 files under ``demo_out/``.
 3. Recompute one surface on 1 rank and check it is bit for bit the same.
-4. Draw into ``figures/``: both 1-D curves on shared axes, both 2-D contour maps
+4. Draw into ``demo_out/figures/``: both 1-D curves on shared axes, both 2-D contour maps
    side by side with one colour scale, and print which minimum is sharper.
 
-Run it with ``make demo`` (or ``python -m landscape.demo``); ``--quick`` is the
-reduced size the tests use.  Rerunning reuses what is already computed.
+Run it with ``make demo`` (``landscape demo``; ``make figures`` draws the figures the README shows
+into ``figures/``); ``quick`` is the reduced size the tests use.  Rerunning reuses what is already
+computed.
 """
+
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .cli import boundary
-from .errors import InputError, UsageError
-from .io.surface_file import read
-from .parallel.launch import cli_command
-from .plotting.oned import Style1D, write_1d
-from .plotting.twod import Style2D, write_2d
-from .provenance import machine, versions
-from .surface import rise
+from ..errors import InputError, UsageError
+from ..io.surface_file import read
+from ..parallel.launch import cli_command
+from ..plotting.oned import Style1D, write_1d
+from ..plotting.twod import Style2D, write_2d
+from ..provenance import machine, versions
+from ..surface import rise
 
 # The demo's two runs: recipe naive (SGD, Nesterov momentum 0.9, weight decay 5e-4, lr 0.1 at both
 # batches, x0.1 at 50 % and 75 % of the epochs) on DigitsCNN and the digits (1,437 training images),
@@ -48,27 +48,34 @@ FULL = {"x1": "-1:1:51", "x2": "-1:1:51", "y2": "-1:1:51"}
 QUICK = {"x1": "-1:1:11", "x2": "-1:1:7", "y2": "-1:1:7"}
 
 
-def parser(prog: str = "landscape demo"):
-    p = boundary.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                epilog="example: make demo   (= landscape demo --ranks 2)")
-    p.add_argument("--out", default="demo_out", help="checkpoints and surface files (default: demo_out)")
-    p.add_argument("--figures", default="figures", help="where the figures go (default: figures)")
-    p.add_argument("--ranks", type=int, default=2, help="MPI ranks for the surfaces (default: 2)")
-    p.add_argument("--quick", action="store_true", help="a few epochs and small grids (the end-to-end test)")
-    p.add_argument("--epochs_scale", type=float, default=1.0, help="scale both runs' epochs (default: 1)")
-    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
-    return p
-
-
 def trained(out: Path, name: str, batch: int, epochs: int) -> tuple[Path, dict]:
     """Train one network with ``landscape train`` (a finished run in ``out/name`` is left as it is); return
     its final checkpoint and its metrics."""
     folder = out / name
-    args = ["--model", "digits_cnn", "--dataset", "digits", "--recipe", "naive", "--batch_size", str(batch),
-            "--epochs", str(epochs), "--lr", str(DEMO_LR), "--seed", "0", "--threads", "1",
-            "--progress_seconds", "10", "--out", str(folder)]
+    args = [
+        "--model",
+        "digits_cnn",
+        "--dataset",
+        "digits",
+        "--recipe",
+        "naive",
+        "--batch_size",
+        str(batch),
+        "--epochs",
+        str(epochs),
+        "--lr",
+        str(DEMO_LR),
+        "--seed",
+        "0",
+        "--threads",
+        "1",
+        "--progress_seconds",
+        "10",
+        "--out",
+        str(folder),
+    ]
     cmd = cli_command("train", args)
-    print("$ " + " ".join(cmd[cmd.index("-m") + 1:]), flush=True)
+    print("$ " + " ".join(cmd[cmd.index("-m") + 1 :]), flush=True)
     if subprocess.run(cmd).returncode != 0:
         raise InputError(f"landscape train failed for {name} (see its message above)")
     final = torch.load(folder / "final.pt", map_location="cpu", weights_only=True)["meta"]
@@ -79,63 +86,96 @@ def trained(out: Path, name: str, batch: int, epochs: int) -> tuple[Path, dict]:
 def surface(out: Path, checkpoint: Path, tag: str, grid: list[str], ranks: int, dir_file: Path | None = None):
     """Run ``landscape surface`` on ``ranks`` ranks (1: no launcher); return the surface file."""
     surf = out / f"{checkpoint.parent.name}_{tag}.h5"
-    args = ["--model", "digits_cnn", "--model_file", str(checkpoint), *grid, "--xnorm", "filter",
-            "--xignore", "biasbn", "--surf_file", str(surf), "--threads", "1"]
+    args = [
+        "--model",
+        "digits_cnn",
+        "--model_file",
+        str(checkpoint),
+        *grid,
+        "--xnorm",
+        "filter",
+        "--xignore",
+        "biasbn",
+        "--surf_file",
+        str(surf),
+        "--threads",
+        "1",
+    ]
     if dir_file is not None:
         args += ["--dir_file", str(dir_file)]
     cmd = cli_command("surface", args, ranks if ranks > 1 else None)
-    print("$ " + " ".join(cmd[cmd.index("-m") + 1:] if ranks == 1 else cmd), flush=True)
+    print("$ " + " ".join(cmd[cmd.index("-m") + 1 :] if ranks == 1 else cmd), flush=True)
     done = subprocess.run(cmd)
     if done.returncode != 0:
         raise InputError(f"landscape surface failed with exit code {done.returncode} (see its message above)")
     return surf
 
 
-def main(argv: list[str], prog: str = "landscape demo") -> int:
-    args = parser(prog).parse_args(argv)
+def demo(
+    out: str = "demo_out",
+    figures: str = "demo_out/figures",
+    ranks: int = 2,
+    quick: bool = False,
+    epochs_scale: float = 1.0,
+) -> dict:
+    """Train the two networks, compute and compare their surfaces, draw the figures; returns the summary
+    written to ``out/summary.json``."""
     started = time.perf_counter()
-    grids = QUICK if args.quick else FULL
-    out, figures = Path(args.out), Path(args.figures)
+    if isinstance(epochs_scale, bool) or not isinstance(epochs_scale, (int, float)) or not epochs_scale > 0:
+        raise UsageError(f"epochs_scale={epochs_scale}: expected a positive number")
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+        raise UsageError(f"ranks={ranks}: expected a positive whole number")
+    grids = QUICK if quick else FULL
+    out, figures = Path(out), Path(figures)
     out.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
-    epochs = QUICK_EPOCHS if args.quick else max(1, round(DEMO_EPOCHS * args.epochs_scale))
-    if args.epochs_scale <= 0:
-        raise UsageError(f"epochs_scale={args.epochs_scale}: expected a positive number")
+    epochs = QUICK_EPOCHS if quick else max(1, round(DEMO_EPOCHS * epochs_scale))
     # Both from the same initial weights (seed 0) with the same recipe; only the batch differs.
     nets = {f"cnn_bs{b}": trained(out, f"cnn_bs{b}", b, epochs) for b in (DEMO_SMALL_BATCH, DEMO_LARGE_BATCH)}
 
     surfaces = {}
     for name, (checkpoint, _) in nets.items():
-        one = surface(out, checkpoint, "1d", [f"--x={grids['x1']}"], args.ranks)
-        two = surface(out, checkpoint, "2d", [f"--x={grids['x2']}", f"--y={grids['y2']}"], args.ranks)
+        one = surface(out, checkpoint, "1d", [f"--x={grids['x1']}"], ranks)
+        two = surface(out, checkpoint, "2d", [f"--x={grids['x2']}", f"--y={grids['y2']}"], ranks)
         surfaces[name] = (read(str(one)), read(str(two)))
 
     # The same surface on one rank, through the same directions: must be identical bit for bit.
     first = next(iter(nets))
-    serial = read(str(surface(out, nets[first][0], "1d_serial", [f"--x={grids['x1']}"], 1,
-                                      dir_file=out / f"{first}_1d.directions.h5")))
+    serial = read(
+        str(
+            surface(
+                out, nets[first][0], "1d_serial", [f"--x={grids['x1']}"], 1, dir_file=out / f"{first}_1d.directions.h5"
+            )
+        )
+    )
     parallel = surfaces[first][0]
     identical = all(np.array_equal(serial.values[q], parallel.values[q]) for q in parallel.values)
 
     labels = [f"batch {b}" for b in (DEMO_SMALL_BATCH, DEMO_LARGE_BATCH)]
     one_d = [s[0] for s in surfaces.values()]
     two_d = [s[1] for s in surfaces.values()]
-    paths = write_1d(one_d, str(figures / "demo"), labels=labels, formats=("png", "pdf"),
-                     style=Style1D(error=True))[0]
+    paths = write_1d(one_d, str(figures / "demo"), labels=labels, formats=("png", "pdf"), style=Style1D(error=True))[0]
     # The paper's contour levels (0.5 apart up to 10): the basin where the loss is still small.
-    paths += write_2d(two_d, str(figures / "demo"), labels=labels, formats=("png", "pdf"),
-                      style=Style2D(vmin=0.5, vmax=10.0, vlevel=0.5))[0]
+    paths += write_2d(
+        two_d,
+        str(figures / "demo"),
+        labels=labels,
+        formats=("png", "pdf"),
+        style=Style2D(vmin=0.5, vmax=10.0, vlevel=0.5),
+    )[0]
     report = summarize(nets, surfaces, labels, identical, parallel, time.perf_counter() - started)
     # Training and evaluation round differently on different CPUs and library builds: the
     # digits vary from machine to machine, the verdict is what should hold.
     report.update(machine=machine(), versions=versions())
-    print(f"machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; "
-          f"torch {report['versions']['torch_version']}, numpy {report['versions']['numpy_version']}")
+    print(
+        f"machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; "
+        f"torch {report['versions']['torch_version']}, numpy {report['versions']['numpy_version']}"
+    )
     (out / "summary.json").write_text(json.dumps(report, indent=2))
     for path in paths:
         print(f"wrote {path}")
     print(f"wrote {out / 'summary.json'}")
-    return 0
+    return report
 
 
 def computing(surface) -> tuple[float, float]:
@@ -151,17 +191,22 @@ def summarize(nets, surfaces, labels, identical, parallel, total_s) -> dict:
     for label, (name, (one, two)) in zip(labels, surfaces.items()):
         history = nets[name][1]
         rows[label] = {
-            "train_acc": history.get("train_acc"), "test_acc": history.get("test_acc"),
-            **rise.summary_1d(one), **rise.summary_2d(two),
-            "surface_seconds_1d": computing(one)[0], "surface_seconds_2d": computing(two)[0],
+            "train_acc": history.get("train_acc"),
+            "test_acc": history.get("test_acc"),
+            **rise.summary_1d(one),
+            **rise.summary_2d(two),
+            "surface_seconds_1d": computing(one)[0],
+            "surface_seconds_2d": computing(two)[0],
             "points_per_second_per_rank_2d": computing(two)[1],
             "ranks": int(two.run.get("ranks", 0)),
         }
     keys = list(next(iter(rows.values())))
     print("\n" + f"{'':40s}" + "".join(f"{label:>14s}" for label in rows))
     for key in keys:
-        cells = "".join(f"{v[key]:14.4g}" if isinstance(v[key], (int, float)) and v[key] is not None
-                        else f"{str(v[key]):>14s}" for v in rows.values())
+        cells = "".join(
+            f"{v[key]:14.4g}" if isinstance(v[key], (int, float)) and v[key] is not None else f"{str(v[key]):>14s}"
+            for v in rows.values()
+        )
         print(f"{key:40s}{cells}")
     (small, a), (large, b) = rows.items()
     # Every rise the table shows, 1-D and 2-D: the verdict holds only if they agree.
@@ -171,22 +216,29 @@ def summarize(nets, surfaces, labels, identical, parallel, total_s) -> dict:
     sharper = votes[main_measure]
     flatter = small if sharper == large else large
     agreeing = sum(v == sharper for v in votes.values())
-    verdict = (f"The {sharper} minimum is sharper on {agreeing} of {len(votes)} measures: within r = 0.5 of it "
-               f"the training loss rises by {rows[sharper][main_measure]:.3g} on average, against "
-               f"{rows[flatter][main_measure]:.3g} for {flatter}; along the 1-D direction by "
-               f"{rows[sharper]['train_loss_rise_at_0.5']:.3g} against {rows[flatter]['train_loss_rise_at_0.5']:.3g} "
-               f"at α = ±0.5. Test error at the minimum: {rows[sharper]['test_error_at_minimum']:.3g} % against "
-               f"{rows[flatter]['test_error_at_minimum']:.3g} %.")
-    same = (f"{len(parallel.x)}-point 1-D surface on {rows[small]['ranks']} ranks vs 1 rank: "
-            f"{'identical bit for bit' if identical else 'DIFFERENT'}")
+    verdict = (
+        f"The {sharper} minimum is sharper on {agreeing} of {len(votes)} measures: within r = 0.5 of it "
+        f"the training loss rises by {rows[sharper][main_measure]:.3g} on average, against "
+        f"{rows[flatter][main_measure]:.3g} for {flatter}; along the 1-D direction by "
+        f"{rows[sharper]['train_loss_rise_at_0.5']:.3g} against {rows[flatter]['train_loss_rise_at_0.5']:.3g} "
+        f"at α = ±0.5. Test error at the minimum: {rows[sharper]['test_error_at_minimum']:.3g} % against "
+        f"{rows[flatter]['test_error_at_minimum']:.3g} %."
+    )
+    same = (
+        f"{len(parallel.x)}-point 1-D surface on {rows[small]['ranks']} ranks vs 1 rank: "
+        f"{'identical bit for bit' if identical else 'DIFFERENT'}"
+    )
     train_s = sum(float(history.get("seconds", 0.0)) for _, history in nets.values())
     surface_s = sum(computing(s)[0] for pair in surfaces.values() for s in pair)
-    timing = (f"time: training {train_s:.0f} s, surfaces {surface_s:.0f} s (when they were computed); "
-              f"this run {total_s:.0f} s")
+    timing = (
+        f"time: training {train_s:.0f} s, surfaces {surface_s:.0f} s (when they were computed); "
+        f"this run {total_s:.0f} s"
+    )
     print(f"\n{verdict}\n{same}\n{timing}")
-    return {"networks": rows, "sharper": sharper, "verdict": verdict, "ranks_bit_identical": identical,
-            "seconds": {"training": train_s, "surfaces": surface_s, "this_run": total_s}}
-
-
-if __name__ == "__main__":
-    sys.exit(boundary.run(main, prog="landscape demo"))
+    return {
+        "networks": rows,
+        "sharper": sharper,
+        "verdict": verdict,
+        "ranks_bit_identical": identical,
+        "seconds": {"training": train_s, "surfaces": surface_s, "this_run": total_s},
+    }

@@ -12,42 +12,49 @@
 ``make study`` runs it with the defaults; ``--config`` takes a TOML file (keys below) for another
 model, data set or scale.  Rerunning reuses every finished run and measurement.
 """
+
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 
-from .cli import boundary
-from .cli.sweep import table_flags
-from .errors import InputError, UsageError
-from .parallel.launch import cli_command
+from ..errors import InputError, UsageError
+from ..io.toml_file import table_flags, toml
+from ..parallel.launch import cli_command
 
 DEFAULTS = {
-    "out": "study_out", "figures": "figures", "name": "study", "jobs": 2,
-    "recipes": ["sgd"], "batch_sizes": [16, 64, 256, 1024], "seeds": [0, 1, 2],
+    "out": "study_out",
+    "figures": "study_out/figures",
+    "name": "study",
+    "jobs": 2,
+    "recipes": ["sgd"],
+    "batch_sizes": [16, 64, 256, 1024],
+    "seeds": [0, 1, 2],
     # The demo's network and data; the recipe's lr 0.1 and step decay at every batch size, 300 epochs
     # (both ends of the batch range reach 100 % training accuracy, measured in the demo).
     "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 300, "weight_decay": 5e-4},
     "report": {},
 }
-QUICK = {"batch_sizes": [16, 256], "seeds": [0, 1],
-         "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 4, "weight_decay": 5e-4},
-         "report": {"grid_1d": "-1:1:5", "grid_2d": "-1:1:5", "directions": 3, "trace_samples": 3, "maxiter": 2}}
+QUICK = {
+    "batch_sizes": [16, 256],
+    "seeds": [0, 1],
+    "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 4, "weight_decay": 5e-4},
+    "report": {"grid_1d": "-1:1:5", "grid_2d": "-1:1:5", "directions": 3, "trace_samples": 3, "maxiter": 2},
+}
 LISTS = ("recipes", "batch_sizes", "seeds")
 TABLES = ("train", "report")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
 
 EXAMPLE = """\
 example:
-  make study                                   (= landscape study: the digits study, into figures/)
+  make study                                   (= landscape study: the digits study, into study_out/)
   landscape study --config study.toml --jobs 8
 
 study.toml (every key optional; the defaults are the digits study).  It is also a landscape sweep
 file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.
   out = "study_out"
-  figures = "figures"
+  figures = "study_out/figures"
   name = "study"
   jobs = 2
   recipes = ["sgd"]
@@ -63,23 +70,9 @@ file: scripts/slurm/submit_study.sh runs the same study as a job array and a rep
 """
 
 
-def parser(prog: str = "landscape study"):
-    p = boundary.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], epilog=EXAMPLE)
-    p.add_argument("--config", help="TOML file of the study (see below)")
-    p.add_argument("--out", help="training runs, measurements and logs (default: study_out)")
-    p.add_argument("--figures", help="where the scorecard and figures go (default: figures)")
-    p.add_argument("--name", help="stem of their names (default: study)")
-    p.add_argument("--jobs", type=int, help="trainings at a time, and report ranks (default: 2)")
-    p.add_argument("--quick", action="store_true", help="2 batch sizes x 2 seeds, 4 epochs, tiny grids (the test)")
-    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
-    return p
-
-
 def read_config(path: str) -> dict:
     """A study file's settings, checked: the keys of ``TOP_KEYS``, tables where tables belong."""
-    from .cli.sweep import _toml
-
-    tomllib = _toml()
+    tomllib = toml()
     try:
         with open(path, "rb") as handle:
             given = tomllib.load(handle)
@@ -103,7 +96,7 @@ def settings(args) -> dict:
         chosen.update({k: (dict(v) if isinstance(v, dict) else v) for k, v in QUICK.items()})
     if args.config:
         for key, value in read_config(args.config).items():
-            if key == "train" and "model" in value:   # another network: none of the digits settings
+            if key == "train" and "model" in value:  # another network: none of the digits settings
                 chosen[key] = dict(value)
             elif key in TABLES:
                 chosen[key] = {**chosen[key], **value}
@@ -124,19 +117,36 @@ def settings(args) -> dict:
 def study_file(path: str) -> dict:
     """The study a file describes (the defaults, then the file)."""
     from types import SimpleNamespace
+
     return settings(SimpleNamespace(config=path, quick=False, out=None, figures=None, name=None, jobs=None))
 
 
 def report_flags(study: dict) -> list[str]:
     """``landscape report``'s arguments for the study: its manifest, folders, name and [report] table."""
-    return [os.path.join(study["out"], "manifest.json"), "--out", os.path.join(study["out"], "report"),
-            "--figures", study["figures"], "--name", study["name"], *table_flags(study["report"])]
+    return [
+        os.path.join(study["out"], "manifest.json"),
+        "--out",
+        os.path.join(study["out"], "report"),
+        "--figures",
+        study["figures"],
+        "--name",
+        study["name"],
+        *table_flags(study["report"]),
+    ]
 
 
 def _sweep_flags(study: dict) -> list[str]:
-    return ["--out", study["out"], "--recipes", *map(str, study["recipes"]), "--batch_sizes",
-            *map(str, study["batch_sizes"]), "--seeds", *map(str, study["seeds"]),
-            *table_flags({"threads": 1, "progress_seconds": 60, **study["train"]})]
+    return [
+        "--out",
+        study["out"],
+        "--recipes",
+        *map(str, study["recipes"]),
+        "--batch_sizes",
+        *map(str, study["batch_sizes"]),
+        "--seeds",
+        *map(str, study["seeds"]),
+        *table_flags({"threads": 1, "progress_seconds": 60, **study["train"]}),
+    ]
 
 
 def _tasks(study: dict) -> list[list[str]]:
@@ -163,8 +173,11 @@ def _train(study: dict, tasks: list[list[str]]) -> float:
             i = pending.pop(0)
             name = tasks[i][1]
             log = open(os.path.join(logs, f"{name}.log"), "w")
-            running[subprocess.Popen(cli_command("sweep", [*common, "--task", tasks[i][0]]), stdout=log,
-                                     stderr=subprocess.STDOUT)] = (name, log, time.perf_counter())
+            running[
+                subprocess.Popen(
+                    cli_command("sweep", [*common, "--task", tasks[i][0]]), stdout=log, stderr=subprocess.STDOUT
+                )
+            ] = (name, log, time.perf_counter())
         finished = next((p for p in running if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.5)
@@ -173,19 +186,19 @@ def _train(study: dict, tasks: list[list[str]]) -> float:
         log.close()
         if finished.returncode != 0:
             failed.append(name)
-        print(f"  {name}: {'done' if finished.returncode == 0 else f'FAILED (exit {finished.returncode})'} "
-              f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)", flush=True)
+        print(
+            f"  {name}: {'done' if finished.returncode == 0 else f'FAILED (exit {finished.returncode})'} "
+            f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)",
+            flush=True,
+        )
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
     return time.perf_counter() - started
 
 
-def main(argv: list[str], prog: str = "landscape study") -> int:
-    args = parser(prog).parse_args(argv)
-    study = settings(args)
-    from .cli.report import checked
-    threads = [] if "threads" in study["report"] else ["--threads", "1"]
-    checked([*report_flags(study), *threads])  # the report's settings now, not after the training
+def run(study: dict) -> None:
+    """Train the study's networks and report on them (the settings checked already, see ``cli.study``)."""
+    threads = report_threads(study)
     for folder in (study["out"], study["figures"]):
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise InputError(f"{folder} is a file; expected a folder (it is created if missing)")
@@ -195,7 +208,7 @@ def main(argv: list[str], prog: str = "landscape study") -> int:
     started = time.perf_counter()
     train_s = _train(study, tasks)
     cmd = cli_command("report", [*report_flags(study), *threads], study["jobs"] if study["jobs"] > 1 else None)
-    print("$ " + " ".join(cmd[cmd.index("-m") + 1:]), flush=True)
+    print("$ " + " ".join(cmd[cmd.index("-m") + 1 :]), flush=True)
     report_started = time.perf_counter()
     code = subprocess.run(cmd).returncode
     if code != 0:  # its own message is above; leave with its exit code (4: measured otherwise before, ...)
@@ -203,10 +216,11 @@ def main(argv: list[str], prog: str = "landscape study") -> int:
         error.exit_code = code
         raise error
     report_s = time.perf_counter() - report_started
-    print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {time.perf_counter() - started:.0f} s "
-          f"({study['jobs']} jobs)")
-    return 0
+    print(
+        f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {time.perf_counter() - started:.0f} s "
+        f"({study['jobs']} jobs)"
+    )
 
 
-if __name__ == "__main__":
-    sys.exit(boundary.run(main, prog="landscape study"))
+def report_threads(study: dict) -> list[str]:
+    return [] if "threads" in study["report"] else ["--threads", "1"]

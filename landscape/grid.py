@@ -4,13 +4,14 @@ Convention used everywhere: value ``[i, j]`` of a 2-D surface belongs to the
 point ``(x[i], y[j])`` (C order, ``indexing='ij'``); point number ``k`` of the
 flattened grid is ``(i, j) = divmod(k, len(y))``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, UsageError
+from .errors import ConfigError, UsageError
 
 EXAMPLE = "MIN:MAX:NUM, e.g. -1:1:51"
 DEFAULT_X = "-1:1:51"
@@ -29,7 +30,7 @@ class Axis:
     num: int
 
     @classmethod
-    def parse(cls, spec: str, field: str = "x") -> "Axis":
+    def parse(cls, spec: str, field: str = "x") -> Axis:
         parts = str(spec).split(":")
         if len(parts) != 3:
             raise ConfigError(field, spec, EXAMPLE)
@@ -76,14 +77,17 @@ class Grid:
     y: Axis | None = None
 
     @classmethod
-    def parse(cls, x: str, y: str | None = None, force: bool = False) -> "Grid":
+    def parse(cls, x: str, y: str | None = None, force: bool = False) -> Grid:
         """The grid of ``x`` and ``y`` (``MIN:MAX:NUM``), refused beyond ``MAX_POINTS`` unless ``force``."""
         grid = cls(Axis.parse(x, "x"), None if y is None else Axis.parse(y, "y"))
         if grid.size > MAX_POINTS and not force:
             given = f"x={x}" + ("" if y is None else f" y={y}")
-            raise UsageError(f"{given}: {grid.size:,} points, more than the {MAX_POINTS:,} allowed without force; "
-                             f"the surface file would take about {_size(grid.size * BYTES_PER_POINT)}: choose a "
-                             "smaller NUM, or give force to compute it anyway", fields=("x", "y", "force"))
+            raise UsageError(
+                f"{given}: {grid.size:,} points, more than the {MAX_POINTS:,} allowed without force; "
+                f"the surface file would take about {_size(grid.size * BYTES_PER_POINT)}: choose a "
+                "smaller NUM, or give force to compute it anyway",
+                fields=("x", "y", "force"),
+            )
         return grid
 
     @property

@@ -10,14 +10,16 @@ floating-point parameters (``dir_type='weights'``) or its floating-point
 state_dict entries (``'states'``: BatchNorm running statistics included).
 Nothing here knows about MPI or files.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
-from ..errors import ConfigError, InputError, MismatchError
-from ..provenance import sha256_tensors
+from .errors import ConfigError, InputError, MismatchError
+from .provenance import sha256_tensors
 
 DIR_TYPES = ("weights", "states")
 NORMS = ("filter", "layer", "weight", "dfilter", "dlayer", "none")
@@ -29,7 +31,7 @@ EPS = 1e-10  # as the reference code: keeps an all-zero filter at zero
 class AxisInfo:
     """What one direction is: how it was made, as recorded beside its tensors."""
 
-    kind: str                  # random, target, "same as x (random)", reference file
+    kind: str  # random, target, "same as x (random)", reference file
     norm: str = "none"
     ignore: str = "none"
     seed: int = -1
@@ -45,13 +47,13 @@ class Directions:
     y: dict[str, torch.Tensor] | None
     axes: tuple[AxisInfo, ...]
     dir_type: str
-    seed: int = -1              # -1: not drawn from a seed known here (a reference file)
+    seed: int = -1  # -1: not drawn from a seed known here (a reference file)
     same_dir: bool = False
-    origin_sha256: str = ""     # the weights the directions were normalized against ("" unknown)
+    origin_sha256: str = ""  # the weights the directions were normalized against ("" unknown)
     model: str = ""
-    reference: bool = False     # read from the reference code's unnamed "0".."n-1" layout
+    reference: bool = False  # read from the reference code's unnamed "0".."n-1" layout
     extra: dict = field(default_factory=dict)  # other attributes of the file (versions)
-    trajectory: object = None   # pca.Trajectory: the checkpoints whose principal components x and y are
+    trajectory: Trajectory | None = None  # pca_from: the path of checkpoints x and y are the principal axes of
 
     @property
     def ndim(self) -> int:
@@ -109,8 +111,9 @@ def _normalize(d: torch.Tensor, w: torch.Tensor, norm: str) -> torch.Tensor:
     raise ConfigError("xnorm", norm, f"one of {', '.join(NORMS)}")
 
 
-def random_direction(origin: dict[str, torch.Tensor], norm: str, ignore: str,
-                     generator: torch.Generator) -> dict[str, torch.Tensor]:
+def random_direction(
+    origin: dict[str, torch.Tensor], norm: str, ignore: str, generator: torch.Generator
+) -> dict[str, torch.Tensor]:
     """A Gaussian direction drawn from ``generator`` in the order of ``origin``, then normalized.
 
     With ``ignore='biasbn'`` the directions of 1-D tensors (biases, BatchNorm
@@ -126,8 +129,9 @@ def random_direction(origin: dict[str, torch.Tensor], norm: str, ignore: str,
     return direction
 
 
-def target_direction(origin: dict[str, torch.Tensor], target: dict[str, torch.Tensor],
-                     what: str = "target model") -> dict[str, torch.Tensor]:
+def target_direction(
+    origin: dict[str, torch.Tensor], target: dict[str, torch.Tensor], what: str = "target model"
+) -> dict[str, torch.Tensor]:
     """``target - origin`` per tensor: coefficient 1 along it reaches the target exactly."""
     missing = sorted(set(origin) - set(target))
     extra = sorted(set(target) - set(origin))
@@ -136,8 +140,9 @@ def target_direction(origin: dict[str, torch.Tensor], target: dict[str, torch.Te
     out = {}
     for name, w in origin.items():
         if target[name].shape != w.shape:
-            raise InputError(f"{what}: tensor {name} has shape {tuple(target[name].shape)}, "
-                             f"the model has {tuple(w.shape)}")
+            raise InputError(
+                f"{what}: tensor {name} has shape {tuple(target[name].shape)}, the model has {tuple(w.shape)}"
+            )
         out[name] = target[name].to(torch.float64) - w
     return out
 
@@ -148,8 +153,11 @@ def check_matches(direction: dict[str, torch.Tensor], origin: dict[str, torch.Te
     extra = sorted(set(direction) - set(origin))
     wrong = sorted(n for n in set(origin) & set(direction) if tuple(direction[n].shape) != tuple(origin[n].shape))
     if missing or extra or wrong:
-        parts = [f"{label} {names[:5]}" + (" …" if len(names) > 5 else "")
-                 for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong)) if names]
+        parts = [
+            f"{label} {names[:5]}" + (" …" if len(names) > 5 else "")
+            for label, names in (("missing", missing), ("unexpected", extra), ("mis-shaped", wrong))
+            if names
+        ]
         raise MismatchError(f"{source} was made for another model: {'; '.join(parts)}")
 
 
@@ -157,11 +165,24 @@ def check_finite(tensors: dict[str, torch.Tensor], source: str, fields: tuple[st
     """Directions and weights with NaN or inf would make every point NaN: refuse them, naming the tensors."""
     bad = [name for name, t in tensors.items() if not bool(torch.isfinite(t).all())]
     if bad:
-        raise InputError(f"{source} holds NaN or inf in {len(bad)} tensor{'s' * (len(bad) > 1)} "
-                         f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); expected finite values",
-                         fields=fields)
+        raise InputError(
+            f"{source} holds NaN or inf in {len(bad)} tensor{'s' * (len(bad) > 1)} "
+            f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); expected finite values",
+            fields=fields,
+        )
 
 
 def digest(dx: dict, dy: dict | None = None) -> str:
     """SHA-256 of a direction set: the x tensors by name, the y tensors as ``y/<name>``."""
     return sha256_tensors({**dx, **({} if dy is None else {f"y/{k}": v for k, v in dy.items()})})
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The plane of a trajectory and the path on it."""
+
+    files: tuple[str, ...]  # the checkpoints, in order
+    labels: tuple[int, ...]  # their epochs (the number in the file name), or their positions
+    coordinates: np.ndarray  # (T, 2): each checkpoint projected on (x, y) by least squares
+    explained: tuple[float, float]  # the share of the centred differences' variance along x and along y
+    random_walk: tuple[float, float]  # the same shares for a Gaussian random walk of T steps

@@ -1,0 +1,29 @@
+"""``landscape study``: the batch-size study from one command (``workflows.study``)."""
+
+from __future__ import annotations
+
+from ..workflows import study as workflow
+from ..workflows.study import EXAMPLE, report_flags, report_threads, run, settings
+from . import boundary
+
+
+def parser(prog: str = "landscape study"):
+    p = boundary.ArgumentParser(prog=prog, description=workflow.__doc__.split("\n\n")[0], epilog=EXAMPLE)
+    p.add_argument("--config", help="TOML file of the study (see below)")
+    p.add_argument("--out", help="training runs, measurements and logs (default: study_out)")
+    p.add_argument("--figures", help="where the scorecard and figures go (default: figures)")
+    p.add_argument("--name", help="stem of their names (default: study)")
+    p.add_argument("--jobs", type=int, help="trainings at a time, and report ranks (default: 2)")
+    p.add_argument("--quick", action="store_true", help="2 batch sizes x 2 seeds, 4 epochs, tiny grids (the test)")
+    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    return p
+
+
+def main(argv: list[str], prog: str = "landscape study") -> int:
+    args = parser(prog).parse_args(argv)
+    study = settings(args)
+    from .report import checked
+
+    checked([*report_flags(study), *report_threads(study)])  # the report's settings now, not after the training
+    run(study)
+    return 0

@@ -1,0 +1,32 @@
+"""TOML files of settings (study and sweep files): read, and their tables turned into command-line flags."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+
+
+def toml():
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:
+        try:
+            import tomli as tomllib  # the same parser, for Python 3.10
+        except ModuleNotFoundError:
+            raise InputError(
+                "config: reading TOML needs Python >= 3.11, or the tomli package (pip install tomli)",
+                fields=("config",),
+            ) from None
+    return tomllib
+
+
+def table_flags(table: dict) -> list[str]:
+    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
+    flags = []
+    for key, value in table.items():
+        if value is True:
+            flags.append(f"--{key}")
+        elif isinstance(value, list):
+            flags += [f"--{key}", *map(str, value)]
+        elif value is not False:
+            flags.append(f"--{key}={value}")
+    return flags
