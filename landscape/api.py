@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .data import GIVEN, Data, DataConfig, Samples, as_samples
-from .errors import LandscapeError, UsageError, describe
+from .errors import LandscapeError, UsageError, describe, param
 from .grid import Grid
 from .io.surface_file import Surface, read
 from .models import ModelConfig
@@ -140,10 +140,9 @@ def loss_surface(
         world.barrier()  # rank 0 finishes the file's run record before anyone reads it
         return read(summary.surf_file)
     except LandscapeError as exc:
-        if getattr(exc, "collective", False):
-            raise exc.respelled(SPELLING) from None  # every rank has it: each caller handles it
-        _abort_alone(world, exc)
-        raise exc.respelled(SPELLING) from None
+        if not getattr(exc, "collective", False):  # every rank has a collective one: each caller handles it
+            _abort_alone(world, exc)
+        raise
     except BaseException as exc:
         _abort_alone(world, exc)
         raise
@@ -152,7 +151,7 @@ def loss_surface(
 def _abort_alone(world, exc: BaseException) -> None:
     """An error on some ranks only: the others may wait forever in a collective call."""
     if world.size > 1:
-        code = exc.exit_code if isinstance(exc, LandscapeError) else 1
+        code = int(exc.exit_status) if isinstance(exc, LandscapeError) else 1
         print(f"landscape.api (rank {world.rank} of {world.size}): {describe(exc)}", file=sys.stderr, flush=True)
         world.abort(code)
 
@@ -323,4 +322,4 @@ def sharpness(
         return measures.epsilon_sharpness(h, epsilon=epsilon, subspace=subspace, maxiter=maxiter, seed=seed)
     if measure == "average":
         return measures.average_rise(h, radius=radius, directions=directions, seed=seed)
-    raise UsageError(f"measure={measure!r}: expected one of {', '.join(measures.MEASURES)}", fields=("measure",))
+    raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")

@@ -161,14 +161,13 @@ def check_matches(direction: dict[str, torch.Tensor], origin: dict[str, torch.Te
         raise MismatchError(f"{source} was made for another model: {'; '.join(parts)}")
 
 
-def check_finite(tensors: dict[str, torch.Tensor], source: str, fields: tuple[str, ...] = ()) -> None:
+def check_finite(tensors: dict[str, torch.Tensor], source: str) -> None:
     """Directions and weights with NaN or inf would make every point NaN: refuse them, naming the tensors."""
     bad = [name for name, t in tensors.items() if not bool(torch.isfinite(t).all())]
     if bad:
         raise InputError(
             f"{source} holds NaN or inf in {len(bad)} tensor{'s' * (len(bad) > 1)} "
             f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); expected finite values",
-            fields=fields,
         )
 
 

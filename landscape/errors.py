@@ -1,65 +1,80 @@
-"""Typed errors of the library and the exit code each one maps to.
+"""Typed errors of the library, the exit status each one maps to, and how a message names a parameter.
 
-The library raises these; exactly one place (``landscape.cli.boundary``) turns
-them into a one-line message and a process exit code.  Every message names the
+The library raises these; exactly one place (``landscape.cli.boundary``) turns them into a one-line
+message and a process exit status; the Python API raises them as they are.  Every message names the
 offending value and what was expected.
 
-Messages name configuration *parameters* (``batch_size=0: expected ...``), and
-an error records which parameters it names (``fields``).  A front end spells
-them its own way: the command line turns ``batch_size`` into ``--batch_size``
-with ``respelled``; the Python API keeps the parameter names.
-
-Exit codes (documented in README.md):
-    0  success
-    1  internal error (a bug: rerun with --traceback and report it)
-    2  usage: a flag or value is malformed
-    3  input: a file, model, data set or plug-in cannot be used
-    4  mismatch: an existing surface or direction file was made differently
-    5  evaluation: the model or loss raised an error at a grid point
-  130  interrupted (Ctrl-C)
-  143  stopped by SIGTERM or SIGUSR1 after the round in progress was saved
+A message names a configuration parameter through ``param(name)`` (``f"{param('batch_size')}=0:
+expected ..."``): ``str(error)`` shows the parameter's name (``batch_size=0``), as the Python API
+spells it; ``error.spelled(spell)`` shows it as a front end spells it (the command line:
+``--batch_size=0``).  The marks are placed where the message is written, so no message is ever
+rewritten by guessing which of its words are parameters.
 """
 
 from __future__ import annotations
 
 import re
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """The exit status of a ``landscape`` command (documented in README.md and ``--help``)."""
+
+    OK = 0
+    INTERNAL = 1  # a bug: rerun with --traceback and report it
+    USAGE = 2  # a flag or value is malformed
+    INPUT = 3  # a file, model, data set or plug-in cannot be used; or not enough memory
+    MISMATCH = 4  # an existing surface or direction file was made differently
+    EVALUATION = 5  # the model or loss raised an error at a grid point
+    INTERRUPTED = 130  # Ctrl-C
+    BROKEN_PIPE = 141  # the reader of the output went away
+    STOPPED = 143  # SIGTERM or SIGUSR1, after the round in progress was saved
+
+
+MARK = "\ue000"  # a private-use character: never part of a message's own text, neither space nor line break
+_MARKED = re.compile(f"{MARK}([^{MARK}]*){MARK}")
+
+
+def param(name: str) -> str:
+    """A parameter's name inside a message, to be spelled by whoever shows the message."""
+    return f"{MARK}{name}{MARK}"
+
+
+def spell(message: str, spelling=None) -> str:
+    """``message`` with each parameter named as ``spelling`` (a dict) says, else by its plain name."""
+    spelling = spelling or {}
+    return _MARKED.sub(lambda m: spelling.get(m.group(1), m.group(1)), message)
 
 
 class LandscapeError(Exception):
     """Base class for every error a user can cause and fix."""
 
-    exit_code = 1
+    exit_status = ExitStatus.INTERNAL
 
-    def __init__(self, message: str = "", *, fields: tuple[str, ...] = ()):
+    def __init__(self, message: str = ""):
         super().__init__(message)
-        self.fields = tuple(fields)
 
-    def respelled(self, spell: dict[str, str]) -> LandscapeError:
-        """A copy whose message names each parameter of ``fields`` as ``spell`` says (e.g. as a flag).
+    @property
+    def marked(self) -> str:
+        """The message with its parameters marked (``param``): what crosses ranks."""
+        return self.args[0] if self.args else ""
 
-        ``name=`` is always respelled; a bare name only where it cannot be an ordinary word
-        (it has an underscore, or is one of ``BARE``), so "a positive number of threads"
-        stays as it is while "give another surf_file" becomes "give another --surf_file".
-        """
-        message = str(self)
-        for field in self.fields:
-            if field in spell:
-                after = r"(?![\w/]|\.\w)" if ("_" in field or field in BARE) else "(?==)"
-                message = re.sub(rf"(?<![\w\-./]){re.escape(field)}{after}", spell[field], message)
-        other = type(self).__new__(type(self))  # no __init__: subclasses take other arguments
-        other.__dict__.update(self.__dict__)
-        other.args = (message,)
-        return other
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The parameters the message names, in order."""
+        return tuple(dict.fromkeys(_MARKED.findall(self.marked)))
 
+    def spelled(self, spelling=None) -> str:
+        return spell(self.marked, spelling)
 
-# Parameters without an underscore that messages may name bare (not only as ``name=value``).
-BARE = frozenset({"xnorm", "ynorm", "xignore", "yignore", "force", "seed", "out"})
+    def __str__(self) -> str:
+        return self.spelled()
 
 
 class UsageError(LandscapeError):
     """A command-line flag or configuration value is malformed."""
 
-    exit_code = 2
+    exit_status = ExitStatus.USAGE
 
 
 class ConfigError(UsageError):
@@ -68,47 +83,47 @@ class ConfigError(UsageError):
     def __init__(self, field: str, value, expected: str, literal: bool = False):
         # literal: show the value as Python writes it, so that the string "10" is not mistaken for 10
         shown = value if isinstance(value, str) and not literal else repr(value)
-        super().__init__(f"{field}={shown}: expected {expected}", fields=(field,))
+        super().__init__(f"{param(field)}={shown}: expected {expected}")
         self.field, self.value, self.expected = field, value, expected
 
 
 class InputError(LandscapeError):
     """A file, model, data set or plug-in exists but cannot be used (or does not exist)."""
 
-    exit_code = 3
+    exit_status = ExitStatus.INPUT
 
 
 class MismatchError(LandscapeError):
     """An existing result file was produced by a different computation."""
 
-    exit_code = 4
+    exit_status = ExitStatus.MISMATCH
 
 
 class EvaluationError(LandscapeError):
     """The user's model or loss raised while evaluating a grid point."""
 
-    exit_code = 5
+    exit_status = ExitStatus.EVALUATION
 
 
 class Stopped(LandscapeError):
     """Every rank stopped at a signal after saving the round in progress; rerunning resumes."""
 
-    exit_code = 143
+    exit_status = ExitStatus.STOPPED
     collective = True  # raised by every rank at once: rank 0 alone prints it
 
 
 class CollectiveFailure(LandscapeError):
     """A failure that every MPI rank knows about (agreed through ``comm.agree``).
 
-    Carries the original error's exit code and one-line message, and the rank
-    that raised it, so that rank 0 alone prints it and no rank is left waiting.
+    Carries the original error's exit status and its marked message, and the rank that raised it, so
+    that rank 0 alone prints it and no rank is left waiting.
     """
 
     collective = True
 
-    def __init__(self, message: str, exit_code: int, rank: int, detail: str = "", fields: tuple[str, ...] = ()):
-        super().__init__(message, fields=fields)
-        self.exit_code = exit_code
+    def __init__(self, message: str, exit_status: int, rank: int, detail: str = ""):
+        super().__init__(message)
+        self.exit_status = ExitStatus(exit_status)
         self.rank = rank
         self.detail = detail  # formatted traceback of the original error
 

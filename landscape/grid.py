@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError, UsageError
+from .errors import ConfigError, UsageError, param
 
 EXAMPLE = "MIN:MAX:NUM, e.g. -1:1:51"
 DEFAULT_X = "-1:1:51"
@@ -83,10 +83,9 @@ class Grid:
         if grid.size > MAX_POINTS and not force:
             given = f"x={x}" + ("" if y is None else f" y={y}")
             raise UsageError(
-                f"{given}: {grid.size:,} points, more than the {MAX_POINTS:,} allowed without force; "
+                f"{given}: {grid.size:,} points, more than the {MAX_POINTS:,} allowed without {param('force')}; "
                 f"the surface file would take about {_size(grid.size * BYTES_PER_POINT)}: choose a "
-                "smaller NUM, or give force to compute it anyway",
-                fields=("x", "y", "force"),
+                f"smaller NUM, or give {param('force')} to compute it anyway",
             )
         return grid
 

@@ -14,7 +14,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
-from .errors import ConfigError, InputError, describe
+from .errors import ConfigError, InputError, describe, param
 from .plugins import canonical, is_plugin, load_object
 
 BUILTIN = ("crossentropy", "mse")
@@ -50,8 +50,7 @@ def check_labels(name: str, output: torch.Tensor, low: int, high: int) -> None:
     if low < 0 or high >= classes:
         raise InputError(
             f"the model gives {classes} class score{'s' * (classes != 1)} per sample but the labels "
-            f"run from {low} to {high}: expected labels in 0..{classes - 1} (is num_classes right?)",
-            fields=("num_classes",),
+            f"run from {low} to {high}: expected labels in 0..{classes - 1} (is {param('num_classes')} right?)",
         )
 
 
@@ -97,9 +96,8 @@ class Loss:
                 self.fn = obj() if inspect.isclass(obj) else obj  # a criterion class such as nn.CrossEntropyLoss
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
                 raise InputError(
-                    f"loss_name {spec!r}: the class cannot be made without arguments ({describe(exc)}); "
+                    f"{param('loss_name')} {spec!r}: the class cannot be made without arguments ({describe(exc)}); "
                     "expected a loss class such as torch.nn:CrossEntropyLoss or a function",
-                    fields=("loss_name",),
                 ) from None
             self.name = f"{canonical(spec)}#{fingerprint(self.fn)}"
         elif spec in BUILTIN:

@@ -93,7 +93,7 @@ def test_two_different_loss_callables_never_share_a_file(tmp_path):
             x="-1:1:3",
             surf_file=str(tmp_path / "s.h5"),
         )
-    assert info.value.exit_code == 4  # a mismatch, agreed by every rank
+    assert info.value.exit_status == 4  # a mismatch, agreed by every rank
 
 
 def test_dense_cross_entropy_and_accuracy_along_the_class_dimension(tmp_path):

@@ -15,18 +15,18 @@ import os
 import sys
 import traceback
 
-from ..errors import LandscapeError, Stopped, describe
+from ..errors import ExitStatus, LandscapeError, Stopped, describe
 from ..parallel import comm as comm_module
 
 TRACEBACK_FLAG = "--traceback"
 
 
 class ParserExit(LandscapeError):
-    """argparse is done (after --help): every rank leaves with this code, silently."""
+    """argparse is done (after --help): every rank leaves with this status, silently."""
 
     def __init__(self, code: int):
         super().__init__("")
-        self.exit_code = code
+        self.exit_status = ExitStatus(code)
 
 
 def _print(line: str) -> None:
@@ -34,7 +34,7 @@ def _print(line: str) -> None:
 
 
 def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None) -> int:
-    """Call ``main(argv)`` and map whatever it raises to a message and an exit code.
+    """Call ``main(argv)`` and map whatever it raises to a message and an exit status (``ExitStatus``).
 
     ``spell`` maps parameter names to this program's flags: a dict, or a function returning one.
     """
@@ -44,34 +44,35 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None
         return int(main(argv) or 0)
     except KeyboardInterrupt:
         _print(f"{prog}: interrupted")
-        return _end(130)
+        return _end(ExitStatus.INTERRUPTED)
     except BrokenPipeError:  # the reader of our output went away (| head): leave quietly, like other tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return _end(141)
+        return _end(ExitStatus.BROKEN_PIPE)
     except SystemExit as exc:  # raised by code outside our parsers: keep its code
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BaseException as exc:  # noqa: BLE001 - this is the boundary
         world = comm_module.current()
-        if isinstance(exc, LandscapeError):
-            exc = exc.respelled(_spelling(spell))
         if getattr(exc, "collective", False):
-            if world.rank == 0 and str(exc):
+            text = exc.spelled(_spelling(spell))
+            if world.rank == 0 and text:
                 where = f" (rank {exc.rank})" if getattr(exc, "rank", 0) else ""
-                _print(f"{prog}: {exc}" if isinstance(exc, Stopped) else f"{prog}: error{where}: {exc}")
+                _print(f"{prog}: {text}" if isinstance(exc, Stopped) else f"{prog}: error{where}: {text}")
                 if show_traceback and getattr(exc, "detail", ""):
                     _print(exc.detail)
-            return exc.exit_code
+            return int(exc.exit_status)
         if isinstance(exc, MemoryError):
             code, kind, text = (
-                3,
+                ExitStatus.INPUT,
                 "error",
                 f"not enough memory ({describe(exc)}): choose a smaller grid, batch size "
                 "or data set, or fewer ranks per node",
             )
+        elif isinstance(exc, LandscapeError):
+            code, kind = exc.exit_status, "error"
+            lines = exc.spelled(_spelling(spell)).strip().splitlines()
+            text = lines[0] if lines else ""
         else:
-            internal = not isinstance(exc, LandscapeError)
-            code = 1 if internal else exc.exit_code
-            kind, text = ("internal error" if internal else "error"), describe(exc)
+            code, kind, text = ExitStatus.INTERNAL, "internal error", describe(exc)
         where = f" (rank {world.rank} of {world.size})" if world.size > 1 else ""
         if text or code:
             _print(f"{prog}: {kind}{where}: {text}")
@@ -95,8 +96,8 @@ def _end(code: int) -> int:
     """In a parallel job a lone failing rank takes the whole job down with it."""
     world = comm_module.current()
     if world.size > 1:
-        world.abort(code)
-    return code
+        world.abort(int(code))
+    return int(code)
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -80,9 +80,9 @@ def _config_file(path: str) -> tuple[dict, list[str]]:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
     except FileNotFoundError:
-        raise InputError(f"config {path} does not exist", fields=("config",)) from None
+        raise InputError(f"config {path} does not exist") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"config {path} cannot be read as TOML ({exc})", fields=("config",)) from None
+        raise InputError(f"config {path} cannot be read as TOML ({exc})") from None
     train = data.pop("train", {})
     for key in STUDY_KEYS:  # a landscape study file is a sweep file with these keys more
         data.pop(key, None)
@@ -91,7 +91,6 @@ def _config_file(path: str) -> tuple[dict, list[str]]:
         raise InputError(
             f"config {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
             "batch_sizes, seeds and a [train] table of landscape train flags",
-            fields=("config",),
         )
     return data, table_flags(train)
 

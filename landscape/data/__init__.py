@@ -70,7 +70,6 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Dat
             raise InputError(
                 f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
                 "expected (train, test) with test possibly None",
-                fields=("dataset",),
             )
         train = as_samples(pair[0], f"dataset {spec!r} train data")
         test = None if pair[1] is None else as_samples(pair[1], f"dataset {spec!r} test data")

@@ -19,7 +19,7 @@ def load_digits(seed: int = SPLIT_SEED, test_fraction: float = TEST_FRACTION) ->
     try:
         from sklearn.datasets import load_digits as sklearn_digits
     except ImportError:
-        raise InputError("dataset digits needs scikit-learn (pip install scikit-learn)", fields=("dataset",)) from None
+        raise InputError("dataset digits needs scikit-learn (pip install scikit-learn)") from None
     bunch = sklearn_digits()
     images = torch.tensor(bunch.images / 16.0, dtype=torch.float32).unsqueeze(1)  # (N, 1, 8, 8)
     labels = torch.tensor(bunch.target, dtype=torch.int64)

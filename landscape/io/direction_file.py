@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..directions import AxisInfo, Directions, Trajectory, digest
-from ..errors import InputError
+from ..errors import InputError, param
 from . import atomic, reference
 from .paths import readable_file
 from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION, TRAJECTORY
@@ -123,8 +123,7 @@ def read(path: str) -> Directions:
         raise InputError(
             f"direction file {path} is damaged: its tensors do not match the digest it records "
             f"({str(attrs.get('digest'))[:12]}…, found {found[:12]}…); it is left as it is: "
-            "give another dir_file",
-            fields=("dir_file",),
+            f"give another {param('dir_file')}",
         )
     extra = {k: v for k, v in attrs.items() if k not in (*ROOT_FIELDS, "schema", "schema_version")}
     return Directions(

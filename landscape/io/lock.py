@@ -19,7 +19,7 @@ import json
 import os
 import time
 
-from ..errors import InputError
+from ..errors import InputError, param
 from .atomic import HOST, pid_alive
 from .paths import kind
 
@@ -56,8 +56,7 @@ class SurfaceLock:
             if found not in ("missing", "file"):
                 raise InputError(
                     f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
-                    f"landscape made it) or give another {self.field}",
-                    fields=(self.field,),
+                    f"landscape made it) or give another {param(self.field)}",
                 )
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -138,6 +137,5 @@ class SurfaceLock:
         )
         return InputError(
             f"{self.what} {self.surface} is {self.doing} by {who} (lock {self.path}); "
-            f"wait for that job to end, or give another {self.field}",
-            fields=(self.field,),
+            f"wait for that job to end, or give another {param(self.field)}",
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, param
 from .surface_file import Surface
 
 GHOST, HIDDEN_POINT = "vtkGhostType", 2  # VTK's name for blanking, and its flag for a hidden point
@@ -40,14 +40,12 @@ def heights(surface: Surface, name: str, log: bool = False, zmax: float | None =
     values = quantities(surface)
     if name not in values:
         raise UsageError(
-            f"z={name}: {surface.path} has no such quantity; expected one of {', '.join(values)}", fields=("z",)
+            f"{param('z')}={name}: {surface.path} has no such quantity; expected one of {', '.join(values)}"
         )
     z = values[name].astype(np.float64).copy()
     if log:
         if np.any(z[np.isfinite(z)] <= 0):
-            raise UsageError(
-                f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values", fields=("log",)
-            )
+            raise UsageError(f"log: {name} has values <= 0 in {surface.path}; a log height needs positive values")
         z = np.log10(z)
     hidden = ~np.isfinite(z)
     if zmax is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import InputError
+from ..errors import InputError, param
 
 
 def kind(path: str) -> str:
@@ -55,24 +55,22 @@ def output_path(path, what: str, field: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(
-            f"{field}={path}: folder {folder} does not exist; create it or choose another {field}", fields=(field,)
+            f"{param(field)}={path}: folder {folder} does not exist; create it or choose another {param(field)}"
         )
     found = kind(path)
     if found == "dangling link":
         raise InputError(
-            f"{field}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+            f"{param(field)}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
             f"expected a file or no file",
-            fields=(field,),
         )
     if found not in ("missing", "file"):
-        raise InputError(f"{field}={path} is a {found}; expected a {what} or no file", fields=(field,))
+        raise InputError(f"{param(field)}={path} is a {found}; expected a {what} or no file")
     if found == "missing" and not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{field}={path}: folder {folder} is not writable; choose another {field}", fields=(field,))
+        raise InputError(f"{param(field)}={path}: folder {folder} is not writable; choose another {param(field)}")
     if len(os.path.basename(path)) > 200:
         raise InputError(
-            f"{field}={path}: the file name is {len(os.path.basename(path))} characters long; "
+            f"{param(field)}={path}: the file name is {len(os.path.basename(path))} characters long; "
             "expected at most 200 (file systems allow 255 with the suffixes this toolkit adds)",
-            fields=(field,),
         )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MismatchError
+from ..errors import MismatchError, param
 
 NOT_COMPUTED = -1.0  # the reference code's marker for "to do" in its surface files
 DIR_TYPES = ("weights", "states")
@@ -56,8 +56,7 @@ def name_tensors(indexed: dict, model, dir_type: str | None, source: str):
     if names is None:
         raise MismatchError(
             f"{source} holds {n} tensors but the model has {len(orders[dir_type][0])} "
-            f"for dir_type={dir_type}: it was made for another model",
-            fields=("dir_type",),
+            f"for {param('dir_type')}={dir_type}: it was made for another model",
         )
     out = {}
     for (key, array), name in zip(indexed.items(), names):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
-from ..errors import InputError, LandscapeError, MismatchError, describe
+from ..errors import InputError, LandscapeError, MismatchError, describe, param
 from ..grid import Axis
 from . import atomic, reference, runs
 from .paths import readable_file
@@ -216,15 +216,13 @@ def open_for_resume(
         if f.attrs.get("schema") != SURFACE_SCHEMA:
             raise InputError(
                 f"surface file {path} exists and is not a landscape surface file; choose "
-                "another surf_file or move it away (it is left untouched)",
-                fields=("surf_file",),
+                f"another {param('surf_file')} or move it away (it is left untouched)",
             )
         version = int(f.attrs.get("schema_version", 0))
         if version != SCHEMA_VERSION:
             raise MismatchError(
                 f"surface file {path} has schema version {version}, this landscape writes "
-                f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another surf_file",
-                fields=("surf_file",),
+                f"{SCHEMA_VERSION}: it can be plotted but not resumed; give another {param('surf_file')}",
             )
         missing = [name for name in (DONE, CHECKSUM, RUNS, IDENTITY) if name not in f and name not in f.attrs]
         if missing:
@@ -236,8 +234,7 @@ def open_for_resume(
             raise MismatchError(
                 f"surface file {path} was made by a different computation, "
                 f"so it is left untouched: {'; '.join(problems)}. "
-                "Use another surf_file to compute a new surface",
-                fields=("surf_file",),
+                f"Use another {param('surf_file')} to compute a new surface",
             )
         for name, coords in ((X, xcoords), (Y, ycoords)):
             if coords is not None and not np.array_equal(f[name][()], coords):

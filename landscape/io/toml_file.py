@@ -14,7 +14,6 @@ def toml():
         except ModuleNotFoundError:
             raise InputError(
                 "config: reading TOML needs Python >= 3.11, or the tomli package (pip install tomli)",
-                fields=("config",),
             ) from None
     return tomllib
 

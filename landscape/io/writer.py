@@ -21,7 +21,7 @@ import os
 import h5py
 import numpy as np
 
-from ..errors import ConfigError, UsageError
+from ..errors import ConfigError, UsageError, param
 from . import surface_file
 from .schema import CHECKSUM, DONE
 
@@ -100,9 +100,8 @@ def choose(mode: str, size: int) -> str:
         raise ConfigError("io", mode, f"one of {', '.join(IO_MODES)}")
     if mode == "mpio" and not parallel_hdf5():
         raise UsageError(
-            "io=mpio: this h5py was built without parallel HDF5 (h5py.get_config().mpi is False); "
-            "use io=gather or install an MPI build of h5py",
-            fields=("io",),
+            f"{param('io')}=mpio: this h5py was built without parallel HDF5 (h5py.get_config().mpi is False); "
+            f"use {param('io')}=gather or install an MPI build of h5py",
         )
     if mode == "auto":
         return "mpio" if size > 1 and parallel_hdf5() else "gather"

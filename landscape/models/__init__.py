@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import ConfigError, InputError, describe
+from ..errors import ConfigError, InputError, describe, param
 from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
@@ -57,7 +57,6 @@ def build_model(spec: str, num_classes: int = 10) -> nn.Module:
         if not isinstance(model, nn.Module):
             raise InputError(
                 f"model {spec!r}: the factory returned {type(model).__name__}, expected a torch.nn.Module",
-                fields=("model",),
             )
         return model
     if spec not in REGISTRY:
@@ -66,9 +65,8 @@ def build_model(spec: str, num_classes: int = 10) -> nn.Module:
         return REGISTRY[spec](num_classes=num_classes)
     except (RuntimeError, MemoryError) as exc:  # torch's "can't allocate memory" is a RuntimeError
         raise InputError(
-            f"model {spec} with num_classes={num_classes} cannot be built ({describe(exc)}): "
+            f"model {spec} with {param('num_classes')}={num_classes} cannot be built ({describe(exc)}): "
             "expected the number of classes of the data",
-            fields=("num_classes",),
         ) from None
 
 

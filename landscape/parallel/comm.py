@@ -14,7 +14,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from ..errors import CollectiveFailure, ConfigError, LandscapeError, UsageError, describe
+from ..errors import CollectiveFailure, ConfigError, ExitStatus, LandscapeError, UsageError, describe
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -211,17 +211,18 @@ def agree(comm, fn, *args, **kwargs):
     try:
         result, status = fn(*args, **kwargs), None
     except CollectiveFailure as exc:  # agreed inside fn (every rank raises it): the rank that failed stays named
-        result, status = None, (str(exc), exc.exit_code, exc.detail, exc.fields, exc.rank)
+        result, status = None, (exc.marked, int(exc.exit_status), exc.detail, exc.rank)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - shared with the other ranks below
         result = None
         if isinstance(exc, LandscapeError):
-            status = (describe(exc), exc.exit_code, traceback.format_exc(), exc.fields, comm.rank)
+            first = exc.marked.strip().splitlines()[0] if exc.marked.strip() else ""
+            status = (first, int(exc.exit_status), traceback.format_exc(), comm.rank)
         else:  # a bug, or user code that called sys.exit: never a silent success
-            status = (f"internal error: {describe(exc)}", 1, traceback.format_exc(), (), comm.rank)
+            status = (f"internal error: {describe(exc)}", int(ExitStatus.INTERNAL), traceback.format_exc(), comm.rank)
     for reported in comm.allgather(status):
         if reported is not None:
-            message, code, detail, fields, rank = reported
-            raise CollectiveFailure(message, code, rank, detail, fields)
+            message, code, detail, rank = reported
+            raise CollectiveFailure(message, code, rank, detail)
     return result
 
 

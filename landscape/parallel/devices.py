@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import ConfigError, InputError, UsageError
+from ..errors import ConfigError, InputError, UsageError, param
 
 CHOICES = ("auto", "cpu", "cuda", "cuda:N")
 
@@ -36,18 +36,16 @@ def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_sha
     shown = visible[local_rank] if visible[local_rank] is not None else "not set"
     if count == 0:
         raise InputError(
-            f"device={spec}: no CUDA device is visible to this rank (CUDA_VISIBLE_DEVICES={shown}); "
-            "expected at least one, or device=cpu",
-            fields=("device",),
+            f"{param('device')}={spec}: no CUDA device is visible to this rank (CUDA_VISIBLE_DEVICES={shown}); "
+            f"expected at least one, or {param('device')}=cpu",
         )
     sharing = [rank for rank, seen in enumerate(visible) if seen == visible[local_rank]]
     if spec.startswith("cuda:"):
         index = int(spec[5:])
         if index >= count:
             raise InputError(
-                f"device={spec}: this rank sees {count} CUDA device{'s' * (count > 1)}; expected "
+                f"{param('device')}={spec}: this rank sees {count} CUDA device{'s' * (count > 1)}; expected "
                 f"an index below {count}",
-                fields=("device",),
             )
         wanted = len(sharing)  # every rank that sees the same devices takes this one
     else:
@@ -57,8 +55,7 @@ def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_sha
         raise UsageError(
             f"{len(sharing)} ranks on this node would share {count if spec == 'cuda' else 1} GPU"
             f"{'s' * (spec == 'cuda' and count > 1)} ({spec}): expected at most one rank per GPU; start "
-            "fewer ranks per node, or give allow_shared_gpus",
-            fields=("device", "allow_shared_gpus"),
+            f"fewer ranks per node, or give {param('allow_shared_gpus')}",
         )
     return f"cuda:{index}"
 

@@ -41,12 +41,11 @@ def _is_trainer_manifest(path: str) -> bool:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             header = next(csv.reader(handle), [])
     except OSError as exc:
-        raise InputError(f"manifest {path} cannot be read ({exc.strerror})", fields=("manifest",)) from None
+        raise InputError(f"manifest {path} cannot be read ({exc.strerror})") from None
     except (UnicodeDecodeError, csv.Error):
         raise InputError(
             f"manifest {path} is not a text file: expected a landscape sweep's manifest (or its folder) "
             "or a CSV of checkpoints",
-            fields=("manifest",),
         ) from None
     return "run" in header and "checkpoint" in header and "done" in header
 
@@ -77,14 +76,11 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
     try:
         value = int(row[key])
     except (TypeError, ValueError):
-        raise InputError(
-            f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number", fields=("manifest",)
-        ) from None
+        raise InputError(f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number") from None
     if value < (1 if key == "batch_size" else 0):
         raise InputError(
             f"manifest {path}, line {line}: {key}={value}: expected a whole number "
             f"{'>= 1' if key == 'batch_size' else '>= 0'}",
-            fields=("manifest",),
         )
     return value
 
@@ -109,12 +105,9 @@ def _from_csv(path: str) -> list[Run]:
         raise InputError(
             f"manifest {path} has no {missing[0]} column: expected a landscape sweep manifest or a CSV "
             "with the columns checkpoint, batch_size, seed (and optionally recipe, run, model, dataset)",
-            fields=("manifest",),
         )
     if not rows:
-        raise InputError(
-            f"manifest {path} has its columns but no row: expected one row per checkpoint", fields=("manifest",)
-        )
+        raise InputError(f"manifest {path} has its columns but no row: expected one row per checkpoint")
     here = os.path.dirname(os.path.abspath(path))
     runs = []
     for line, row in enumerate(rows, start=2):
@@ -122,13 +115,12 @@ def _from_csv(path: str) -> list[Run]:
         recipe = (row.get("recipe") or "sgd").strip()
         checkpoint = (row["checkpoint"] or "").strip()
         if not checkpoint:
-            raise InputError(f"manifest {path}, line {line}: the checkpoint is empty", fields=("manifest",))
+            raise InputError(f"manifest {path}, line {line}: the checkpoint is empty")
         name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
         if not RUN_NAME.fullmatch(name) or name in (".", ".."):
             raise InputError(
                 f"manifest {path}, line {line}: run={name!r}: expected a name of letters, digits, "
                 "'.', '_', '+' or '-' (it names the run's folder under out/runs/)",
-                fields=("manifest",),
             )
         where = os.path.join(here, checkpoint)
         runs.append(
@@ -152,13 +144,11 @@ def read_runs(path: str) -> tuple[list[Run], list[str]]:
         raise InputError(
             f"manifest {path} does not exist: expected a landscape sweep's manifest (or its folder) "
             "or a CSV of checkpoints",
-            fields=("manifest",),
         )
     runs, skipped = _from_trainer(path) if _is_trainer_manifest(path) else (_from_csv(path), [])
     if not runs:
         raise InputError(
             f"manifest {path} lists no finished run" + (f" ({len(skipped)} unfinished)" if skipped else ""),
-            fields=("manifest",),
         )
     names = [r.name for r in runs]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -166,19 +156,15 @@ def read_runs(path: str) -> tuple[list[Run], list[str]]:
         raise InputError(
             f"manifest {path}: run {twice[0]!r} is listed twice; expected one row per run "
             "(give a run column to tell them apart)",
-            fields=("manifest",),
         )
     for run in runs:
         if os.path.isdir(run.checkpoint):
             raise InputError(
                 f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, is a folder; "
                 "expected a checkpoint file",
-                fields=("manifest",),
             )
         if not os.path.isfile(run.checkpoint):
-            raise InputError(
-                f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist", fields=("manifest",)
-            )
+            raise InputError(f"manifest {path}: the checkpoint of {run.name}, {run.checkpoint}, does not exist")
     order = {r: i for i, r in enumerate(dict.fromkeys(r.recipe for r in runs))}
     return sorted(runs, key=lambda r: (order[r.recipe], r.batch_size, r.seed)), skipped
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..errors import ConfigError, UsageError
+from ..errors import ConfigError, UsageError, param
 from ..models.norms import batchnorm_layers
 
 POLICIES = ("eval", "states", "recalibrate")
@@ -33,15 +33,14 @@ def resolve(bn: str | None, dir_type: str | None) -> tuple[str, str]:
     if bn == "states":
         if dir_type == "weights":
             raise UsageError(
-                "bn=states moves the running statistics, which needs dir_type=states (or no dir_type)",
-                fields=("bn", "dir_type"),
+                f"{param('bn')}=states moves the running statistics, which needs {param('dir_type')}=states "
+                f"(or no {param('dir_type')})",
             )
         return bn, "states"
     if dir_type == "states":
         raise UsageError(
-            f"bn={bn} keeps or re-estimates the running statistics, but dir_type=states moves them; "
-            "give one of the two",
-            fields=("bn", "dir_type"),
+            f"{param('bn')}={bn} keeps or re-estimates the running statistics, but {param('dir_type')}=states "
+            "moves them; give one of the two",
         )
     return bn, "weights"
 

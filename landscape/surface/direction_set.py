@@ -14,7 +14,7 @@ import torch
 
 from .. import directions as dirs
 from ..directions import AxisInfo, Directions
-from ..errors import ConfigError, InputError, MismatchError, UsageError
+from ..errors import ConfigError, InputError, MismatchError, UsageError, param
 from ..io import reference
 from ..io.paths import config_path
 from ..provenance import sha256_file, sha256_tensors, versions
@@ -64,14 +64,11 @@ class DirectionConfig:
             ] + (["seed"] if self.seed is not None else [])
             if given:
                 raise UsageError(
-                    f"{given[0]} does not apply with pca_from: the trajectory's principal components "
+                    f"{param(given[0])} does not apply with {param('pca_from')}: the trajectory's principal components "
                     "are both directions, unit vectors drawn from no seed (xignore applies to both)",
-                    fields=(given[0], "pca_from"),
                 )
         if self.model_file3 and self.same_dir:
-            raise UsageError(
-                "model_file3 and same_dir both define the y direction: give one", fields=("model_file3", "same_dir")
-            )
+            raise UsageError(f"{param('model_file3')} and {param('same_dir')} both define the y direction: give one")
         for axis, target, name in (
             ("x", self.model_file2, "model_file2"),
             ("y", self.model_file3, "model_file3"),
@@ -81,17 +78,15 @@ class DirectionConfig:
                 if target and getattr(self, f"{axis}{setting}") is not None:
                     what = "the x direction" if name == "same_dir" else "a difference of models"
                     raise UsageError(
-                        f"{axis}{setting} does not apply with {name}: that direction is {what}",
-                        fields=(f"{axis}{setting}", name),
+                        f"{param(axis + setting)} does not apply with {param(name)}: that direction is {what}",
                     )
 
     def check_grid(self, ndim: int) -> None:
         given = [name for name in ("model_file3", "same_dir", "pca_from") if getattr(self, name)]
         if ndim == 1 and given:
             raise UsageError(
-                f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
-                "defines the y direction: add y=MIN:MAX:NUM",
-                fields=(*given, "y"),
+                f"{' and '.join(map(param, given))} {'needs' if len(given) == 1 else 'need'} a 2-D grid, as it "
+                f"defines the y direction: add {param('y')}=MIN:MAX:NUM",
             )
 
     def settings(self, axis: str) -> tuple[str, str]:
@@ -115,7 +110,7 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
         if target_file:
             name = "model_file2" if axis == "x" else "model_file3"
             towards = target(target_file)
-            dirs.check_finite(towards, f"{name} {target_file}", fields=(name,))
+            dirs.check_finite(towards, f"{param(name)} {target_file}")
             axes.append(dirs.target_direction(origin, towards, f"{name} {target_file}"))
             infos.append(AxisInfo("target", target_file=target_file, target_sha256=sha256_file(target_file)))
         elif axis == "y" and cfg.same_dir:
@@ -157,7 +152,7 @@ def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: s
         state = read_state_dict(path, mmap=True)
         tensors = {name: state[name] for name in origin if name in state}
         dirs.check_matches(tensors, origin, f"pca_from checkpoint {path}")
-        dirs.check_finite(tensors, f"pca_from checkpoint {path}", fields=("pca_from",))
+        dirs.check_finite(tensors, f"{param('pca_from')} checkpoint {path}")
         states.append(tensors)
     ignore = cfg.xignore or DEFAULT_IGNORE
     x, y, path = pca.trajectory(origin, files, states, ignore)
@@ -186,11 +181,11 @@ def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
     out = []
     for name, given, stored in (("dir_type", cfg.dir_type, d.dir_type), ("seed", cfg.seed, d.seed)):
         if given is not None and given != stored:
-            out.append(f"{name}={given} but the file has {stored!r}")
+            out.append(f"{param(name)}={given} but the file has {stored!r}")
     for name in ("xnorm", "xignore", "ynorm", "yignore"):
         given, axis = getattr(cfg, name), 0 if name[0] == "x" else 1
         if given is not None and axis < len(d.axes) and getattr(d.axes[axis], name[1:]) not in (given, ""):
-            out.append(f"{name}={given} but the file has {getattr(d.axes[axis], name[1:])!r}")
+            out.append(f"{param(name)}={given} but the file has {getattr(d.axes[axis], name[1:])!r}")
     if out:
         return out
     for (axis, target, name), info in zip(
@@ -199,33 +194,20 @@ def _conflicts(cfg: DirectionConfig, d: Directions, ndim: int) -> list[str]:
         if axis == "y" and (cfg.same_dir or d.same_dir):
             if bool(cfg.same_dir) != bool(d.same_dir):
                 out.append(
-                    f"same_dir is {'given' if cfg.same_dir else 'not given'} but the file's y direction is "
+                    f"{param('same_dir')} is {'given' if cfg.same_dir else 'not given'} but the file's y direction is "
                     f"{'' if d.same_dir else 'not '}the x direction"
                 )
             continue
         if target and info.target_sha256 != sha256_file(target):
             where = f"towards {info.target_file}" if info.kind == "target" else "random"
-            out.append(f"{name} {target} but the file's {axis} direction is {where}")
+            out.append(f"{param(name)} {target} but the file's {axis} direction is {where}")
         elif not target and info.kind == "target":
-            out.append(f"no {name} but the file's {axis} direction points to {info.target_file}")
+            out.append(f"no {param(name)} but the file's {axis} direction points to {info.target_file}")
     return out
 
 
 def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: str) -> Directions:
     """``d`` read from ``path``, checked against the model and the settings given explicitly."""
-    fields = (
-        "dir_type",
-        "seed",
-        "xnorm",
-        "xignore",
-        "ynorm",
-        "yignore",
-        "same_dir",
-        "model_file2",
-        "model_file3",
-        "pca_from",
-        "dir_file",
-    )
     if d.reference:  # how it was made is not recorded: only the model match can be checked
         defining = [
             name
@@ -235,19 +217,15 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
         if defining:
             raise MismatchError(
                 f"direction file {path} is a reference-code file, whose directions are fixed; "
-                f"{', '.join(defining)} cannot change them: drop {'it' if len(defining) == 1 else 'them'}"
-                " or give another dir_file",
-                fields=fields,
+                f"{', '.join(map(param, defining))} cannot change them: drop {'it' if len(defining) == 1 else 'them'}"
+                f" or give another {param('dir_file')}",
             )
     if ndim == 2 and d.y is None:
-        raise MismatchError(
-            f"direction file {path} holds only an x direction; a 2-D grid needs two", fields=("dir_file",)
-        )
+        raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
     if cfg.pca_from and d.trajectory is None:
         raise MismatchError(
             f"direction file {path} holds no trajectory plane (its directions are "
-            f"{d.axes[0].kind}); drop pca_from to reuse it, or give another dir_file",
-            fields=fields,
+            f"{d.axes[0].kind}); drop {param('pca_from')} to reuse it, or give another {param('dir_file')}",
         )
     if cfg.pca_from:
         from . import pca
@@ -256,17 +234,15 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
         if now != [os.path.realpath(f) for f in d.trajectory.files]:
             raise MismatchError(
                 f"direction file {path} holds the plane of other checkpoints ({len(d.trajectory.files)} "
-                f"from {os.path.dirname(d.trajectory.files[0]) or '.'}) than pca_from {cfg.pca_from} "
-                f"names ({len(now)}); give another dir_file and surf_file for this trajectory",
-                fields=fields,
+                f"from {os.path.dirname(d.trajectory.files[0]) or '.'}) than {param('pca_from')} {cfg.pca_from} "
+                f"names ({len(now)}); give another {param('dir_file')} and {param('surf_file')} for this trajectory",
             )
     if not d.reference:
         conflicts = _conflicts(cfg, d, ndim)
         if conflicts:
             raise MismatchError(
                 f"direction file {path} was made with other settings: {'; '.join(conflicts)}; "
-                "drop those settings to reuse it, or give another dir_file",
-                fields=fields,
+                f"drop those settings to reuse it, or give another {param('dir_file')}",
             )
     for axis, direction in zip("xy", (d.x, d.y)[:ndim]):
         dirs.check_matches(direction, origin, f"direction file {path} ({axis}direction)")

@@ -20,7 +20,7 @@ import torch
 
 from .. import directions as dirs
 from ..data import SUBSET_SEED, Data, DataConfig, Samples, load_data
-from ..errors import CollectiveFailure, ConfigError, EvaluationError, InputError, Stopped, UsageError
+from ..errors import CollectiveFailure, ConfigError, EvaluationError, InputError, Stopped, UsageError, param
 from ..grid import Grid
 from ..io import direction_file, paths, surface_file
 from ..io.lock import SurfaceLock
@@ -143,9 +143,7 @@ def _check_outputs(job: SurfaceJob) -> None:
     """Before any work: the folders exist and can be written, an existing surface can be updated."""
     surf, directions = job.surf_file, job.dir_file
     if os.path.abspath(surf) == os.path.abspath(directions):
-        raise UsageError(
-            f"surf_file and dir_file are both {surf}: expected two files", fields=("surf_file", "dir_file")
-        )
+        raise UsageError(f"{param('surf_file')} and {param('dir_file')} are both {surf}: expected two files")
     paths.output_path(surf, "surface file", "surf_file")
     if os.path.lexists(directions):
         paths.readable_file(directions, "direction file")
@@ -156,8 +154,7 @@ def _check_outputs(job: SurfaceJob) -> None:
     ):
         raise InputError(
             f"surface file {surf} cannot be read and written (or its folder cannot be written), so "
-            "it cannot be resumed or recorded; change its permissions or choose another surf_file",
-            fields=("surf_file",),
+            f"it cannot be resumed or recorded; change its permissions or choose another {param('surf_file')}",
         )
 
 
@@ -227,8 +224,7 @@ def _origin(job: SurfaceJob, model, dir_type: str) -> dict:
         raise InputError(
             f"model {job.model.model} has no floating-point "
             f"{'parameters' if dir_type == 'weights' else 'state_dict entries'} for the directions "
-            f"to move (dir_type={dir_type})",
-            fields=("dir_type",),
+            f"to move ({param('dir_type')}={dir_type})",
         )
     dirs.check_finite(
         origin, f"checkpoint {job.model.model_file}" if job.model.model_file else f"model {job.model.model}"

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..directions import Trajectory
-from ..errors import InputError
+from ..errors import InputError, param
 
 CHUNK = 1 << 20  # weights per slice when accumulating the Gram matrix
 
@@ -52,42 +52,37 @@ def checkpoint_files(spec: str) -> list[str]:
             with open(spec) as handle:
                 lines = [line.split("#")[0].strip() for line in handle]
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"pca_from: list {spec} cannot be read as text ({exc})", fields=("pca_from",)) from None
+            raise InputError(f"{param('pca_from')}: list {spec} cannot be read as text ({exc})") from None
         here = os.path.dirname(os.path.abspath(spec))
         files, listed = [os.path.join(here, line) for line in lines if line], True
         where = f"list {spec} names no checkpoint"
     elif os.path.isfile(spec) and not spec.endswith((".pt", ".pth", ".t7", ".tar", ".ckpt")):
-        raise InputError(
-            f"pca_from: {spec} is neither a checkpoint pattern nor a .txt list of checkpoints", fields=("pca_from",)
-        )
+        raise InputError(f"{param('pca_from')}: {spec} is neither a checkpoint pattern nor a .txt list of checkpoints")
     else:
         files = glob.glob(spec)
         where = f"pattern {spec!r} matches no file"
     if not files:
-        raise InputError(f"pca_from: {where}", fields=("pca_from",))
+        raise InputError(f"{param('pca_from')}: {where}")
     missing = [f for f in files if not os.path.isfile(f)]
     if missing:
-        raise InputError(f"pca_from: checkpoint {missing[0]} does not exist", fields=("pca_from",))
+        raise InputError(f"{param('pca_from')}: checkpoint {missing[0]} does not exist")
     if len(files) < 3:
-        raise InputError(
-            f"pca_from: {len(files)} checkpoint(s); two principal components need at least 3", fields=("pca_from",)
-        )
+        raise InputError(f"{param('pca_from')}: {len(files)} checkpoint(s); two principal components need at least 3")
     if len(set(map(os.path.realpath, files))) < len(files):
-        raise InputError(f"pca_from: a checkpoint is listed twice ({spec}); expected each once", fields=("pca_from",))
+        raise InputError(f"{param('pca_from')}: a checkpoint is listed twice ({spec}); expected each once")
     if not listed:
         numbers = [_number(f) for f in files]
         unnumbered = [f for f, n in zip(files, numbers) if n is None]
         if unnumbered:
             raise InputError(
-                f"pca_from: {os.path.basename(unnumbered[0])} has no epoch number in its name, so the "
+                f"{param('pca_from')}: {os.path.basename(unnumbered[0])} has no epoch number in its name, so the "
                 f"pattern {spec!r} cannot be put in epoch order; match the epoch files only (e.g. "
                 "'run/epoch_*.pt') or give a .txt list in order",
-                fields=("pca_from",),
             )
         if len(set(numbers)) < len(numbers):
             raise InputError(
-                f"pca_from: two files of {spec!r} carry the same epoch number; expected one checkpoint per epoch",
-                fields=("pca_from",),
+                f"{param('pca_from')}: two files of {spec!r} carry the same epoch number; "
+                "expected one checkpoint per epoch",
             )
         files = [f for _, f in sorted(zip(numbers, files))]
     return files
@@ -109,8 +104,7 @@ def plane(
     names = [n for n, w in origin.items() if not (ignore == "biasbn" and w.dim() <= 1)]
     if not names:
         raise InputError(
-            "pca_from: every tensor is ignored (1-D tensors with ignore=biasbn): nothing to project",
-            fields=("pca_from",),
+            f"{param('pca_from')}: every tensor is ignored (1-D tensors with ignore=biasbn): nothing to project",
         )
     T = len(states)
 
@@ -130,8 +124,8 @@ def plane(
     # Spread measured against the differences' own size: rounding alone leaves ~1e-16 of it.
     if values.sum() <= 1e-12 * np.trace(mean_sq) or values[1] <= 1e-12 * values.sum():
         raise InputError(
-            "pca_from: the checkpoints span fewer than two dimensions (identical, or on one line): no plane to show",
-            fields=("pca_from",),
+            f"{param('pca_from')}: the checkpoints span fewer than two dimensions (identical, or on one line): "
+            "no plane to show",
         )
     explained = (float(values[0] / values.sum()), float(values[1] / values.sum()))
     # Principal directions: v_k = Xcᵀ u_k / sqrt(λ_k), unit length; X's rows centred by J.

@@ -22,7 +22,7 @@ import os
 
 import torch
 
-from ..errors import InputError, MismatchError
+from ..errors import InputError, MismatchError, param
 from ..io.atomic import fsync_directory
 from ..io.atomic import write_file as _write
 
@@ -81,9 +81,8 @@ def check_same_run(stored: dict, identity: dict, out: str) -> None:
     for key in sorted(set(before) | set(identity)):
         if before.get(key) != identity.get(key):
             raise MismatchError(
-                f"{out} holds a run with {key}={before.get(key)!r}, not {identity.get(key)!r}; "
-                "rerun with its settings to resume it, or give another out",
-                fields=("out", key),
+                f"{out} holds a run with {param(key)}={before.get(key)!r}, not {identity.get(key)!r}; "
+                f"rerun with its settings to resume it, or give another {param('out')}",
             )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..data import DataConfig, Samples, load_named
-from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe
+from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io import paths
 from ..io.lock import SurfaceLock
 from ..losses import check_labels, per_sample
@@ -200,7 +200,6 @@ def _model(job: TrainJob, device: str, train: Samples, loss_name: str) -> torch.
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
         raise InputError(
             f"model {job.model.model} cannot be trained on dataset {job.data.dataset} ({describe(exc)[:200]})",
-            fields=("model",),
         ) from None
     return model
 
@@ -260,13 +259,13 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
 
 def _make_folder(out: str, rank: int) -> None:
     if os.path.exists(out) and not os.path.isdir(out):
-        raise InputError(f"out={out} is a file: expected a folder for the run's checkpoints", fields=("out",))
+        raise InputError(f"{param('out')}={out} is a file: expected a folder for the run's checkpoints")
     if rank == 0:
         try:
             os.makedirs(out, exist_ok=True)
         except OSError as exc:
             raise InputError(
-                f"out={out} cannot be made ({exc.strerror}): expected a folder this job may write", fields=("out",)
+                f"{param('out')}={out} cannot be made ({exc.strerror}): expected a folder this job may write"
             ) from None
 
 
@@ -278,9 +277,8 @@ def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
         raise MismatchError(
             f"{job.run.out} holds a run started on {stored['meta'].get('ranks')} rank(s) with "
             f"micro-batches of {before['micro_batch']} (the default, batch_size / ranks); on "
-            f"{ranks} rank(s) the default is {identity['micro_batch']}: give micro_batch "
+            f"{ranks} rank(s) the default is {identity['micro_batch']}: give {param('micro_batch')} "
             f"{before['micro_batch']} to resume it here",
-            fields=("out", "micro_batch"),
         )
     files.check_same_run(stored, identity, job.run.out)
 

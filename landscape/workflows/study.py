@@ -213,7 +213,7 @@ def run(study: dict) -> None:
     code = subprocess.run(cmd).returncode
     if code != 0:  # its own message is above; leave with its exit code (4: measured otherwise before, ...)
         error = InputError(f"landscape report failed with exit code {code} (see its message above)")
-        error.exit_code = code
+        error.exit_status = code
         raise error
     report_s = time.perf_counter() - report_started
     print(

@@ -166,7 +166,7 @@ def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(
     script.write_text(
         "import torch\nfrom landscape.api import loss_surface\nfrom landscape.errors import LandscapeError\n"
         "try:\n    loss_surface(torch.nn.Linear(3, 1), (torch.randn(8, 3), torch.randn(8, 1)), 'mse', x='1:-1:3')\n"
-        "except LandscapeError as e:\n    import sys; sys.stdout.write(f'caught {e.exit_code} {e}\\n')\n"
+        "except LandscapeError as e:\n    import sys; sys.stdout.write(f'caught {int(e.exit_status)} {e}\\n')\n"
     )
     import sys
 

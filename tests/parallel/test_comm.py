@@ -34,15 +34,16 @@ def test_a_failure_on_this_rank_becomes_everyones_with_its_code_and_fields():
 
     with pytest.raises(CollectiveFailure) as caught:
         agree(SerialComm(), bad)
-    assert caught.value.exit_code == 2 and caught.value.rank == 0 and caught.value.fields == ("batch_size",)
-    assert str(caught.value.respelled({"batch_size": "--batch_size"})).startswith("--batch_size=0: expected")
+    assert caught.value.exit_status == 2 and caught.value.rank == 0 and caught.value.fields == ("batch_size",)
+    assert caught.value.spelled({"batch_size": "--batch_size"}).startswith("--batch_size=0: expected")
+    assert str(caught.value).startswith("batch_size=0: expected")
 
 
 def test_a_failure_on_another_rank_stops_this_one_too():
-    report = ("checkpoint m.pt does not exist", InputError.exit_code, "traceback", (), 2)
+    report = ("checkpoint m.pt does not exist", InputError.exit_status, "traceback", 2)
     with pytest.raises(CollectiveFailure) as caught:
         agree(Ranks(0, {2: report}), lambda: "fine here")
-    assert caught.value.rank == 2 and caught.value.exit_code == 3 and "m.pt" in str(caught.value)
+    assert caught.value.rank == 2 and caught.value.exit_status == 3 and "m.pt" in str(caught.value)
 
 
 def test_a_failure_agreed_inside_still_names_the_rank_that_failed():
@@ -50,11 +51,11 @@ def test_a_failure_agreed_inside_still_names_the_rank_that_failed():
     raises the inner failure, and the outer agreement keeps its rank, code and traceback."""
 
     def inner():
-        raise CollectiveFailure("out of cheese", InputError.exit_code, 1, "rank 1's traceback")
+        raise CollectiveFailure("out of cheese", InputError.exit_status, 1, "rank 1's traceback")
 
     with pytest.raises(CollectiveFailure) as caught:
-        agree(Ranks(0, {1: ("out of cheese", 3, "rank 1's traceback", (), 1)}), inner)
-    assert (caught.value.rank, caught.value.exit_code, caught.value.detail) == (1, 3, "rank 1's traceback")
+        agree(Ranks(0, {1: ("out of cheese", 3, "rank 1's traceback", 1)}), inner)
+    assert (caught.value.rank, caught.value.exit_status, caught.value.detail) == (1, 3, "rank 1's traceback")
     assert str(caught.value) == "out of cheese"
 
 
@@ -68,7 +69,7 @@ def test_bugs_and_stray_sys_exit_are_internal_errors_never_a_silent_success(rais
 
     with pytest.raises(CollectiveFailure) as caught:
         agree(SerialComm(), fn)
-    assert caught.value.exit_code == code and str(caught.value).startswith(words)
+    assert caught.value.exit_status == code and str(caught.value).startswith(words)
 
 
 def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monkeypatch):
