@@ -1,17 +1,19 @@
 """landscape: filter-normalized loss surfaces of trained networks, computed by MPI ranks into one HDF5 file.
 
-The Python API (``landscape.api``): ``loss_surface``, ``train``, ``hessian_eigs``, ``hessian_trace``, ``sharpness``,
-also reachable as ``landscape.<name>`` (imported on first use: ``import landscape`` stays light).
+The Python API is ``landscape.api``: every command as a function (``api.surface``, ``api.train``,
+``api.report``, ...) and the curvature of one network (``hessian_eigs``, ``hessian_trace``,
+``sharpness``).  ``loss_surface`` and the three curvature functions are also reachable as
+``landscape.<name>``, imported on first use so that ``import landscape`` stays light.
 """
 
 from .version import __version__ as __version__
 
-_API = ("loss_surface", "train", "hessian_eigs", "hessian_trace", "sharpness")
+_API = ("loss_surface", "hessian_eigs", "hessian_trace", "sharpness")
 
 
 def __getattr__(name: str):
     if name in _API:
-        from . import api
+        from . import api  # torch and the commands: only when the API is used
 
         return getattr(api, name)
     raise AttributeError(f"module 'landscape' has no attribute {name!r}")

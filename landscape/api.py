@@ -1,211 +1,70 @@
-"""The Python API: the loss surface of any ``torch.nn.Module``, loss and data, from a script.
+"""The Python API: every ``landscape`` command as a function, and curvature measures of one network.
 
-    from landscape.api import loss_surface
-    surface = loss_surface(model, (x_train, y_train), loss="mse", x="-1:1:21", surf_file="mlp.h5")
+    from landscape import api
+    result = api.surface(model="digits_mlp", x="-1:1:21", y="-1:1:21", surf_file="mlp.h5")
+    result = api.loss_surface(net, (x, y), loss="mse", x="-1:1:21")       # your own model and data
+    run = api.train(model="digits_cnn", batch_size=256, epochs=5, out="runs/cnn")
+    eigs = api.hessian_eigs(net, (x, y), k=3)
 
-The same call under ``mpiexec -n N python script.py`` shares the points among
-the ranks (every rank must build the same model and data: this is checked).
-It is ``landscape surface`` without the command line: the same configurations,
-directions, file schema, resume and errors.  The model passed in is never modified.
+Each command function takes the parameters of its command line (``landscape surface --help``): the
+same names (the flags without their dashes; positional arguments by their names: ``surf_files``,
+``manifests``, ``manifest``, ``files``), the same defaults (those of the configurations they fill), and
+returns a result dataclass whose ``record()`` holds plain values.  The functions are made from the
+command-line parsers, so the two cannot drift apart.  From Python, ``surface``'s ``model`` may also be
+an ``nn.Module``, its ``dataset`` a pair ``(train, test)`` of data and its ``loss_name`` a callable.
+
+The same calls under ``mpiexec -n N python script.py`` share the work among the ranks (every rank must
+build the same model and data: this is checked).  Errors are ``landscape.errors.LandscapeError``s
+naming these keywords; an error that only some ranks meet aborts the job, as the command line does,
+rather than leaving the other ranks waiting.  A model passed in is never modified.
 """
 
 from __future__ import annotations
 
+import argparse
+import inspect
+import os
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import tempfile
 
-import numpy as np
 import torch
 
-from .data import GIVEN, Data, DataConfig, Samples, as_samples
+from .cli import curvature as curvature_cli
+from .cli import demo as demo_cli
+from .cli import export as export_cli
+from .cli import info as info_cli
+from .cli import plot_1d, plot_2d
+from .cli import plot_training as plot_training_cli
+from .cli import report as report_cli
+from .cli import study as study_cli
+from .cli import surface as surface_cli
+from .cli import sweep as sweep_cli
+from .cli import train as train_cli
+from .curvature import extremes, hutchinson
+from .curvature import sharpness as measures
 from .errors import LandscapeError, UsageError, describe, param
-from .grid import Grid
-from .io.surface_file import Surface, read
-from .models import ModelConfig
 from .parallel import comm as comm_module
-from .parallel.comm import agree
-from .surface.direction_set import DirectionConfig
-from .surface.evaluation import EvaluationConfig
-from .surface.job import RunConfig, SurfaceJob, run_surface
+from .workflows import curvature as _curvature
+from .workflows import demo as _demo
+from .workflows import export as _export
+from .workflows import info as _info
+from .workflows import plots as _plots
+from .workflows import report as _report
+from .workflows import study as _study
+from .workflows import surface as _surface
+from .workflows import sweep as _sweep
+from .workflows import train as _train
+from .workflows.surface import SurfaceResult
 
-if TYPE_CHECKING:
-    from .train import Result
-
-ARRAYS = (torch.Tensor, np.ndarray)
-SPELLING = {"xnorm": "norm", "xignore": "ignore"}  # the API keyword of a configuration field, where they differ
-
-
-def to_samples(data, what: str) -> Samples:
-    """``Samples``, a pair of tensors, a ``Dataset``, or an iterable of ``(inputs, targets)`` batches."""
-    if isinstance(data, (Samples, torch.utils.data.Dataset)) or (
-        isinstance(data, (tuple, list)) and len(data) == 2 and all(isinstance(t, ARRAYS) for t in data)
-    ):
-        return as_samples(data, what)
-    if isinstance(data, Iterable):
-        batches = list(data)
-        if not batches or not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in batches):
-            raise UsageError(f"{what}: expected (inputs, targets) batches, a Dataset or a pair of tensors")
-        try:
-            return as_samples(
-                (
-                    torch.cat([torch.as_tensor(b[0]) for b in batches]),
-                    torch.cat([torch.as_tensor(b[1]) for b in batches]),
-                ),
-                what,
-            )
-        except (RuntimeError, TypeError) as exc:
-            raise UsageError(
-                f"{what}: the batches cannot be joined into one tensor ({describe(exc)}); "
-                "give batches whose shapes agree except along the first dimension"
-            ) from None
-    raise UsageError(
-        f"{what}: expected a pair of tensors, a Dataset or an iterable of batches, got {type(data).__name__}"
-    )
+HIDDEN = ("help", "traceback", "mpi")  # flags of the command line only
 
 
-def loss_surface(
-    model: torch.nn.Module,
-    train,
-    loss="crossentropy",
-    *,
-    test=None,
-    x: str = "-1:1:21",
-    y: str | None = None,
-    surf_file: str = "surface.h5",
-    dir_file: str | None = None,
-    dir_type: str | None = None,
-    norm: str | None = None,
-    ignore: str | None = None,
-    seed: int | None = None,
-    same_dir: bool = False,
-    batch_size: int = 128,
-    dtype: str = "float32",
-    bn: str | None = None,
-    bn_batches: int = 10,
-    train_subset: int | None = None,
-    threads: int | None = None,
-    force: bool = False,
-    device: str = "auto",
-    allow_shared_gpus: bool = False,
-    quiet: bool = True,
-) -> Surface:
-    """Compute (or finish) the surface of ``model`` and return it as read back from ``surf_file``.
-
-    ``loss`` is ``"crossentropy"``, ``"mse"`` or a callable ``loss(output, targets)``
-    returning the mean over a batch.  ``norm``/``ignore`` default to ``filter``/``biasbn``.
-    ``threads`` (default: the node's cores shared by its ranks) is set for the whole process.
-    Errors are ``landscape.errors.LandscapeError``s naming these keywords.  Under MPI, an
-    error that only some ranks meet aborts the job, as the command line does, rather than
-    leaving the other ranks waiting.
-    """
+def _guarded(call):
+    """``call()`` under MPI: an error only some ranks meet aborts the job (the others may be waiting in a
+    collective call); one every rank knows of is raised on every rank."""
     world = comm_module.world()
-
-    def setup() -> tuple[SurfaceJob, Data]:
-        if not isinstance(model, torch.nn.Module):
-            raise UsageError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
-        if not (isinstance(loss, str) or callable(loss)):
-            raise UsageError(f"loss: expected crossentropy, mse or a callable, got {type(loss).__name__}")
-        job = SurfaceJob(
-            model=ModelConfig(f"api:{type(model).__module__}.{type(model).__qualname__}"),
-            grid=Grid.parse(x, y, force),
-            data=DataConfig(GIVEN, train_subset=train_subset),
-            directions=DirectionConfig(
-                dir_type=dir_type, xnorm=norm, xignore=ignore, seed=seed, same_dir=same_dir, dir_file=dir_file
-            ),
-            evaluation=EvaluationConfig(
-                loss_name=loss if isinstance(loss, str) else "crossentropy",
-                batch_size=batch_size,
-                dtype=dtype,
-                bn=bn,
-                bn_batches=bn_batches,
-            ),
-            run=RunConfig(
-                surf_file=surf_file,
-                threads=threads,
-                quiet=quiet,
-                device=device,
-                allow_shared_gpus=allow_shared_gpus,
-                argv=("landscape.api.loss_surface",),
-            ),
-        )
-        data = Data(GIVEN, to_samples(train, "train data"), None if test is None else to_samples(test, "test data"))
-        return job, data
-
     try:
-        # Under MPI every rank checks its arguments and all learn of a failure together (no abort);
-        # on one process the error keeps its own type.
-        job, data = setup() if world.size == 1 else agree(world, setup)
-        summary = run_surface(job, world, model=model, data=data, loss=None if isinstance(loss, str) else loss)
-        world.barrier()  # rank 0 finishes the file's run record before anyone reads it
-        return read(summary.surf_file)
-    except LandscapeError as exc:
-        if not getattr(exc, "collective", False):  # every rank has a collective one: each caller handles it
-            _abort_alone(world, exc)
-        raise
-    except BaseException as exc:
-        _abort_alone(world, exc)
-        raise
-
-
-def _abort_alone(world, exc: BaseException) -> None:
-    """An error on some ranks only: the others may wait forever in a collective call."""
-    if world.size > 1:
-        code = int(exc.exit_status) if isinstance(exc, LandscapeError) else 1
-        print(f"landscape.api (rank {world.rank} of {world.size}): {describe(exc)}", file=sys.stderr, flush=True)
-        world.abort(code)
-
-
-def train(
-    model: str,
-    out: str,
-    *,
-    dataset: str = "digits",
-    recipe: str = "sgd",
-    datapath: str | None = None,
-    num_classes: int | None = None,
-    micro_batch: int | None = None,
-    seed: int = 0,
-    augment: str = "auto",
-    save_every: int = 1,
-    threads: int | None = None,
-    device: str = "auto",
-    quiet: bool = False,
-    **hyper,
-) -> Result:
-    """``landscape train`` from a script: train registry or plug-in ``model`` on ``dataset`` into ``out``.
-
-    ``hyper`` are the recipe's hyper-parameters by name (``epochs``, ``batch_size``, ``lr``, ``momentum``,
-    ``weight_decay``, ``milestones``, ``warmup_epochs``, ``trust``, ``theta``, ``sync_every``, ...);
-    unset ones take the recipe's defaults.  Under ``mpiexec`` the ranks train data-parallel.  A finished
-    run is left as it is and an interrupted one resumed.  Returns the run's ``Result`` (``final``: the
-    checkpoint ``loss_surface``/``landscape surface`` read; ``history``: one dict per epoch).
-    """
-    from .train import TrainJob, TrainRun, resolve, run_training
-
-    world = comm_module.world()
-
-    def setup() -> TrainJob:
-        return TrainJob(
-            model=ModelConfig(model, num_classes=num_classes),
-            data=DataConfig(dataset, datapath=datapath),
-            recipe=resolve(recipe, **hyper),
-            run=TrainRun(
-                out=out,
-                micro_batch=micro_batch,
-                seed=seed,
-                augment=augment,
-                save_every=save_every,
-                threads=threads,
-                device=device,
-                quiet=quiet,
-                argv=("landscape.api.train",),
-            ),
-        )
-
-    try:
-        job = setup() if world.size == 1 else agree(world, setup)
-        return run_training(job, world)
+        return call()
     except LandscapeError as exc:
         if not getattr(exc, "collective", False):
             _abort_alone(world, exc)
@@ -215,28 +74,131 @@ def train(
         raise
 
 
-def _curvature_setup(model, data, loss, batch_size: int, dtype: str, device: str):
-    """This rank's shard of ``data`` (contiguous, as the evaluation splits a set), the number of samples
-    over all ranks, and the sum over ranks: the ranks share the data of one network."""
-    from .curvature import Hessian
-    from .losses import Loss
+def _abort_alone(world, exc: BaseException) -> None:
+    if world.size > 1:
+        code = int(exc.exit_status) if isinstance(exc, LandscapeError) else 1
+        print(f"landscape.api (rank {world.rank} of {world.size}): {describe(exc)}", file=sys.stderr, flush=True)
+        world.abort(code)
 
-    world = comm_module.world()
-    samples = to_samples(data, "data")
-    n = len(samples)
-    share = -(-n // world.size)
-    lo, hi = min(n, world.rank * share), min(n, (world.rank + 1) * share)
-    shard = Samples(samples.inputs[lo:hi], samples.targets[lo:hi])
-    return Hessian(
-        model,
-        shard,
-        Loss(loss),
-        batch_size=batch_size,
-        dtype=dtype,
-        device=device,
-        count=n,
-        reduce=world.sum_ if world.size > 1 else None,
-    )
+
+def _command(name: str, parser: argparse.ArgumentParser, run, defaults: dict, required: tuple[str, ...], result):
+    """The function of command ``name``: keyword parameters named and ordered as ``parser``'s arguments
+    (its positional ones may be given by position), defaults from ``defaults``, calling ``run``."""
+    actions = [a for a in parser._actions if a.dest not in HIDDEN]  # argparse keeps no public list of them
+    names = list(dict.fromkeys(a.dest for a in actions))
+    positional = [a.dest for a in actions if not a.option_strings]
+    helps = {a.dest: (a.help or "").replace("%%", "%") for a in actions}
+
+    def parameter(dest: str) -> inspect.Parameter:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if dest in positional else inspect.Parameter.KEYWORD_ONLY
+        default = inspect.Parameter.empty if dest in required else defaults.get(dest)
+        return inspect.Parameter(dest, kind, default=default)
+
+    ordered = [n for n in positional if n in required] + [n for n in names if n not in positional or n not in required]
+    signature = inspect.Signature([parameter(n) for n in ordered], return_annotation=result)
+
+    def function(*args, **params):
+        try:
+            bound = signature.bind(*args, **params)
+        except TypeError as exc:
+            raise UsageError(f"landscape {name}: {exc}") from None
+        given = {k: v for k, v in bound.arguments.items()}
+        return _guarded(lambda: run(given, argv=(f"landscape.api.{name.replace('-', '_')}",)))
+
+    function.__name__ = function.__qualname__ = name.replace("-", "_")
+    function.__signature__ = signature
+    lines = [parser.description or "", "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
+    for dest in ordered:
+        shown = "required" if dest in required else f"default {defaults.get(dest)!r}"
+        lines.append(f"``{dest}`` ({shown}): {helps[dest]}")
+    lines += ["", f"Returns a ``{result.__name__}``."]
+    function.__doc__ = "\n".join(lines)
+    return function
+
+
+surface = _command(
+    "surface", surface_cli.build_parser(), _surface.run, _surface.DEFAULTS, _surface.REQUIRED, SurfaceResult
+)
+train = _command("train", train_cli.build_parser(), _train.run, _train.DEFAULTS, _train.REQUIRED, _train.TrainResult)
+sweep = _command("sweep", sweep_cli.build_parser(), _sweep.run, _sweep.DEFAULTS, _sweep.REQUIRED, _sweep.SweepResult)
+curvature = _command(
+    "curvature",
+    curvature_cli.build_parser(),
+    _curvature.run,
+    _curvature.DEFAULTS,
+    _curvature.REQUIRED,
+    _curvature.CurvatureResult,
+)
+report = _command(
+    "report", report_cli.build_parser(), _report.run, _report.DEFAULTS, _report.REQUIRED, _report.ReportResult
+)
+study = _command("study", study_cli.build_parser(), _study.run, _study.PARAMETERS, _study.REQUIRED, _study.StudyResult)
+export = _command(
+    "export", export_cli.build_parser(), _export.run, _export.DEFAULTS, _export.REQUIRED, _export.ExportResult
+)
+plot1d = _command(
+    "plot1d", plot_1d.build_parser(), _plots.run_1d, _plots.DEFAULTS_1D, _plots.REQUIRED_SURFACES, _plots.FigureResult
+)
+plot2d = _command(
+    "plot2d", plot_2d.build_parser(), _plots.run_2d, _plots.DEFAULTS_2D, _plots.REQUIRED_SURFACES, _plots.FigureResult
+)
+plot_training = _command(
+    "plot-training",
+    plot_training_cli.build_parser(),
+    _plots.run_training,
+    _plots.DEFAULTS_TRAINING,
+    _plots.REQUIRED_TRAINING,
+    _plots.FigureResult,
+)
+info = _command("info", info_cli.build_parser(), _info.run, _info.DEFAULTS, _info.REQUIRED, _info.InfoResult)
+demo = _command("demo", demo_cli.build_parser(), _demo.run, _demo.DEFAULTS, _demo.REQUIRED, _demo.DemoResult)
+
+# each command's function
+COMMANDS = {
+    "surface": surface,
+    "train": train,
+    "sweep": sweep,
+    "curvature": curvature,
+    "report": report,
+    "study": study,
+    "export": export,
+    "plot1d": plot1d,
+    "plot2d": plot2d,
+    "plot-training": plot_training,
+    "info": info,
+    "demo": demo,
+}
+
+
+def loss_surface(
+    model: torch.nn.Module, train, loss="crossentropy", *, test=None, surf_file=None, **params
+) -> SurfaceResult:
+    """The loss surface of your own ``model`` (an ``nn.Module``, never modified) on ``train`` (and
+    ``test``) data — a pair of tensors, a ``Dataset`` or ``(inputs, targets)`` batches — with ``loss``
+    (``"crossentropy"``, ``"mse"`` or a callable ``loss(output, targets)`` returning the batch mean).
+
+    Every other parameter is ``surface``'s (``x``, ``y``, ``xnorm``, ``kernel``, ``batch_size``, ...),
+    with its default.  Without ``surf_file`` the surface goes to a new temporary file (its path:
+    ``result.surf_file``); with one, an existing file of the same computation is finished or read back
+    (``result.read_back`` then says that nothing was computed).  Returns a ``SurfaceResult`` whose
+    ``surface`` holds the values.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    if not (isinstance(loss, str) or callable(loss)):
+        raise UsageError(f"loss: expected crossentropy, mse or a callable, got {type(loss).__name__}")
+    if surf_file is None:
+        world = comm_module.world()
+        folder = world.bcast(tempfile.mkdtemp(prefix="landscape_") if world.rank == 0 else None)
+        surf_file = os.path.join(folder, "surface.h5")
+    return surface(model=model, dataset=(train, test), loss_name=loss, surf_file=surf_file, **params)
+
+
+# --------------------------------------------------------------------------- one network's curvature
+
+
+def _sharded(model, data, loss, batch_size: int, dtype: str, device: str):
+    return _curvature.sharded_hessian(model, data, loss, batch_size, dtype, device)
 
 
 def hessian_eigs(
@@ -261,15 +223,15 @@ def hessian_eigs(
     uses its running statistics.  Under ``mpiexec`` the ranks share the data (one all-reduce per
     product) and all return the same.  The model is not modified.
     """
-    from .curvature import extremes
-
-    return extremes(
-        _curvature_setup(model, data, loss, batch_size, dtype, device),
-        k=k,
-        which=which,
-        tol=tol,
-        maxiter=maxiter,
-        seed=seed,
+    return _guarded(
+        lambda: extremes(
+            _sharded(model, data, loss, batch_size, dtype, device),
+            k=k,
+            which=which,
+            tol=tol,
+            maxiter=maxiter,
+            seed=seed,
+        )
     )
 
 
@@ -286,9 +248,9 @@ def hessian_trace(
 ):
     """Hutchinson's estimate of the Hessian's trace (Rademacher vectors): ``Trace(value, stderr, samples,
     products)``; arguments and ranks as ``hessian_eigs``."""
-    from .curvature import hutchinson
-
-    return hutchinson(_curvature_setup(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)
+    return _guarded(
+        lambda: hutchinson(_sharded(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)
+    )
 
 
 def sharpness(
@@ -313,13 +275,15 @@ def sharpness(
     random ``subspace`` if given) or ``average`` (rise at ``radius`` over ``directions`` random
     filter-normalized directions, with its standard error and the 0-1 error rise).  Returns a
     ``Sharpness`` whose ``settings`` hold every hyper-parameter used; ranks as ``hessian_eigs``."""
-    from .curvature import sharpness as measures
 
-    h = _curvature_setup(model, data, loss, batch_size, dtype, device)
-    if measure == "adaptive":
-        return measures.adaptive_sharpness(h, rho=rho, maxiter=maxiter)
-    if measure == "epsilon":
-        return measures.epsilon_sharpness(h, epsilon=epsilon, subspace=subspace, maxiter=maxiter, seed=seed)
-    if measure == "average":
-        return measures.average_rise(h, radius=radius, directions=directions, seed=seed)
-    raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")
+    def measured():
+        h = _sharded(model, data, loss, batch_size, dtype, device)
+        if measure == "adaptive":
+            return measures.adaptive_sharpness(h, rho=rho, maxiter=maxiter)
+        if measure == "epsilon":
+            return measures.epsilon_sharpness(h, epsilon=epsilon, subspace=subspace, maxiter=maxiter, seed=seed)
+        if measure == "average":
+            return measures.average_rise(h, radius=radius, directions=directions, seed=seed)
+        raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")
+
+    return _guarded(measured)

@@ -116,16 +116,28 @@ class CollectiveFailure(LandscapeError):
     """A failure that every MPI rank knows about (agreed through ``comm.agree``).
 
     Carries the original error's exit status and its marked message, and the rank that raised it, so
-    that rank 0 alone prints it and no rank is left waiting.
+    that rank 0 alone prints it and no rank is left waiting.  Made as the kind of error the original
+    was (``CollectiveFailure(...)`` of a usage error is also a ``UsageError``), so a caller catches it
+    by kind on every rank.
     """
 
     collective = True
+
+    def __new__(cls, message: str = "", exit_status: int = ExitStatus.INTERNAL, rank: int = 0, detail: str = ""):
+        kind = _COLLECTIVE.get(int(exit_status), cls) if cls is CollectiveFailure else cls
+        return super().__new__(kind)
 
     def __init__(self, message: str, exit_status: int, rank: int, detail: str = ""):
         super().__init__(message)
         self.exit_status = ExitStatus(exit_status)
         self.rank = rank
         self.detail = detail  # formatted traceback of the original error
+
+
+_COLLECTIVE = {
+    int(kind.exit_status): type(f"Collective{kind.__name__}", (CollectiveFailure, kind), {"__module__": __name__})
+    for kind in (UsageError, InputError, MismatchError, EvaluationError)
+}
 
 
 def describe(error: BaseException) -> str:

@@ -64,11 +64,12 @@ def test_api_in_process_with_batches_and_resume(tmp_path):
     first = loss_surface(model, batches, "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # the model is not modified
     with torch.no_grad():
-        assert first.values["train_loss"][2] == pytest.approx(
+        assert first.surface.values["train_loss"][2] == pytest.approx(
             torch.nn.functional.mse_loss(model(x), y).item(), rel=1e-6
         )
     again = loss_surface(model, (x, y), "mse", x="-1:1:5", surf_file=str(tmp_path / "s.h5"))
-    assert again.run["points_computed"] == 0 and np.array_equal(first.values["train_loss"], again.values["train_loss"])
+    assert again.read_back and again.computed == 0
+    assert np.array_equal(first.surface.values["train_loss"], again.surface.values["train_loss"])
     from landscape.errors import UsageError
 
     with pytest.raises(UsageError, match="model: expected a torch.nn.Module, got str"):
@@ -102,7 +103,7 @@ def test_dense_cross_entropy_and_accuracy_along_the_class_dimension(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Conv2d(2, 3, 1)  # (B, 2, 5, 5) -> per-pixel logits (B, 3, 5, 5)
     x, y = torch.randn(4, 2, 5, 5), torch.randint(0, 3, (4, 5, 5))
-    s = loss_surface(model, (x, y), x="-1:1:3", norm="none", surf_file=str(tmp_path / "d.h5"))
+    s = loss_surface(model, (x, y), x="-1:1:3", xnorm="none", surf_file=str(tmp_path / "d.h5")).surface
     with torch.no_grad():
         out = model(x)
     assert abs(s.values["train_loss"][1] - float(torch.nn.functional.cross_entropy(out, y))) < 1e-6
@@ -117,5 +118,46 @@ def test_train_subset_with_a_callable_loss_has_no_standard_error(tmp_path):
     data = (torch.randn(50, 3), torch.randn(50, 1))
     s = loss_surface(
         model, data, torch.nn.functional.mse_loss, x="-1:1:3", train_subset=20, surf_file=str(tmp_path / "t.h5")
-    )
+    ).surface
     assert s.attrs["train_size"] == 20 and "train_loss_se" not in s.values
+
+
+def test_every_command_has_a_function_with_the_flags_names_and_the_configurations_defaults():
+    import argparse
+    import inspect
+
+    from landscape import api
+    from landscape.cli.main import COMMANDS
+    from landscape.workflows import surface, train
+
+    assert set(api.COMMANDS) == set(COMMANDS)
+    for name, function in api.COMMANDS.items():
+        parser = COMMANDS[name].load().build_parser()
+        flags = {a.dest for a in parser._actions} - {"help", "traceback", "mpi"}
+        assert set(inspect.signature(function).parameters) == flags, name
+        assert f"landscape {name}" in function.__doc__ and function.__doc__.count("``") > 2 * len(flags), name
+        for action in parser._actions:  # the parser leaves every default to the function's parameters
+            assert action.default in (argparse.SUPPRESS, None, False), (name, action.dest)
+    for module, required in ((surface, {"model": "digits_mlp"}), (train, {"model": "digits_mlp", "out": "r"})):
+        defaults = {
+            k: v.default
+            for k, v in inspect.signature(api.COMMANDS[module.__name__.rsplit(".", 1)[1]]).parameters.items()
+            if v.default is not inspect.Parameter.empty and k != "mpi"
+        }
+        assert module.job_of({**required, **defaults}) == module.job_of(required)  # the same job either way
+
+
+def test_loss_surface_writes_a_temporary_file_unless_given_one_and_says_when_it_read_one_back(tmp_path):
+    from landscape.api import loss_surface
+
+    model = torch.nn.Linear(3, 1)
+    data = (torch.randn(20, 3), torch.randn(20, 1))
+    first = loss_surface(model, data, "mse", x="-1:1:3", quiet=True)
+    second = loss_surface(model, data, "mse", x="-1:1:3", quiet=True)
+    assert first.surf_file != second.surf_file and not first.read_back and not second.read_back
+    assert not (tmp_path / "surface.h5").exists() and first.computed == 3
+    given = loss_surface(model, data, "mse", x="-1:1:3", quiet=True, surf_file=str(tmp_path / "s.h5"))
+    again = loss_surface(model, data, "mse", x="-1:1:3", quiet=True, surf_file=str(tmp_path / "s.h5"))
+    assert not given.read_back and again.read_back and again.computed == 0
+    assert np.array_equal(given.surface.values["train_loss"], again.surface.values["train_loss"])
+    assert set(again.record()) >= {"surf_file", "computed", "settings"} and "surface" not in again.record()

@@ -1,7 +1,5 @@
 """``landscape study``: its settings (defaults, config file, flags) and, marked slow, the quick study end to end."""
 
-import types
-
 import pytest
 
 from landscape.errors import InputError, UsageError
@@ -11,8 +9,7 @@ from conftest import run
 
 
 def args(**given):
-    base = {"config": None, "out": None, "figures": None, "name": None, "jobs": None, "quick": False}
-    return types.SimpleNamespace(**{**base, **given})
+    return given
 
 
 def test_the_default_study_is_the_issue_s_digits_study():

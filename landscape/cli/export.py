@@ -10,10 +10,8 @@ from the HDF5 alone; no model is loaded.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 
-from ..errors import InputError, UsageError
+from ..workflows import export as workflow
 from . import boundary
 
 EXAMPLES = """\
@@ -29,7 +27,10 @@ then in ParaView: File > Open the .vts; colour by any quantity; Warp is not need
 
 def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
     p = boundary.ArgumentParser(
-        prog=prog, epilog=EXAMPLES, description="Export surface files: --vtk for ParaView, --html for a 3-D web page."
+        prog=prog,
+        epilog=EXAMPLES,
+        argument_default=argparse.SUPPRESS,
+        description="Export surface files: --vtk for ParaView, --html for a 3-D web page.",
     )
     p.add_argument(
         "surf_files", nargs="+", metavar="SURF_FILE", help="surface files (landscape's or the reference code's)"
@@ -40,7 +41,6 @@ def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
     p.add_argument("--title", help="--html: the page's title")
     p.add_argument(
         "--z",
-        default="train_loss",
         help="the quantity that gives the height; with --html, the one shown first (default: train_loss)",
     )
     p.add_argument("--log", action="store_true", help="height = log10 of the quantity")
@@ -64,57 +64,7 @@ def spelling() -> dict[str, str]:
 
 
 def main(argv: list[str], prog: str = "landscape export") -> int:
-    from ..io.paraview import write_vtk
-    from ..io.surface_file import read
-
-    args = build_parser(prog).parse_args(argv)
-    if not (args.vtk or args.html):
-        raise UsageError("nothing to export: give --vtk, --html or both")
-    if args.labels is not None and len(args.labels) != len(args.surf_files):
-        raise UsageError(
-            f"--labels: got {len(args.labels)} labels for {len(args.surf_files)} files; expected one label per file"
-        )
-    if args.vtk and args.out and len(args.surf_files) > 1:
-        raise UsageError(
-            f"--out {args.out}: one prefix for {len(args.surf_files)} files; give one file, or no "
-            "--out (each file's export goes beside it)"
-        )
-    if args.zmax is not None and not (math.isfinite(args.zmax) and (args.zmax > 0 or not args.log)):
-        raise UsageError(
-            f"--zmax={args.zmax:g}: expected a finite number" + (", positive with --log" if args.log else "")
-        )
-    stems = [args.out or os.path.splitext(path)[0] for path in args.surf_files]
-    for stem in stems:
-        folder = os.path.dirname(os.path.abspath(stem))
-        if not os.path.isdir(folder):
-            raise InputError(f"--out {stem}: folder {folder} does not exist; expected an existing folder")
-    surfaces = [read(path) for path in args.surf_files]  # every file checked before any is written
-    from ..io.paraview import quantities
-    from ..io.paths import output_path
-
-    for surface in surfaces:
-        if args.z not in quantities(surface):
-            raise UsageError(
-                f"--z={args.z}: {surface.path} has no such quantity; expected one of {', '.join(quantities(surface))}"
-            )
-    outputs = [stem + (".vts" if s.ndim == 2 else ".vtu") for s, stem in zip(surfaces, stems)] if args.vtk else []
-    for path in outputs + ([stems[0] + ".html"] if args.html else []):
-        output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise InputError(f"--out {path}: folder {folder} is not writable; expected a folder the files can go to")
-    if args.html:
-        from ..plotting import interactive
-
-        page = interactive.build(
-            surfaces, args.labels, args.title, args.z
-        )  # checked (2-D, shared quantities) before writing
-    try:
-        if args.vtk:
-            for surface, stem in zip(surfaces, stems):
-                print(write_vtk(surface, stem, args.z, args.log, args.zmax))
-        if args.html:
-            print(interactive.save(page, stems[0] + ".html"))
-    except OSError as exc:  # a folder that takes no files (/proc, a read-only mount as root, a full disk)
-        raise InputError(f"--out {exc.filename}: cannot be written ({exc.strerror}); choose another --out") from None
+    given = vars(build_parser(prog).parse_args(argv))
+    given.pop("traceback", None)
+    workflow.run(given, argv=(*prog.split(), *argv))
     return 0

@@ -32,7 +32,7 @@ from . import boundary
 
 @dataclass(frozen=True)
 class Command:
-    module: str  # has main(argv, prog) and, for spelled messages, spelling()
+    module: str  # has main(argv, prog) and build_parser() (its flags spell the messages; or spelling())
     summary: str
     alias: str = ""  # the reference code's name
 
@@ -145,7 +145,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
 
     def spell() -> dict:
         module = COMMANDS[name].load()
-        return module.spelling() if hasattr(module, "spelling") else {}
+        return module.spelling() if hasattr(module, "spelling") else boundary.flags(module.build_parser())
 
     if name in (
         "surface",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..parallel.comm import launcher_rank
+from ..workflows import plots
 from . import boundary
-from .plot_args import add_common_arguments, read_inputs
+from .plot_args import add_common_arguments, main_of
 
 EPILOG = """\
 examples:
@@ -25,6 +25,7 @@ def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
     p = boundary.ArgumentParser(
         prog=prog,
         epilog=EPILOG,
+        argument_default=argparse.SUPPRESS,
         description="Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; "
         "several files are overlaid, one colour each. Writes <out>_1d.<format>.",
     )
@@ -32,8 +33,7 @@ def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
     p.add_argument(
         "--split",
         choices=("train", "test", "both"),
-        default="both",
-        help="curves to draw; 'both' draws test curves (dashed) where the file has them (default both)",
+        help="curves to draw; 'both' draws test curves (dashed) where the file has them (default: both)",
     )
     p.add_argument("--error", action="store_true", help="plot the error 100 - accuracy instead of the accuracy")
     p.add_argument("--log", action="store_true", help="log scale for the loss axis")
@@ -48,28 +48,4 @@ def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], prog: str = "landscape plot1d") -> int:
-    from ..plotting import show
-    from ..plotting.oned import Style1D, write_1d
-
-    if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
-        return 0
-    args = build_parser(prog).parse_args(argv)
-    style = Style1D(
-        split=args.split,
-        error=args.error,
-        log=args.log,
-        xlim=(args.xmin, args.xmax),
-        loss_lim=(args.loss_min, args.loss_max),
-        acc_lim=(args.acc_min, args.acc_max),
-        title=args.title,
-    )
-    surfaces, out = read_inputs(args, prog)
-    from ..plotting.look import use
-
-    with use(args.style) as look:
-        paths, fig = write_1d(surfaces, out, args.labels, args.formats, args.dpi, style, look)
-    for path in paths:
-        print(path)
-    if args.show:
-        show([fig])
-    return 0
+    return main_of(build_parser, plots.run_1d)(argv, prog)

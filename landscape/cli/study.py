@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..workflows import study as workflow
-from ..workflows.study import EXAMPLE, report_flags, report_threads, run, settings
+from ..workflows.study import EXAMPLE
 from . import boundary
 
 
-def parser(prog: str = "landscape study"):
+def build_parser(prog: str = "landscape study"):
     p = boundary.ArgumentParser(prog=prog, description=workflow.__doc__.split("\n\n")[0], epilog=EXAMPLE)
     p.add_argument("--config", help="TOML file of the study (see below)")
     p.add_argument("--out", help="training runs, measurements and logs (default: study_out)")
@@ -20,10 +20,7 @@ def parser(prog: str = "landscape study"):
 
 
 def main(argv: list[str], prog: str = "landscape study") -> int:
-    args = parser(prog).parse_args(argv)
-    study = settings(args)
-    from .report import checked
-
-    checked([*report_flags(study), *report_threads(study)])  # the report's settings now, not after the training
-    run(study)
+    given = {k: v for k, v in vars(build_parser(prog).parse_args(argv)).items() if v is not None}
+    given.pop("traceback", None)
+    workflow.run(given, argv=(*prog.split(), *argv))
     return 0

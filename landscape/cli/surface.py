@@ -1,10 +1,9 @@
 """``landscape surface`` (alias ``plot_surface``): compute a 1-D or 2-D loss surface.
 
-Flags follow the reference implementation of Li et al. (2018) so its users feel
-at home.  Each flag is one field of one configuration (``surface.job.SurfaceJob``
-and its parts); the defaults live there, and this module only maps spellings.
-Under ``mpiexec``/``srun`` the ranks share the points; without a launcher the
-same code runs on one process.
+Flags follow the reference implementation of Li et al. (2018) so its users feel at home.  Each flag
+is a parameter of ``workflows.surface`` (one field of one configuration, whose default lives there);
+this module only parses them.  Under ``mpiexec``/``srun`` the ranks share the points; without a
+launcher the same code runs on one process.
 """
 
 from __future__ import annotations
@@ -14,16 +13,16 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..data import DataConfig
 from ..directions import DIR_TYPES, IGNORES, NORMS
-from ..grid import DEFAULT_X, MAX_POINTS, Grid
+from ..grid import DEFAULT_X, MAX_POINTS
 from ..io.writer import IO_MODES
-from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..surface.batchnorm import POLICIES as BN_POLICIES
-from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED, DirectionConfig
+from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED
 from ..surface.evaluation import DTYPES, EvaluationConfig
-from ..surface.job import RunConfig, SurfaceJob, run_surface
+from ..surface.job import RunConfig
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
+from ..workflows import surface as workflow
 from . import boundary
 
 EXAMPLES = """\
@@ -108,7 +107,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         action="store_true",
         help="scale images to [0, 1] without the per-channel normalization (as the reference's --raw_data)",
     )
-    g.add_argument("--no_test", dest="test", action="store_false", help="evaluate the training data only")
+    g.add_argument("--no_test", action="store_true", help="evaluate the training data only")
     g.add_argument(
         "--train_subset",
         type=int,
@@ -256,40 +255,12 @@ def spelling() -> dict[str, str]:
     return boundary.flags(build_parser())
 
 
-def job_from_args(given: dict, argv: list[str], prog: str) -> SurfaceJob:
-    """The job the flags describe: each flag given becomes a field of its configuration."""
-    return SurfaceJob(
-        model=ModelConfig(**boundary.fields_of(given, ModelConfig)),
-        grid=Grid.parse(given.get("x", DEFAULT_X), given.get("y"), given.get("force", False)),
-        data=DataConfig(**boundary.fields_of(given, DataConfig)),
-        directions=DirectionConfig(**boundary.fields_of(given, DirectionConfig)),
-        evaluation=EvaluationConfig(**boundary.fields_of(given, EvaluationConfig)),
-        run=RunConfig(**boundary.fields_of(given, RunConfig), argv=(*prog.split(), *argv)),
-    )
-
-
 def main(argv: list[str], prog: str = "landscape surface") -> int:
     world = comm_module.world()
-
-    def parse():
-        given = vars(build_parser(prog).parse_args(argv))
-        if given.get("plot"):  # figure settings are checked now, not after the surface is computed
-            from ..plotting.twod import Style2D
-
-            Style2D(given.get("vmin"), given.get("vmax"), given.get("vlevel"), given.get("log", False))
-        return given, job_from_args(given, argv, prog)
-
-    given, job = agree(world, parse)
-    summary = run_surface(job, world)
-    if given.get("plot") and world.rank == 0:
-        from ..plotting.figures import draw_surface_figures
-
-        for path in draw_surface_figures(
-            summary.surf_file,
-            vmin=given.get("vmin"),
-            vmax=given.get("vmax"),
-            vlevel=given.get("vlevel"),
-            log=given.get("log", False),
-        ):
+    given = agree(world, lambda: vars(build_parser(prog).parse_args(argv)))
+    given.pop("traceback", None)
+    result = workflow.run(given, argv=(*prog.split(), *argv))
+    if world.rank == 0:
+        for path in result.figures:
             print(f"wrote {path}")
     return 0

@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 
 from ..data import BUILTIN as BUILTIN_DATA
-from ..data import DataConfig
-from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
-from ..train.job import AUGMENTS, TrainJob, TrainRun, run_training
-from ..train.recipes import NAMES, Recipe, resolve
+from ..train.job import AUGMENTS
+from ..train.recipes import NAMES, Recipe
+from ..workflows import train as workflow
 from . import boundary
 
 EXAMPLES = """\
@@ -59,7 +58,7 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
     g.add_argument("--dataset", help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: digits)")
     g.add_argument("--datapath", help="folder of the CIFAR files (nothing is downloaded)")
     g.add_argument("--raw_data", action="store_true", help="images scaled to [0, 1] without normalization")
-    g.add_argument("--no_test", dest="test", action="store_false", help="do not evaluate the test set each epoch")
+    g.add_argument("--no_test", action="store_true", help="do not evaluate the test set each epoch")
     g = p.add_argument_group("recipe (defaults depend on --recipe; every value is recorded)")
     g.add_argument(
         "--recipe",
@@ -136,18 +135,9 @@ def spelling() -> dict[str, str]:
     return boundary.flags(build_parser())
 
 
-def job_from_args(given: dict, argv: list[str], prog: str) -> TrainJob:
-    recipe_values = {k: v for k, v in boundary.fields_of(given, Recipe).items() if k != "recipe"}
-    return TrainJob(
-        model=ModelConfig(**boundary.fields_of(given, ModelConfig)),
-        data=DataConfig(**boundary.fields_of(given, DataConfig)),
-        recipe=resolve(given.get("recipe", "sgd"), **recipe_values),
-        run=TrainRun(**boundary.fields_of(given, TrainRun), argv=(*prog.split(), *argv)),
-    )
-
-
 def main(argv: list[str], prog: str = "landscape train") -> int:
     world = comm_module.world()
-    job = agree(world, lambda: job_from_args(vars(build_parser(prog).parse_args(argv)), argv, prog))
-    run_training(job, world)
+    given = agree(world, lambda: vars(build_parser(prog).parse_args(argv)))
+    given.pop("traceback", None)
+    workflow.run(given, argv=(*prog.split(), *argv))
     return 0

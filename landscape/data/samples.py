@@ -7,12 +7,13 @@ re-normalized per grid point.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UsageError, describe
 
 
 @dataclass
@@ -40,10 +41,12 @@ class Data:
 
 
 def as_samples(obj, what: str) -> Samples:
-    """A ``torch.utils.data.Dataset`` of ``(input, target)`` items or a pair of tensors -> ``Samples``."""
+    """``Samples`` from a pair of tensors or arrays ``(inputs, targets)``, a ``torch.utils.data.Dataset`` of
+    ``(input, target)`` items, or an iterable of ``(inputs, targets)`` batches (a ``DataLoader``)."""
+    arrays = (torch.Tensor, np.ndarray)
     if isinstance(obj, Samples):
         return obj
-    if isinstance(obj, (tuple, list)) and len(obj) == 2 and all(isinstance(t, (torch.Tensor, np.ndarray)) for t in obj):
+    if isinstance(obj, (tuple, list)) and len(obj) == 2 and all(isinstance(t, arrays) for t in obj):
         inputs, targets = (torch.as_tensor(t) for t in obj)
     elif isinstance(obj, torch.utils.data.Dataset):
         try:
@@ -52,10 +55,22 @@ def as_samples(obj, what: str) -> Samples:
             targets = torch.stack([torch.as_tensor(item[1]) for item in items])
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: one line naming it
             raise InputError(f"{what}: could not read (input, target) items from the Dataset ({exc})") from None
+    elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
+        batches = list(obj)
+        if not batches or not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in batches):
+            raise UsageError(f"{what}: expected (inputs, targets) batches, a Dataset or a pair of tensors")
+        try:
+            inputs = torch.cat([torch.as_tensor(b[0]) for b in batches])
+            targets = torch.cat([torch.as_tensor(b[1]) for b in batches])
+        except (RuntimeError, TypeError) as exc:
+            raise UsageError(
+                f"{what}: the batches cannot be joined into one tensor ({describe(exc)}); "
+                "give batches whose shapes agree except along the first dimension"
+            ) from None
     else:
         raise InputError(
-            f"{what}: expected a torch.utils.data.Dataset or a pair of tensors (inputs, targets), "
-            f"got {type(obj).__name__}"
+            f"{what}: expected a torch.utils.data.Dataset, a pair of tensors (inputs, targets) or (inputs, "
+            f"targets) batches, got {type(obj).__name__}"
         )
     if len(inputs) != len(targets):
         raise InputError(f"{what}: {len(inputs)} inputs but {len(targets)} targets")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.twod import Style2D, write_2d
 from ..provenance import machine, versions
 from ..surface import rise
+from .command import Result, check_known
 
 # The demo's two runs: recipe naive (SGD, Nesterov momentum 0.9, weight decay 5e-4, lr 0.1 at both
 # batches, x0.1 at 50 % and 75 % of the epochs) on DigitsCNN and the digits (1,437 training images),
@@ -111,15 +113,34 @@ def surface(out: Path, checkpoint: Path, tag: str, grid: list[str], ranks: int, 
     return surf
 
 
+DEFAULTS = {"out": "demo_out", "figures": "demo_out/figures", "ranks": 2, "quick": False, "epochs_scale": 1.0}
+REQUIRED = ()
+
+
+@dataclass(frozen=True)
+class DemoResult(Result):
+    """The demo's summary (``demo_out/summary.json``) and the figures it drew."""
+
+    summary: dict
+    figures: list[str]
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> DemoResult:
+    check_known(params, DEFAULTS, "demo")
+    s = {**DEFAULTS, **params}
+    summary, figures = demo(s["out"], s["figures"], s["ranks"], s["quick"], s["epochs_scale"])
+    return DemoResult(summary, figures)
+
+
 def demo(
     out: str = "demo_out",
     figures: str = "demo_out/figures",
     ranks: int = 2,
     quick: bool = False,
     epochs_scale: float = 1.0,
-) -> dict:
+) -> tuple[dict, list[str]]:
     """Train the two networks, compute and compare their surfaces, draw the figures; returns the summary
-    written to ``out/summary.json``."""
+    written to ``out/summary.json`` and the figures."""
     started = time.perf_counter()
     if isinstance(epochs_scale, bool) or not isinstance(epochs_scale, (int, float)) or not epochs_scale > 0:
         raise UsageError(f"epochs_scale={epochs_scale}: expected a positive number")
@@ -175,7 +196,7 @@ def demo(
     for path in paths:
         print(f"wrote {path}")
     print(f"wrote {out / 'summary.json'}")
-    return report
+    return report, [str(p) for p in paths]
 
 
 def computing(surface) -> tuple[float, float]:

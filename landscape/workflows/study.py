@@ -18,10 +18,13 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 from ..errors import InputError, UsageError
 from ..io.toml_file import table_flags, toml
 from ..parallel.launch import cli_command
+from .command import Result, check_known
 
 DEFAULTS = {
     "out": "study_out",
@@ -45,6 +48,10 @@ QUICK = {
 LISTS = ("recipes", "batch_sizes", "seeds")
 TABLES = ("train", "report")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
+# the parameters of the command (None: the defaults', or the config file's)
+PARAMETERS = {"config": None, "out": None, "figures": None, "name": None, "jobs": None, "quick": False}
+
+REQUIRED = ()
 
 EXAMPLE = """\
 example:
@@ -89,8 +96,10 @@ def read_config(path: str) -> dict:
     return given
 
 
-def settings(args) -> dict:
-    """The study: the defaults (or --quick's), then the config file, then the flags."""
+def settings(params: dict) -> dict:
+    """The study: the defaults (or quick's), then the config file, then the parameters given."""
+    check_known(params, PARAMETERS, "study")
+    args = SimpleNamespace(**{**PARAMETERS, **params})
     chosen = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
     if args.quick:
         chosen.update({k: (dict(v) if isinstance(v, dict) else v) for k, v in QUICK.items()})
@@ -116,9 +125,18 @@ def settings(args) -> dict:
 
 def study_file(path: str) -> dict:
     """The study a file describes (the defaults, then the file)."""
-    from types import SimpleNamespace
+    return settings({"config": path})
 
-    return settings(SimpleNamespace(config=path, quick=False, out=None, figures=None, name=None, jobs=None))
+
+def report_params(study: dict) -> dict:
+    """``landscape report``'s parameters for the study: its manifest, folders, name and [report] table."""
+    return {
+        "manifest": os.path.join(study["out"], "manifest.json"),
+        "out": os.path.join(study["out"], "report"),
+        "figures": study["figures"],
+        "name": study["name"],
+        **study["report"],
+    }
 
 
 def report_flags(study: dict) -> list[str]:
@@ -196,8 +214,17 @@ def _train(study: dict, tasks: list[list[str]]) -> float:
     return time.perf_counter() - started
 
 
-def run(study: dict) -> None:
-    """Train the study's networks and report on them (the settings checked already, see ``cli.study``)."""
+@dataclass(frozen=True)
+class StudyResult(Result):
+    """The study as run (its settings), and where its report went."""
+
+    study: dict
+    report: str
+    seconds: dict
+
+
+def execute(study: dict) -> StudyResult:
+    """Train the study's networks and report on them (the settings checked already, see ``run``)."""
     threads = report_threads(study)
     for folder in (study["out"], study["figures"]):
         if os.path.exists(folder) and not os.path.isdir(folder):
@@ -216,10 +243,20 @@ def run(study: dict) -> None:
         error.exit_status = code
         raise error
     report_s = time.perf_counter() - report_started
-    print(
-        f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {time.perf_counter() - started:.0f} s "
-        f"({study['jobs']} jobs)"
+    total = time.perf_counter() - started
+    print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {total:.0f} s ({study['jobs']} jobs)")
+    return StudyResult(
+        study, os.path.join(study["out"], "report"), {"training": train_s, "report": report_s, "study": total}
     )
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> StudyResult:
+    """``landscape study``: its settings and the report's checked before any training, then both."""
+    from .report import settings_of  # the report's checks; the report itself runs as its own command
+
+    study = settings(params)
+    settings_of(report_params(study))
+    return execute(study)
 
 
 def report_threads(study: dict) -> list[str]:

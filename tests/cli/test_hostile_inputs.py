@@ -102,7 +102,7 @@ def test_a_model_without_parameters_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, code, words",
     [
-        (["--dpi", "1000000"], 2, "--dpi 1000000: expected a number of dots per inch from 1 to 2400"),
+        (["--dpi", "1000000"], 2, "--dpi=1000000: expected a number of dots per inch from 1 to 2400"),
         (["--xmin", "nan"], 2, "--xmin nan: expected a finite number"),
         (["--acc_max", "inf"], 2, "--acc_max inf: expected a finite number"),
     ],
@@ -153,12 +153,14 @@ def test_api_arguments_of_the_wrong_type_name_the_keyword(tmp_path):
     model = torch.nn.Linear(3, 1)
     with pytest.raises(UsageError, match="loss: expected crossentropy, mse or a callable, got int"):
         loss_surface(model, data, 42)
-    with pytest.raises(ConfigError, match="surf_file=5: expected a path"):
+    with pytest.raises(UsageError, match="surf_file=5: expected a path"):
         loss_surface(model, data, "mse", surf_file=5)
-    with pytest.raises(ConfigError, match="seed='0': expected a whole number"):
+    with pytest.raises(UsageError, match="seed='0': expected a whole number"):
         loss_surface(model, data, "mse", seed="0", surf_file=str(tmp_path / "s.h5"))
-    with pytest.raises(ConfigError, match="^norm=sideways: expected one of filter"):
-        loss_surface(model, data, "mse", norm="sideways", surf_file=str(tmp_path / "s.h5"))
+    with pytest.raises(UsageError, match="^xnorm=sideways: expected one of filter"):
+        loss_surface(model, data, "mse", xnorm="sideways", surf_file=str(tmp_path / "s.h5"))
+    with pytest.raises(UsageError, match="^landscape surface: got an unexpected keyword argument 'norm'"):
+        loss_surface(model, data, "mse", norm="filter")
 
 
 def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(tmp_path):

@@ -223,7 +223,7 @@ def test_err_quantity_is_100_minus_accuracy(tmp_path):
         ("plot1d", ["{1d}", "--xmin", "1", "--xmax", "-1"], 2, "--xmin 1 must be smaller than --xmax -1"),
         ("plot1d", ["{1d}", "--acc_min", "90", "--acc_max", "80"], 2, "--acc_min 90 must be smaller than --acc_max 80"),
         ("plot1d", ["{1d}", "--acc_min", "100"], 2, "--acc_min 100: expected less than 100"),
-        ("plot1d", ["{1d}", "--dpi", "0"], 2, "--dpi 0"),
+        ("plot1d", ["{1d}", "--dpi", "0"], 2, "--dpi=0"),
         ("plot1d", ["{1d}", "--out", "{missing}/fig"], 3, "does not exist"),
         ("plot2d", ["{missing}/x.h5"], 3, "does not exist"),
         ("plot2d", ["{2d}", "--format", "jpg"], 2, "invalid choice: 'jpg'"),

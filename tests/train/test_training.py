@@ -187,15 +187,22 @@ def test_a_stop_signal_mid_epoch_saves_the_position_and_the_rerun_ends_bit_ident
 
 def test_the_python_api_trains_resumes_and_names_bad_keywords(tmp_path):
     from landscape.api import train
-    from landscape.errors import ConfigError
+    from landscape.errors import UsageError
 
-    result = train("digits_mlp", str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True)
+    result = train(
+        model="digits_mlp", out=str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True
+    )
     assert result.final.endswith("final.pt") and len(result.history) == 2 and result.resumed_from is None
     assert torch.load(result.final, weights_only=True)["meta"]["identity"]["lr"] == 0.05
-    again = train("digits_mlp", str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True)
+    again = train(
+        model="digits_mlp", out=str(tmp_path / "api"), batch_size=128, epochs=2, lr=0.05, threads=1, quiet=True
+    )
     assert again.resumed_from == 2 and again.seconds == 0.0
-    with pytest.raises(ConfigError, match="^lr=-1: expected a positive number"):
-        train("digits_mlp", str(tmp_path / "bad"), lr=-1)
+    assert again.record()["recipe"]["lr"] == 0.05 and "history" not in again.record()
+    with pytest.raises(UsageError, match="^lr=-1: expected a positive number"):
+        train(model="digits_mlp", out=str(tmp_path / "bad"), lr=-1)
+    with pytest.raises(UsageError, match="got an unexpected keyword argument 'learning_rate'"):
+        train(model="digits_mlp", out=str(tmp_path / "bad"), learning_rate=0.1)
 
 
 @pytest.mark.parametrize(

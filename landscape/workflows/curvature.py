@@ -1,0 +1,185 @@
+"""``landscape curvature`` as a function: the Hessian's extreme eigenvalues, trace, spectral density and
+sharpness of one trained network, the ranks sharing its data; one JSON file with every number and the
+settings that produced it, and the density's figure.
+
+``sharded_hessian`` is how the ranks share one network's data: each holds a contiguous shard and a
+product sums over them (one all-reduce); the math in ``curvature`` knows nothing of ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import torch
+
+from ..curvature import Hessian, extremes, hutchinson, slq
+from ..curvature import sharpness as measures
+from ..data import DataConfig, load_data
+from ..data.samples import Samples, as_samples
+from ..errors import ConfigError
+from ..io.atomic import write_file
+from ..io.paths import output_path
+from ..losses import Loss
+from ..models import ModelConfig, load_model
+from ..parallel import comm as comm_module
+from ..parallel.comm import agree, threads_per_rank
+from .command import Result, check_known
+
+DEFAULTS = {
+    "num_classes": None,
+    "dataset": "digits",
+    "datapath": None,
+    "train_subset": None,
+    "loss_name": "crossentropy",
+    "k": 1,
+    "which": "both",
+    "tol": 1e-4,
+    "trace": 0,
+    "density": False,
+    "density_steps": 80,
+    "density_runs": 4,
+    "sharpness": (),
+    "rho": 0.01,
+    "epsilon": 1e-3,
+    "radius": 0.5,
+    "directions": 20,
+    "dtype": "float64",
+    "batch_size": 1024,
+    "seed": 0,
+    "threads": None,
+}
+REQUIRED = ("model", "model_file", "out")
+WHICH = ("top", "bottom", "both")
+SHARPNESS = ("adaptive", "epsilon", "average")
+
+
+@dataclass(frozen=True)
+class CurvatureResult(Result):
+    """What ``landscape curvature`` measured (``measures``: the JSON file's contents) and its files."""
+
+    out: str
+    measures: dict
+    figures: list[str]
+
+
+def sharded_hessian(model, data, loss, batch_size: int, dtype: str, device: str) -> Hessian:
+    """The Hessian of ``model``'s mean ``loss`` over all of ``data``, this rank holding a contiguous
+    shard of it and the products summed over the ranks."""
+    world = comm_module.world()
+    samples = as_samples(data, "data")
+    n = len(samples)
+    share = -(-n // world.size)
+    lo, hi = min(n, world.rank * share), min(n, (world.rank + 1) * share)
+    shard = Samples(samples.inputs[lo:hi], samples.targets[lo:hi])
+    return Hessian(
+        model,
+        shard,
+        Loss(loss),
+        batch_size=batch_size,
+        dtype=dtype,
+        device=device,
+        count=n,
+        reduce=world.sum_ if world.size > 1 else None,
+    )
+
+
+def settings_of(params: dict) -> dict:
+    """The parameters with their defaults, checked before any product."""
+    check_known(params, (*REQUIRED, *DEFAULTS), "curvature")
+    for name in REQUIRED:
+        if params.get(name) is None:
+            raise ConfigError(name, None, "a value (it is required)")
+    s = {**DEFAULTS, **params}
+    for name in ("k", "density_steps", "density_runs", "directions", "batch_size"):
+        if isinstance(s[name], bool) or not isinstance(s[name], int) or s[name] < 1:
+            raise ConfigError(name, s[name], "a positive whole number", literal=True)
+    if isinstance(s["trace"], bool) or not isinstance(s["trace"], int) or s["trace"] == 1 or s["trace"] < 0:
+        raise ConfigError("trace", s["trace"], "0 (none) or at least 2 vectors", literal=True)
+    for name in ("tol", "rho", "epsilon", "radius"):
+        if isinstance(s[name], bool) or not isinstance(s[name], (int, float)) or not s[name] > 0:
+            raise ConfigError(name, s[name], "a positive number", literal=True)
+    if s["which"] not in WHICH:
+        raise ConfigError("which", s["which"], f"one of {', '.join(WHICH)}")
+    unknown = [m for m in s["sharpness"] if m not in SHARPNESS]
+    if unknown:
+        raise ConfigError("sharpness", unknown[0], f"measures among {', '.join(SHARPNESS)}")
+    if s["dtype"] not in ("float32", "float64"):
+        raise ConfigError("dtype", s["dtype"], "float32 or float64")
+    output_path(s["out"], "JSON file", "out")  # checked before hours of products, not after
+    return s
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
+    world = comm_module.world()
+    say = print if world.rank == 0 else (lambda *_: None)
+
+    def setup():
+        s = settings_of(params)
+        torch.set_num_threads(threads_per_rank(world, s["threads"]).count)
+        data_cfg = DataConfig(dataset=s["dataset"], datapath=s["datapath"], train_subset=s["train_subset"], test=False)
+        model_cfg = ModelConfig(s["model"], num_classes=s["num_classes"], model_file=s["model_file"])
+        data = load_data(data_cfg)
+        model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
+        return s, model, data
+
+    s, model, data = agree(world, setup)
+    hessian = sharded_hessian(
+        model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], "cpu"
+    )  # every measure below uses it; each counts its own products
+    loss, gradient = hessian.loss_and_gradient()
+    report = {
+        "model": s["model"],
+        "model_file": s["model_file"],
+        "dataset": s["dataset"],
+        "samples": len(data.train),
+        "parameters": hessian.dim,
+        "dtype": s["dtype"],
+        "ranks": world.size,
+        "loss": loss,
+        "gradient_norm": float((gradient**2).sum() ** 0.5),
+    }
+    say(
+        f"{s['model']} on {len(data.train)} {s['dataset']} samples, {hessian.dim:,} parameters: mean loss "
+        f"{loss:.6g}, gradient norm {report['gradient_norm']:.3g}"
+    )
+    ends = extremes(hessian, k=s["k"], which=s["which"], tol=s["tol"], seed=s["seed"])
+    report["eigenvalues"] = {end: e.record() for end, e in ends.items()}
+    for end, e in ends.items():
+        state = "converged" if e.converged else f"NOT converged ({e.note})"
+        say(
+            f"{end} {s['k']} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
+            f"{max(e.residuals):.1e}; {e.products} products]"
+        )
+    if s["trace"]:
+        t = hutchinson(hessian, samples=s["trace"], seed=s["seed"])
+        report["trace"] = t.record()
+        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors)")
+    figures = []
+    if s["density"]:
+        d = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
+        report["density"] = d.record()
+        if world.rank == 0:
+            from ..plotting.spectrum import write_density  # matplotlib: loaded only to draw
+
+            name = os.path.basename(s["model_file"])
+            if name == "final.pt":  # a training run's checkpoint: its folder names it
+                name = os.path.basename(os.path.dirname(os.path.abspath(s["model_file"])))
+            figures = [str(p) for p in write_density({name: d}, os.path.splitext(s["out"])[0] + "_density")]
+            for path in figures:
+                say(f"wrote {path}")
+    for measure in s["sharpness"]:
+        if measure == "adaptive":
+            m = measures.adaptive_sharpness(hessian, rho=s["rho"])
+        elif measure == "epsilon":
+            m = measures.epsilon_sharpness(hessian, epsilon=s["epsilon"], seed=s["seed"])
+        else:
+            m = measures.average_rise(hessian, radius=s["radius"], directions=s["directions"], seed=s["seed"])
+        report.setdefault("sharpness", {})[measure] = m.record()
+        extra = f" ± {m.stderr:.2g}" if measure == "average" else ""
+        say(f"sharpness {measure}: {m.value:.6g}{extra}  {m.settings}")
+    if world.rank == 0:
+        write_file(s["out"], json.dumps(report, indent=2, default=float).encode())
+        say(f"wrote {s['out']}")
+    return CurvatureResult(s["out"], json.loads(json.dumps(report, default=float)), figures)

@@ -1,0 +1,90 @@
+"""``landscape export`` as a function: surface files for other tools, VTK XML for ParaView (``vtk``) and
+one self-contained 3-D web page (``html``)."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from ..errors import ConfigError, InputError, UsageError, param
+from ..io.paraview import quantities, write_vtk
+from ..io.paths import output_path
+from ..io.surface_file import read
+from ..plotting import interactive
+from .command import Result, check_known
+
+DEFAULTS = {
+    "vtk": False,
+    "html": False,
+    "labels": None,
+    "title": None,
+    "z": "train_loss",
+    "log": False,
+    "zmax": None,
+    "out": None,
+}
+REQUIRED = ("surf_files",)
+
+
+@dataclass(frozen=True)
+class ExportResult(Result):
+    files: list[str]
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
+    check_known(params, (*REQUIRED, *DEFAULTS), "export")
+    s = {**DEFAULTS, **params}
+    files = [s["surf_files"]] if isinstance(s["surf_files"], (str, os.PathLike)) else list(s.get("surf_files") or [])
+    if not files:
+        raise ConfigError("surf_files", s.get("surf_files"), "one surface file or more")
+    files = [str(f) for f in files]
+    if not (s["vtk"] or s["html"]):
+        raise UsageError(f"nothing to export: give {param('vtk')}, {param('html')} or both")
+    if s["labels"] is not None and len(s["labels"]) != len(files):
+        raise UsageError(
+            f"{param('labels')}: got {len(s['labels'])} labels for {len(files)} files; expected one label per file"
+        )
+    if s["vtk"] and s["out"] and len(files) > 1:
+        raise UsageError(
+            f"{param('out')} {s['out']}: one prefix for {len(files)} files; give one file, or no "
+            f"{param('out')} (each file's export goes beside it)"
+        )
+    zmax = s["zmax"]
+    if zmax is not None and not (isinstance(zmax, (int, float)) and math.isfinite(zmax) and (zmax > 0 or not s["log"])):
+        raise ConfigError("zmax", zmax, "a finite number" + (", positive with log" if s["log"] else ""), literal=True)
+    stems = [str(s["out"]) if s["out"] else os.path.splitext(path)[0] for path in files]
+    for stem in stems:
+        folder = os.path.dirname(os.path.abspath(stem))
+        if not os.path.isdir(folder):
+            raise InputError(f"{param('out')} {stem}: folder {folder} does not exist; expected an existing folder")
+    surfaces = [read(path) for path in files]  # every file checked before any is written
+    for surface in surfaces:
+        if s["z"] not in quantities(surface):
+            raise UsageError(
+                f"{param('z')}={s['z']}: {surface.path} has no such quantity; expected one of "
+                f"{', '.join(quantities(surface))}"
+            )
+    outputs = [stem + (".vts" if f.ndim == 2 else ".vtu") for f, stem in zip(surfaces, stems)] if s["vtk"] else []
+    for path in outputs + ([stems[0] + ".html"] if s["html"] else []):
+        output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(
+                f"{param('out')} {path}: folder {folder} is not writable; expected a folder the files can go to"
+            )
+    page = interactive.build(surfaces, s["labels"], s["title"], s["z"]) if s["html"] else None  # checked first
+    written = []
+    try:
+        if s["vtk"]:
+            for surface, stem in zip(surfaces, stems):
+                written.append(str(write_vtk(surface, stem, s["z"], s["log"], zmax)))
+                print(written[-1])
+        if page is not None:
+            written.append(str(interactive.save(page, stems[0] + ".html")))
+            print(written[-1])
+    except OSError as exc:  # a folder that takes no files (/proc, a read-only mount as root, a full disk)
+        raise InputError(
+            f"{param('out')} {exc.filename}: cannot be written ({exc.strerror}); choose another {param('out')}"
+        ) from None
+    return ExportResult(written)

@@ -1,0 +1,142 @@
+"""``landscape info`` as a function: what surface and direction files hold (grid, quantities, progress,
+value ranges, identity, run records) and who wrote them, landscape or the reference code."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from ..io.inspect import describe
+from .command import Result, check_known
+
+DEFAULTS = {"json": False, "runs": 5}
+REQUIRED = ("files",)
+IDENTITY_SHOWN = (
+    "model",
+    "model_file_sha256",
+    "dataset",
+    "train_size",
+    "test_size",
+    "train_subset",
+    "loss_name",
+    "dtype",
+    "bn",
+    "dir_type",
+    "dir_seed",
+    "xnorm",
+    "xignore",
+    "ynorm",
+    "yignore",
+    "curvature",
+)
+
+
+@dataclass(frozen=True)
+class InfoResult(Result):
+    """Each file's description, as ``landscape info --json`` prints it."""
+
+    files: list[dict]
+
+
+def _g(v) -> str:
+    return (
+        "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.6g}" if isinstance(v, float) else str(v)
+    )
+
+
+def _axis(name: str, a: dict) -> str:
+    return f"{name} {a['min']:g}:{a['max']:g}:{a['points']}" + ("" if a["holds_zero"] else " (no 0: no trained model)")
+
+
+def surface_text(d: dict, runs: int) -> list[str]:
+    grid = _axis("x", d["x"]) + ("" if d["y"] is None else ", " + _axis("y", d["y"]))
+    share = 100.0 * d["done"] / d["points"] if d["points"] else 0.0
+    lines = [
+        f"{d['path']}: {d['ndim']}-D loss surface, written by {d['written_by']}"
+        + (f" (schema {d['schema_version']})" if d["schema_version"] else ""),
+        f"  grid      {grid}",
+        f"  points    {d['done']:,} of {d['points']:,} done ({share:.1f} %), {d['points'] - d['done']:,} to do",
+    ]
+    lines.append(f"  {'quantity':<16}{'units':<10}{'min':>12}{'max':>12}{'at centre':>12}  not finite")
+    for name, q in d["quantities"].items():
+        lines.append(
+            f"  {name:<16}{q['units']:<10}{_g(q['min']):>12}{_g(q['max']):>12}{_g(q.get('at_centre')):>12}"
+            f"  {q['not_finite']}"
+        )
+    shown = {k: d["identity"][k] for k in IDENTITY_SHOWN if d["identity"].get(k) not in (None, "", -1)}
+    if shown:
+        lines.append(
+            "  identity  " + ", ".join(f"{k}={str(v)[:16] if k.endswith('sha256') else v}" for k, v in shown.items())
+        )
+    records = d["runs"][-runs:] if runs else []
+    if d["runs"]:
+        lines.append(f"  runs      {len(d['runs'])} recorded" + (f", the latest {len(records)}:" if records else ""))
+    for r in records:
+        what = (
+            f"{r.get('points_computed', '?')} points in {_g(r.get('seconds'))} s, "
+            f"{r.get('ended', 'no end record: killed?')}"
+            if "ended" in r or "points_computed" in r
+            else "no end record (killed, or still running)"
+        )
+        lines.append(
+            f"    {r.get('started', '?')}  {r.get('ranks', '?')} rank(s) on {r.get('device', '?')} "
+            f"({r.get('host', '?')}, landscape {r.get('landscape_version', '?')}): {what}"
+        )
+        if r.get("command_line"):
+            lines.append(f"      $ {r['command_line']}")
+    return lines
+
+
+def directions_text(d: dict) -> list[str]:
+    lines = [f"{d['path']}: {len(d['axes'])} direction(s), written by {d['written_by']}"]
+    if d["written_by"] == "landscape":
+        seed = d.get("seed")
+        lines.append(
+            f"  model {d.get('model') or '?'}, dir_type {d.get('dir_type') or '?'}, "
+            + (f"seed {seed}, " if seed is not None and seed >= 0 else "")
+            + f"same_dir {d.get('same_dir')}, origin {str(d.get('origin_sha256'))[:16]}"
+        )
+    for a in d["axes"]:
+        extra = ", ".join(f"{k} {a[k]}" for k in ("kind", "norm", "ignore", "seed", "target_file") if k in a)
+        lines.append(
+            f"  {a['name']}: {a['tensors']} tensors, {a['elements']:,} numbers, length {a['length']:.6g}"
+            + (f"; {extra}" if extra else "")
+        )
+    if "cosine_xy" in d:
+        lines.append(f"  cosine between x and y: {_g(d['cosine_xy'])}")
+    t = d.get("trajectory")
+    if t:
+        lines.append(
+            f"  trajectory: {t['checkpoints']} checkpoints, epochs {t['epochs'][0]} to {t['epochs'][1]} "
+            f"({t['first']} … {t['last']})"
+        )
+        lines.append(
+            f"    PC1 {100 * t['explained'][0]:.1f} %, PC2 {100 * t['explained'][1]:.1f} % of its variance "
+            f"(a random walk of as many steps: {100 * t['random_walk'][0]:.0f} %, "
+            f"{100 * t['random_walk'][1]:.0f} %); it spans x {t['x_span'][0]:.3g}..{t['x_span'][1]:.3g}, "
+            f"y {t['y_span'][0]:.3g}..{t['y_span'][1]:.3g}"
+        )
+    return lines
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> InfoResult:
+    check_known(params, (*REQUIRED, *DEFAULTS), "info")
+    s = {**DEFAULTS, **params}
+    files = [s["files"]] if isinstance(s.get("files"), str) else list(s.get("files") or [])
+    if not files:
+        raise ConfigError("files", s.get("files"), "one file or more")
+    if isinstance(s["runs"], bool) or not isinstance(s["runs"], int) or s["runs"] < 0:
+        raise ConfigError("runs", s["runs"], "a whole number >= 0", literal=True)
+    described = []
+    for k, path in enumerate(files):
+        d = describe(str(path))
+        described.append(json.loads(json.dumps(d, default=str)))
+        if s["json"]:
+            print(json.dumps(d, default=str))
+            continue
+        if k:
+            print()
+        print("\n".join(surface_text(d, s["runs"]) if d["kind"] == "surface" else directions_text(d)))
+    return InfoResult(described)

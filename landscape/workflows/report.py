@@ -1,0 +1,263 @@
+"""``landscape report`` as a function: the scorecard of a batch-size study, from a manifest of trained
+networks.
+
+For every finished run of the manifest it computes (or reads back) a 1-D and a 2-D surface and the
+curvature measures (``report.measures``), then writes the tables (CSV, Markdown, LaTeX, JSON), the
+figures and the verdict.  Under ``mpiexec`` the ranks share the runs, each network on one rank (rank r
+takes runs r, r + size, ...): the right split for a study of many networks.  ``config`` names a study
+file whose report settings fill what is not given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+from ..data import DataConfig
+from ..errors import ConfigError, InputError, UsageError, param
+from ..io.atomic import write_file
+from ..io.paths import output_path
+from ..io.surface_file import read
+from ..models import ModelConfig
+from ..parallel import comm as comm_module
+from ..parallel import devices
+from ..parallel.comm import agree, threads_per_rank
+from ..plotting.look import use
+from ..plotting.oned import Style1D, write_1d
+from ..plotting.twod import Style2D, write_2d
+from ..report import tables
+from ..report.figures import write_measures
+from ..report.measures import MeasureConfig, Target, measure_run
+from ..report.runs import Run, describe, read_runs
+from ..report.scorecard import build
+from . import study as studies
+from .command import Result, check_known, config_defaults, fields_of
+
+OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_correlations.csv", "{name}.md", "{name}.tex", "{name}.json")
+FORMATS = ("png", "pdf", "svg")
+STYLES = ("default", "paper", "talk")
+DEFAULTS = {
+    "manifest": None,
+    "out": None,
+    "config": None,
+    "figures": None,
+    "name": "scorecard",
+    "model": None,
+    "dataset": None,
+    "datapath": None,
+    "num_classes": None,
+    **config_defaults(MeasureConfig),
+    "alpha": 0.05,
+    "permutations": 10000,
+    "formats": ("png", "pdf"),
+    "style": "default",
+    "device": "auto",
+    "allow_shared_gpus": False,
+    "threads": None,
+}
+NEEDED = ("manifest", "out")  # given, or from a study file (config)
+REQUIRED = ()
+
+
+@dataclass(frozen=True)
+class ReportResult(Result):
+    """The scorecard (``scorecard``: what ``<name>.json`` holds), the files written, and the runs left out."""
+
+    scorecard: dict
+    files: list[str]
+    left_out: list[str]
+
+
+def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
+    """Every parameter with its default (a study file's report settings under what is given), checked;
+    no file is read but the study file."""
+    check_known(params, (*NEEDED, *DEFAULTS), "report")
+    given = dict(params)
+    if given.get("config"):
+        given = {**studies.report_params(studies.study_file(given["config"])), **given}
+    s = {**DEFAULTS, **given}
+    for name in NEEDED:
+        if not s.get(name):
+            raise ConfigError(name, s.get(name), "a value (or a study file, config, that gives it)")
+    config = MeasureConfig(**fields_of(s, MeasureConfig))
+    if isinstance(s["alpha"], bool) or not isinstance(s["alpha"], (int, float)) or not 0 < s["alpha"] < 1:
+        raise ConfigError("alpha", s["alpha"], "a number strictly between 0 and 1", literal=True)
+    if isinstance(s["permutations"], bool) or not isinstance(s["permutations"], int) or s["permutations"] < 100:
+        raise ConfigError("permutations", s["permutations"], "at least 100", literal=True)
+    formats = [s["formats"]] if isinstance(s["formats"], str) else list(s["formats"])
+    if not formats or any(f not in FORMATS for f in formats):
+        raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
+    s["formats"] = tuple(formats)
+    if s["style"] not in STYLES:
+        raise ConfigError("style", s["style"], f"one of {', '.join(STYLES)}")
+    if not isinstance(s["name"], str) or not s["name"] or os.sep in s["name"]:
+        raise ConfigError("name", s["name"], "a file name stem without a folder", literal=True)
+    if s["threads"] is not None and (
+        isinstance(s["threads"], bool) or not isinstance(s["threads"], int) or s["threads"] < 1
+    ):
+        raise ConfigError("threads", s["threads"], "a positive number of threads", literal=True)
+    devices.check_spec(s["device"])
+    return SimpleNamespace(**s), config
+
+
+def _targets(args, runs) -> dict[str, Target]:
+    targets = {}
+    for run in runs:
+        model, dataset = run.model or args.model, run.dataset or args.dataset
+        if not model:
+            raise UsageError(
+                f"the manifest does not say which model {run.name} is (no model column, and its "
+                f"checkpoint records none): give {param('model')}"
+            )
+        target = Target(model=model, dataset=dataset or "digits", datapath=args.datapath, num_classes=args.num_classes)
+        try:  # a bad model name or data set now, not after the first network's surfaces
+            ModelConfig(target.model, num_classes=target.num_classes)
+            DataConfig(target.dataset, datapath=target.datapath)
+        except ConfigError as exc:
+            if (run.model and exc.fields == ("model",)) or (run.dataset and exc.fields == ("dataset",)):
+                raise InputError(f"manifest {args.manifest}, run {run.name}: {exc}") from None
+            raise
+        targets[run.name] = target
+    kinds = sorted({(t.model, t.dataset) for t in targets.values()})
+    if len(kinds) > 1:
+        raise InputError(
+            f"manifest {args.manifest} mixes networks or data sets ({'; '.join(f'{m} on {d}' for m, d in kinds)}): "
+            "a scorecard compares batch sizes of one network on one data set; give one per report"
+        )
+    return targets
+
+
+def plan(params: dict):
+    """The settings, the runs of the manifest and what each is a run of, checked before any work."""
+    args, config = settings_of(params)
+    runs, skipped = read_runs(args.manifest)
+    targets = _targets(args, runs)
+    figures = args.figures or args.out
+    for folder, name in ((args.out, "out"), (figures, "figures")):
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise InputError(f"{param(name)}={folder} is a file; expected a folder (it is created if missing)")
+    if os.path.isdir(figures):
+        for pattern in OUTPUT_FILES:
+            output_path(os.path.join(figures, pattern.format(name=args.name)), "file", "figures")
+    return args, config, runs, skipped, targets, figures
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
+    world = comm_module.world()
+    args, config, runs, skipped, targets, figures = agree(world, plan, params)
+    say = print if world.rank == 0 else (lambda *_, **__: None)
+    threads = threads_per_rank(world, args.threads)
+    torch.set_num_threads(threads.count)
+    device = agree(world, devices.for_rank, args.device, world, args.allow_shared_gpus)
+    say(
+        f"{describe(runs)}; {world.size} rank{'s' * (world.size > 1)}, {threads.count} thread"
+        f"{'s' * (threads.count > 1)} each" + (f"; left out, unfinished: {', '.join(skipped)}" if skipped else ""),
+        flush=True,
+    )
+    agree(world, lambda: [os.makedirs(f, exist_ok=True) for f in (args.out, figures)] if world.rank == 0 else None)
+
+    def mine() -> list[dict]:
+        done = []
+        for i in range(world.rank, len(runs), world.size):
+            run, started = runs[i], time.perf_counter()
+            target = replace(targets[run.name], device=device, threads=threads.count)
+            result = measure_run(run, target, config, os.path.join(args.out, "runs", run.name))
+            v = result["values"]
+            print(
+                f"[{i + 1}/{len(runs)}] {run.name}: test error {v['test_error']:.2f} %, λmax {v['lambda_max']:.4g}, "
+                f"trace {v['trace']:.4g}, average rise {v['average_rise']:.3g} "
+                f"({time.perf_counter() - started:.0f} s, rank {world.rank})",
+                flush=True,
+            )
+            done.append(result)
+        return done
+
+    shares = world.gather(agree(world, mine))
+
+    def written():  # under agree: a failure on rank 0 ends every rank, none waits
+        if world.rank == 0:
+            results = [shares[i % world.size][i // world.size] for i in range(len(runs))]
+            return write_report(results, args, config, figures, skipped)
+        return None
+
+    card, files = world.bcast(agree(world, written))
+    return ReportResult(card, files, list(skipped))
+
+
+def write_report(results: list[dict], args, config, figures: str, skipped: list[str] = ()) -> tuple[dict, list[str]]:
+    """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
+    settings = {k: v for k, v in config.record().items() if v is not None}
+    card = build(
+        results,
+        alpha=args.alpha,
+        permutations=args.permutations,
+        seed=args.seed,
+        settings=settings,
+        left_out=list(skipped),
+    )
+    runs = [r["run"] for r in results]
+    target = results[0]["target"]
+    description = (
+        f"{target['model']} on {target['dataset']}; "
+        + describe([Run(**r) for r in runs])
+        + "."
+        + (f" Left out, unfinished: {', '.join(skipped)}." if skipped else "")
+    )
+    stem = os.path.join(figures, args.name)
+    for suffix, text in (
+        ("", tables.groups_csv(card)),
+        ("_runs", tables.runs_csv(card)),
+        ("_correlations", tables.correlations_csv(card)),
+    ):
+        write_file(f"{stem}{suffix}.csv", text.encode())
+    write_file(f"{stem}.md", tables.markdown(card, description=description).encode())
+    write_file(f"{stem}.tex", tables.latex(card).encode())
+    write_file(f"{stem}.json", (json.dumps(card.record(), indent=2, default=float) + "\n").encode())
+    paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
+    with use(args.style) as look:
+        paths += _figures(results, args, config, card, stem, look)
+    print("\n" + tables.markdown(card, description=description))
+    for path in paths:
+        print(f"wrote {path}")
+    return json.loads(json.dumps(card.record(), default=float)), [str(p) for p in paths]
+
+
+def _figures(results, args, config, card, stem, look) -> list[str]:
+    dpi = look.dpi or 150
+    runs = [r["run"] for r in results]
+    paths = write_measures(card, f"{stem}_measures", formats=tuple(args.formats), dpi=dpi, look=look)
+    # One network per batch size for the surface figures: the first recipe's lowest seed.
+    first = runs[0]["recipe"]
+    shown = {}
+    for result in results:
+        run = result["run"]
+        if run["recipe"] == first and run["batch_size"] not in shown:
+            shown[run["batch_size"]] = run
+    recipes = len({r["recipe"] for r in runs}) > 1
+    labels = [f"batch {b}, seed {r['seed']}" + (f" ({first})" if recipes else "") for b, r in shown.items()]
+    one = [read(os.path.join(args.out, "runs", r["name"], "surface_1d.h5")) for r in shown.values()]
+    two = [read(os.path.join(args.out, "runs", r["name"], "surface_2d.h5")) for r in shown.values()]
+    # One set of levels for every panel, spaced by factors (log) where the values are positive: basins of
+    # 0.001 and of 1 both show, whatever the loss and the network.
+    positive = all(np.nanmin(s.values["train_loss"]) > 0 for s in two)
+    levels = Style2D(log=True) if positive else Style2D()
+    paths += write_1d(
+        one, stem, labels=labels, formats=tuple(args.formats), dpi=dpi, style=Style1D(error=True), look=look
+    )[0]
+    paths += write_2d(
+        two,
+        stem,
+        kinds=("contour", "contourf"),
+        labels=labels,
+        formats=tuple(args.formats),
+        dpi=dpi,
+        style=levels,
+        look=look,
+    )[0]
+    return paths

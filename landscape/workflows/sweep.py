@@ -1,0 +1,150 @@
+"""``landscape sweep`` as a function: train every (recipe, batch size, seed) of a study, each run in a
+folder of its own, and keep a manifest of the runs (CSV and JSON).
+
+The sweep's own parameters say what varies (``recipes``, ``batch_sizes``, ``seeds``) and where it goes
+(``out``); every other parameter is a ``landscape train`` parameter shared by all runs.  A TOML file
+(``config``) may say it all: its ``out``, ``recipes``, ``batch_sizes``, ``seeds`` and a ``[train]``
+table; the parameters given win.  A finished run is skipped and an unfinished one resumed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError, InputError, UsageError, param
+from ..io.toml_file import toml
+from ..parallel import comm as comm_module
+from ..parallel.comm import agree
+from ..train import sweep as sweeps
+from ..train.job import TrainJob, run_training
+from ..train.recipes import ONLY_FOR
+from . import train as training
+from .command import Result, check_known
+
+OWN = {
+    "out": None,
+    "recipes": ("sgd",),
+    "batch_sizes": None,
+    "seeds": (0,),
+    "config": None,
+    "task": None,
+    "list": False,
+}
+VARIED = ("recipe", "batch_size", "seed", "out")  # set per run by the sweep
+SHARED = {"model": None, **{k: v for k, v in training.DEFAULTS.items() if k not in VARIED}}  # train's, every run
+DEFAULTS = {**OWN, **SHARED}
+REQUIRED = ()
+STUDY_KEYS = ("figures", "name", "jobs", "report")  # a landscape study file is a sweep file with these keys more
+
+
+@dataclass(frozen=True)
+class SweepResult(Result):
+    """The sweep's folder, its configurations (``name`` by index), and the manifest's rows after this call
+    (none when only listed)."""
+
+    out: str
+    configurations: list[str]
+    rows: list[dict] = field(default_factory=list)
+    manifest: str = ""
+
+
+def config_file(path: str) -> dict:
+    """The sweep parameters a TOML file gives: its top keys and its [train] table, as one dict."""
+    tomllib = toml()
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise InputError(f"{param('config')} {path} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"{param('config')} {path} cannot be read as TOML ({exc})") from None
+    train = data.pop("train", {})
+    for key in STUDY_KEYS:
+        data.pop(key, None)
+    unknown = sorted(set(data) - {"out", "recipes", "batch_sizes", "seeds"})
+    if unknown or not isinstance(train, dict):
+        raise InputError(
+            f"{param('config')} {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
+            "batch_sizes, seeds and a [train] table of landscape train parameters"
+        )
+    return {**train, **data}
+
+
+def plan(params: dict, argv: tuple[str, ...] = ()):
+    """(sweep folder, every configuration, the chosen ones with their train jobs, the settings)."""
+    check_known(params, DEFAULTS, "sweep")
+    given = {**(config_file(params["config"]) if params.get("config") else {}), **params}
+    varied = [k for k in VARIED if k in given and k != "out"]
+    if varied:
+        raise UsageError(
+            f"{param(varied[0])} is set per run by the sweep: give {param('recipes')}, {param('batch_sizes')}, "
+            f"{param('seeds')} and the sweep's {param('out')} instead"
+        )
+    s = {**DEFAULTS, **given}
+    if not s["out"]:
+        raise ConfigError("out", s["out"], "the sweep's folder (or out in the config file)")
+    if not s["batch_sizes"]:
+        raise ConfigError(
+            "batch_sizes", s["batch_sizes"], "at least one batch size (or batch_sizes in the config file)"
+        )
+    configs = sweeps.configurations(list(s["recipes"]), list(s["batch_sizes"]), list(s["seeds"]))
+    chosen = configs
+    if s["task"] is not None:
+        if isinstance(s["task"], bool) or not isinstance(s["task"], int) or not 0 <= s["task"] < len(configs):
+            raise ConfigError(
+                "task",
+                s["task"],
+                f"an index in 0..{len(configs) - 1} ({len(configs)} configurations; see list)",
+                literal=True,
+            )
+        chosen = [configs[s["task"]]]
+    shared = {k: v for k, v in given.items() if k in SHARED}
+    jobs: list[tuple[sweeps.Configuration, TrainJob]] = []
+    for c in configs if s["list"] else chosen:
+        # a recipe's own hyper-parameters (trust, sync_every...) go to the runs of that recipe only
+        own = {k: v for k, v in shared.items() if k not in ONLY_FOR or c.recipe in ONLY_FOR[k]}
+        own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(s["out"], c.name))
+        jobs.append((c, training.job_of(own, argv)))
+    settings = {
+        "out": s["out"],
+        "recipes": list(s["recipes"]),
+        "batch_sizes": list(s["batch_sizes"]),
+        "seeds": list(s["seeds"]),
+        "train": shared,
+    }
+    return s["out"], configs, jobs, settings, s["list"]
+
+
+def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
+    world = comm_module.world()
+    out, configs, jobs, settings, listing = agree(world, plan, params, argv)
+    names = [c.name for c in configs]
+    if listing:
+        if world.rank == 0:
+            for i, (c, _) in enumerate(jobs):
+                print(f"{i}\t{c.name}")
+        return SweepResult(out, names)
+    epochs = jobs[0][1].recipe.epochs
+    agree(world, lambda: os.makedirs(out, exist_ok=True) if world.rank == 0 else None)
+    rows = []
+    for c, job in jobs:
+        if world.rank == 0:
+            print(f"== {c.name} ({configs.index(c) + 1} of {len(configs)})", flush=True)
+        run_training(job, world)
+        rows = agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
+    rows = world.bcast(rows)
+    if world.rank == 0:
+        done = sum(r["done"] for r in rows)
+        print(f"{'run':<24}{'test error %':>14}{'train loss':>12}{'seconds':>10}")
+        for r in rows:
+            print(
+                f"{r['run']:<24}{r['test_error']:>14.2f}{r['train_loss']:>12.4f}{r['seconds']:>10.1f}"
+                if r["done"]
+                else f"{r['run']:<24}{'(not done)':>14}"
+            )
+        print(
+            f"wrote {os.path.join(out, sweeps.MANIFEST_CSV)} and {sweeps.MANIFEST_JSON}: {done} of {len(rows)} "
+            "runs done"
+        )
+    return SweepResult(out, names, rows, os.path.join(out, sweeps.MANIFEST_JSON))
