@@ -147,7 +147,7 @@ def test_a_surface_without_its_done_marks_is_damaged(tmp_path, capsys):
 
 def test_api_arguments_of_the_wrong_type_name_the_keyword(tmp_path):
     from landscape.api import loss_surface
-    from landscape.errors import ConfigError, UsageError
+    from landscape.errors import UsageError
 
     data = (torch.randn(10, 3), torch.randn(10, 1))
     model = torch.nn.Linear(3, 1)
