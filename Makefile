@@ -97,8 +97,8 @@ $(PSTAMP): setup.cfg pyproject.toml
 test-phdf5: $(PSTAMP)
 	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
 	  $(PPY) -m pytest -q -p no:cacheprovider -m "not slurm and not gpu and not browser and not faults" \
-	  tests/parallel/test_mpi.py tests/surface/test_resume.py \
-	  tests/surface/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
+	  tests/surface/test_job_mpi.py tests/surface/test_job_resume.py \
+	  tests/parallel/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 
 clean:
 	rm -rf demo_out study_out .pytest_cache

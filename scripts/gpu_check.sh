@@ -1,6 +1,6 @@
 #!/bin/bash
 # The GPU checks in one go, for a machine with a CUDA GPU (about 4.5 minutes on an H200, from its steps' times):
-#   1. the GPU tests (tests/surface/test_gpu.py): a GPU surface against the CPU's in float32 and
+#   1. the GPU tests (tests/surface/test_job_gpu.py): a GPU surface against the CPU's in float32 and
 #      float64, a rerun bit for bit, K points per pass against one, bfloat16 with its error at the
 #      centre, auto's recorded settings giving its bits again, and ranks sharing one GPU refused
 #      unless allowed (then equal to one rank bit for bit; needs an MPI launcher, else skipped);
@@ -35,7 +35,7 @@ sys.path.insert(0, "scripts")
 from bench_roofline import cifar_folder
 cifar_folder(sys.argv[1] + "/cifar", 10000)
 PYEOF
-step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider -m gpu tests/surface/test_gpu.py -rs --durations=8
+step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider -m gpu tests/surface/test_job_gpu.py -rs --durations=8
 step "ResNet-56 benchmark" 300 $PY scripts/bench_roofline.py --model resnet56 --cifar_folder "$work/cifar" \
   --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda --threads 4 --check_cpu 3 \
   ${GPU_CHECK_COMPILE:+--compile}

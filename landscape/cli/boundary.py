@@ -15,7 +15,7 @@ import os
 import sys
 import traceback
 
-from ..errors import ExitStatus, LandscapeError, Stopped, describe
+from ..errors import ExitStatus, LandscapeError, Stopped, UsageError, describe
 from ..parallel import comm as comm_module
 
 TRACEBACK_FLAG = "--traceback"
@@ -110,7 +110,6 @@ class ArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        from ..errors import UsageError
 
         raise UsageError(f"{message} (see {self.prog} --help)")
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from .. import heap
 from ..errors import UsageError
+from ..parallel import comm as comm_module
+from ..parallel import stop
 from ..version import __version__
 from . import boundary
 
@@ -124,7 +126,6 @@ def overview() -> str:
 
 def _top(argv: list[str]) -> int:
     """``landscape`` without a command: help, version, or a one-line usage error."""
-    from ..parallel import comm as comm_module
 
     if not argv:
         raise UsageError(f"a command is needed: one of {', '.join(COMMANDS)} (see landscape --help)")
@@ -152,8 +153,6 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         "train",
         "sweep",
     ):  # before torch loads: a stop signal must find the job ready to stop cleanly
-        from ..parallel import stop
-
         stop.install()
     if name in COMPUTING:
         heap.keep_freed_memory()

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from ..errors import ConfigError, InputError
 from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
+from .cifar import load_cifar
+from .digits import load_digits
 from .samples import Data, Samples, as_samples, chunk, subset
 
 BUILTIN = {
@@ -75,12 +77,8 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Dat
         test = None if pair[1] is None else as_samples(pair[1], f"dataset {spec!r} test data")
         return Data(spec, train, test)
     if spec == "digits":
-        from .digits import load_digits
-
         return Data(spec, *load_digits())
     if spec in ("cifar10", "cifar100"):
-        from .cifar import load_cifar
-
         return Data(spec, *load_cifar(spec, datapath, raw=raw))
     raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
 

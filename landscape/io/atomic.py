@@ -13,6 +13,8 @@ import glob
 import os
 import socket
 
+import h5py
+
 from ..errors import InputError
 
 HOST = socket.gethostname()
@@ -51,7 +53,6 @@ def remove_stale_partials(path: str) -> list[str]:
 
 def new_hdf5(tmp: str, what: str, path: str):
     """An HDF5 file opened for writing at ``tmp``; a file system's refusal is an input error naming ``path``."""
-    import h5py
 
     try:
         return h5py.File(tmp, "w")

@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 
 from ..errors import InputError
-from . import reference
+from . import direction_file, reference, surface_file
 from .paths import readable_file
 from .schema import AXES, DIRECTION_SCHEMA, IDENTITY, SURFACE_SCHEMA, X
 from .surface_file import open_error
@@ -62,9 +62,8 @@ def _range(values: np.ndarray, done: np.ndarray) -> dict:
 
 
 def _surface(path: str, ours: bool) -> dict:
-    from .surface_file import read
 
-    s = read(path)
+    s = surface_file.read(path)
     shape = s.done.shape
     centre = None
     if np.any(s.x == 0) and (s.y is None or np.any(s.y == 0)):
@@ -98,9 +97,8 @@ def _surface(path: str, ours: bool) -> dict:
 
 
 def _directions(path: str, ours: bool) -> dict:
-    from .direction_file import read
 
-    d = read(path)
+    d = direction_file.read(path)
     axes = []
     for name, tensors, info in zip(AXES, (d.x, d.y), d.axes):
         if tensors is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import InputError, param
+from ..errors import ConfigError, InputError, param
 
 
 def kind(path: str) -> str:
@@ -79,12 +79,8 @@ def config_path(value, field: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, (str, os.PathLike)):
-        from ..errors import ConfigError
-
         raise ConfigError(field, value, f"a path (str or os.PathLike), not {type(value).__name__}")
     path = os.fspath(value)
     if not isinstance(path, str) or not path:
-        from ..errors import ConfigError
-
         raise ConfigError(field, "''", "a path; an empty value is none")
     return path

@@ -14,6 +14,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import CollectiveFailure, ConfigError, ExitStatus, LandscapeError, UsageError, describe
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
@@ -147,7 +149,6 @@ class SharedCounter:
     open epoch, 0.1 ms, in MPICH and Open MPI alike)."""
 
     def __init__(self, MPI, comm):
-        import numpy as np
 
         self._MPI, self._np = MPI, np
         self.window = MPI.Win.Allocate(8 if comm.Get_rank() == 0 else 0, disp_unit=8, comm=comm)

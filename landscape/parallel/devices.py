@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+import torch
+
 from ..errors import ConfigError, InputError, UsageError, param
 
 CHOICES = ("auto", "cpu", "cuda", "cuda:N")
@@ -63,7 +65,6 @@ def choose(spec: str, local_rank: int, visible: list[str], count: int, allow_sha
 def for_rank(spec: str, comm, allow_shared: bool = False) -> str:
     """This rank's device (``choose`` with what the ranks of its node see, from ``comm``); on a GPU,
     deterministic algorithms, so that a rerun gives the same bits."""
-    import torch
 
     visible = comm.node_allgather(os.environ.get("CUDA_VISIBLE_DEVICES"))
     count = torch.cuda.device_count() if spec != "cpu" else 0
@@ -77,7 +78,6 @@ def exact(device: str) -> None:
     """A GPU computes as asked and the same each time: deterministic algorithms, and float32 products
     in float32 (not TensorFloat-32, which cuDNN's convolutions use by default and which rounds their
     inputs to 10 bits: a float32 surface would then differ from the CPU's in its fourth digit)."""
-    import torch
 
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
     torch.use_deterministic_algorithms(True)
@@ -92,7 +92,6 @@ def record(device: str) -> dict:
     """The device for a run record: its name, and on a GPU its model and the CUDA version."""
     if not device.startswith("cuda"):
         return {"device": device}
-    import torch
 
     return {
         "device": device,

@@ -12,6 +12,7 @@ those spent, for the log.
 
 from __future__ import annotations
 
+import inspect
 import os
 import socket
 import time
@@ -64,7 +65,7 @@ class TorchCollective(Collective):
     """A torch.distributed process group over the ranks of ``comm`` (``parallel.comm.MpiComm``)."""
 
     def __init__(self, comm, device: str):
-        import torch.distributed as dist
+        import torch.distributed as dist  # only where ranks train on GPUs: NCCL, set up on demand
 
         super().__init__()
         self.dist, self.rank, self.size = dist, comm.rank, comm.size
@@ -80,7 +81,6 @@ class TorchCollective(Collective):
         from torch.nn.parallel import DistributedDataParallel
 
         ids = [self.device.index or 0] if self.device.type == "cuda" else None
-        import inspect
 
         quiet = (
             "forward_sync_buffers"

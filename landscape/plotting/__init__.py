@@ -14,6 +14,7 @@ import os
 
 from ..errors import InputError
 from ..surface import quantities
+from .look import EMBED, fit
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -85,8 +86,6 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
     column for one panel, two for several), fonts embedded as TrueType; return the paths written."""
     from matplotlib import rc_context
 
-    from .look import EMBED, fit
-
     if look is not None:
         fit(fig, look, panels)
     paths = []
@@ -104,7 +103,7 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
 
 def show(figures) -> None:
     """Open finished figures in a window (``--show``); pyplot is imported only here."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # pyplot (a window system) only when figures are shown on screen
 
     for fig in figures:
         plt.figure(fig)  # adopt a figure made without pyplot (matplotlib >= 3.10)

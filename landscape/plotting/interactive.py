@@ -9,16 +9,18 @@ quantity on one colour scale across them.  Points not computed are gaps, not zer
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..io.paraview import quantities
 from . import default_label, quantity_label
 
 CMAP = "Viridis"
 
 
 def _quantities(surface) -> dict[str, np.ndarray]:
-    from ..io.paraview import quantities
 
     return {k: v for k, v in quantities(surface).items() if not k.endswith("_se")}
 
@@ -36,7 +38,7 @@ def _log(values: np.ndarray) -> np.ndarray:
 
 def build(surfaces, labels: list[str] | None = None, title: str | None = None, first: str = "train_loss"):
     """The plotly figure of ``surfaces`` (2-D, read with ``io.surface_file.read``) and the page's script."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: heavy, loaded only for the 3-D page
     from plotly.subplots import make_subplots
 
     for s in surfaces:
@@ -56,8 +58,8 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
         horizontal_spacing=0.02,
     )
     linear, logged, visible_by_name, ranges = [], [], {q: [] for q in names}, {}
-    for col, (s, quantities) in enumerate(zip(surfaces, per), start=1):
-        readout = np.stack([quantities[q] for q in names], axis=-1)  # (nx, ny, quantities): every value on hover
+    for col, (s, values) in enumerate(zip(surfaces, per), start=1):
+        readout = np.stack([values[q] for q in names], axis=-1)  # (nx, ny, quantities): every value on hover
         lines = "".join(f"<br>{q} %{{customdata[{i}]:.5g}}" for i, q in enumerate(names))
         for q in names:
             together = np.concatenate([p[q][np.isfinite(p[q])] for p in per])
@@ -69,7 +71,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
                 else (0.0, 1.0),
             }
             ranges[q] = scale
-            z = quantities[q].T  # plotly: z[j][i] is (x[i], y[j])
+            z = values[q].T  # plotly: z[j][i] is (x[i], y[j])
             fig.add_trace(
                 go.Surface(
                     x=s.x,
@@ -165,7 +167,6 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
 def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str) -> str:
     """The page's glue: the selector and the toggle each set their half of the state, and every panel's
     z axis follows the quantity and scale shown (plotly's menus alone cannot combine two choices)."""
-    import json
 
     return (
         "var gd = document.getElementById('{plot_id}');"

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..errors import InputError
+from ..train.checkpoints import read_run
 from . import save
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
@@ -40,7 +41,6 @@ def _curve(folder: str) -> list[tuple[int, float]]:
 
 def _what(done: list[dict]) -> str:
     """Model, data set and epochs of the runs, from their records: one line for the figure."""
-    from ..train.checkpoints import read_run
 
     seen = {}
     for r in done:

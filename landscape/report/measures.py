@@ -25,9 +25,21 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..curvature import Hessian, extreme, hutchinson
+from ..curvature import sharpness as measures
+from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, MismatchError
+from ..grid import Axis, Grid
 from ..io.atomic import write_file
+from ..io.surface_file import read
+from ..losses import Loss
+from ..models import ModelConfig, load_model
+from ..parallel.comm import SerialComm
 from ..provenance import sha256_file
+from ..surface.direction_set import DirectionConfig
+from ..surface.evaluation import EvaluationConfig
+from ..surface.job import RunConfig, SurfaceJob, run_surface
+from ..surface.rise import mean_rise_2d
 from .runs import Run
 
 MEASURES_FILE = "measures.json"
@@ -89,7 +101,6 @@ class MeasureConfig:
     seed: int = 0  # directions, start and trace vectors, subspace
 
     def __post_init__(self):
-        from ..grid import Axis
 
         for name in ("radius", "tol", "rho", "epsilon"):
             _positive(name, getattr(self, name))
@@ -180,14 +191,6 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
 
 
 def _surfaces(run: Run, target: Target, config: MeasureConfig, folder: str):
-    from ..data import DataConfig
-    from ..grid import Grid
-    from ..io.surface_file import read
-    from ..models import ModelConfig
-    from ..parallel.comm import SerialComm
-    from ..surface.direction_set import DirectionConfig
-    from ..surface.evaluation import EvaluationConfig
-    from ..surface.job import RunConfig, SurfaceJob, run_surface
 
     out = []
     for name, grid in (
@@ -220,11 +223,6 @@ def _centre(surface, name: str) -> float:
 
 
 def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
-    from ..curvature import Hessian, extreme, hutchinson
-    from ..curvature import sharpness as measures
-    from ..data import DataConfig, load_data
-    from ..losses import Loss
-    from ..models import ModelConfig, load_model
 
     cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
@@ -276,7 +274,6 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
         return {**found, "run": asdict(run)}
     started = time.perf_counter()
     one, two = _surfaces(run, target, config, folder)
-    from ..surface.rise import mean_rise_2d
 
     train_error, test_error = 100.0 - _centre(one, "train_acc"), 100.0 - _centre(one, "test_acc")
     values = {

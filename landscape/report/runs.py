@@ -15,6 +15,8 @@ import os
 import re
 from dataclasses import dataclass
 
+import torch
+
 from ..errors import InputError
 from ..train import checkpoints as files
 from ..train import sweep as sweeps
@@ -87,7 +89,6 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
 
 def _model_of(checkpoint: str) -> str | None:
     """The model a ``landscape train`` checkpoint records in its metadata (None for other checkpoints)."""
-    import torch
 
     try:
         meta = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("meta", {})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import textwrap
 
 from .measures import BY_KEY, MEASURES
 from .scorecard import AGAINST, Scorecard
@@ -157,7 +158,6 @@ def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -
 
 
 def _wrapped(text: str, width: int = 100) -> list[str]:
-    import textwrap
 
     return textwrap.wrap(text, width)
 

@@ -16,8 +16,10 @@ from .. import directions as dirs
 from ..directions import AxisInfo, Directions
 from ..errors import ConfigError, InputError, MismatchError, UsageError, param
 from ..io import reference
+from ..io.checkpoint import read_state_dict
 from ..io.paths import config_path
 from ..provenance import sha256_file, sha256_tensors, versions
+from . import pca
 
 DEFAULT_DIR_TYPE = "weights"
 DEFAULT_NORM = "filter"
@@ -143,8 +145,6 @@ def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, m
 
 
 def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: str) -> Directions:
-    from ..io.checkpoint import read_state_dict
-    from . import pca
 
     files = pca.checkpoint_files(cfg.pca_from)
     states = []
@@ -228,8 +228,6 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
             f"{d.axes[0].kind}); drop {param('pca_from')} to reuse it, or give another {param('dir_file')}",
         )
     if cfg.pca_from:
-        from . import pca
-
         now = [os.path.realpath(f) for f in pca.checkpoint_files(cfg.pca_from)]
         if now != [os.path.realpath(f) for f in d.trajectory.files]:
             raise MismatchError(

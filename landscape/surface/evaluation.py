@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from ..curvature import Hessian, extremes
 from ..data import Samples
 from ..errors import ConfigError, EvaluationError, LandscapeError, describe
 from ..losses import BUILTIN as BUILTIN_LOSSES
@@ -182,7 +183,6 @@ class Evaluator:
     def _curvature(self, a: float, b: float) -> np.ndarray:
         """λmax, λmin and |λmin/λmax| of the Hessian of the mean training loss at the point (its weights,
         and BatchNorm statistics where the point moves them), each end by its own Lanczos run."""
-        from ..curvature import Hessian, extremes
 
         tensors = self.problem.recalibrated(self.weights(a, b))
         inputs, targets = self.sets.data["train"]

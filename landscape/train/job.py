@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..data import DataConfig, Samples, load_named
+from ..data.cifar import black
 from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io import paths
 from ..io.lock import SurfaceLock
@@ -173,8 +174,6 @@ def _data(job: TrainJob, device: str, ranks: int):
     job.check_sizes(len(train), ranks)
     fill = None
     if job.augmented:
-        from ..data.cifar import black
-
         fill = black(job.data.dataset, job.data.raw_data)
     if device != "cpu":  # the whole set on the GPU once: batches and augmentation are indexed there
         train = Samples(train.inputs.to(device), train.targets.to(device))

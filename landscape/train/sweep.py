@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError, InputError
 from ..io.atomic import write_file
 from . import checkpoints as files
+from .recipes import NAMES
 
 MANIFEST_CSV, MANIFEST_JSON, SWEEP = "manifest.csv", "manifest.json", "sweep.json"
 COLUMNS = (
@@ -58,7 +59,6 @@ class Configuration:
 
 def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
     """Every combination, in a fixed order (recipe, then batch, then seed): ``--task i`` is the i-th."""
-    from .recipes import NAMES
 
     unknown = [r for r in recipes if r not in NAMES]
     if unknown:

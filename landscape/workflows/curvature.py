@@ -25,6 +25,7 @@ from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree, threads_per_rank
+from ..plotting.spectrum import write_density
 from .command import Result, check_known
 
 DEFAULTS = {
@@ -161,8 +162,6 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
         d = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
         report["density"] = d.record()
         if world.rank == 0:
-            from ..plotting.spectrum import write_density  # matplotlib: loaded only to draw
-
             name = os.path.basename(s["model_file"])
             if name == "final.pt":  # a training run's checkpoint: its folder names it
                 name = os.path.basename(os.path.dirname(os.path.abspath(s["model_file"])))

@@ -36,7 +36,7 @@ from ..report.figures import write_measures
 from ..report.measures import MeasureConfig, Target, measure_run
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import build
-from . import study as studies
+from . import study_file as studies
 from .command import Result, check_known, config_defaults, fields_of
 
 OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_correlations.csv", "{name}.md", "{name}.tex", "{name}.json")

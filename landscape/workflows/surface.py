@@ -21,6 +21,8 @@ from ..io.surface_file import Surface, read
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..plotting.figures import draw_surface_figures
+from ..plotting.twod import Style2D
 from ..surface.direction_set import DirectionConfig
 from ..surface.evaluation import EvaluationConfig
 from ..surface.job import RunConfig, SurfaceJob, run_surface
@@ -103,8 +105,6 @@ def job_of(params: dict, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
         run=RunConfig(**fields_of(given, RunConfig), argv=tuple(argv)),
     )
     if given.get("plot"):  # figure settings are checked now, not after the surface is computed
-        from ..plotting.twod import Style2D
-
         Style2D(given.get("vmin"), given.get("vmax"), given.get("vlevel"), given.get("log", False))
     return job, objects
 
@@ -118,8 +118,6 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SurfaceResult:
     surface = read(summary.surf_file)
     figures = []
     if params.get("plot") and world.rank == 0:
-        from ..plotting.figures import draw_surface_figures  # matplotlib: loaded only to draw
-
         figures = draw_surface_figures(
             summary.surf_file,
             vmin=params.get("vmin"),

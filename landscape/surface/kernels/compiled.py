@@ -46,7 +46,7 @@ _PLAIN = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 def _compiled(function):
     """``function`` through ``torch.compile`` with static shapes, raising when torch would give up
     compiling (compiled and eager values differ in their last bits)."""
-    import torch._dynamo as dynamo
+    import torch._dynamo as dynamo  # compiling only: dynamo loads much of torch's compiler stack
 
     for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
         if hasattr(dynamo.config, name):

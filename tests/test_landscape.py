@@ -1,0 +1,65 @@
+"""The package as a whole: how its code is laid out (the layers themselves: import-linter, make lint)."""
+
+import ast
+import re
+from pathlib import Path
+
+import landscape
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "landscape"
+TESTS = ROOT / "tests"
+SUPPORT = {"conftest.py", "plugins.py"}  # helpers the tests share
+
+
+def modules() -> dict[str, Path]:
+    return {str(p.relative_to(PACKAGE).with_suffix("")): p for p in PACKAGE.rglob("*.py")}
+
+
+def test_each_test_file_mirrors_the_module_it_tests():
+    """tests/<folder>/test_<module>[_<aspect>].py tests landscape/<folder>/<module>.py (or the package
+    <module>/, or the folder's own __init__ as test_<folder>...); tests/slurm/ the scripts of scripts/slurm."""
+    known = modules()
+    orphans = []
+    for test in sorted(TESTS.rglob("test_*.py")):
+        folder = test.parent.relative_to(TESTS)
+        if folder.parts[:1] == ("slurm",):
+            assert list((ROOT / "scripts" / "slurm").glob("*.sbatch")), "tests/slurm/ tests scripts/slurm/"
+            continue
+        words = test.stem[len("test_") :].split("_")
+        prefixes = ["_".join(words[:n]) for n in range(len(words), 0, -1)]
+        package = folder.parts[-1] if folder.parts else "landscape"
+        base = "" if str(folder) == "." else f"{folder}/"
+        if not any(f"{base}{p}" in known or f"{base}{p}/__init__" in known or p == package for p in prefixes):
+            orphans.append(str(test.relative_to(ROOT)))
+    assert not orphans, f"test files that mirror no module: {orphans}"
+
+
+def test_torch_internals_are_reached_in_one_module_only():
+    private = re.compile(r"torch\._[a-z]|\._forward(_pre)?_hooks|_global_forward")
+    users = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if private.search(p.read_text()))
+    assert users == ["landscape/surface/kernels/compiled.py"]
+
+
+def test_the_package_imports_its_parts_at_the_top_of_modules():
+    """An import of another part inside a function hides a dependency (and a cycle); only the package's
+    own lazy API (``import landscape`` stays light) does it."""
+    inside = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.ImportFrom) and (sub.level or (sub.module or "").startswith("landscape")):
+                        inside.append(f"{name}:{sub.lineno}")
+    assert inside == ["__init__:16"], inside
+
+
+def test_importing_landscape_is_light_and_the_api_is_reached_through_it():
+    import subprocess
+    import sys
+
+    code = "import sys, landscape; print('torch' in sys.modules); landscape.loss_surface; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "True"], done.stderr
+    assert landscape.__version__
