@@ -18,9 +18,9 @@ from ..io.writer import IO_MODES
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..surface.batchnorm import POLICIES as BN_POLICIES
+from ..surface.config import RunConfig
 from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED
 from ..surface.evaluation import DTYPES, EvaluationConfig
-from ..surface.job import RunConfig
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from ..workflows import surface as workflow
 from . import boundary

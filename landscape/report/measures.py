@@ -36,9 +36,10 @@ from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel.comm import SerialComm
 from ..provenance import sha256_file
+from ..surface.config import RunConfig, SurfaceJob
 from ..surface.direction_set import DirectionConfig
 from ..surface.evaluation import EvaluationConfig
-from ..surface.job import RunConfig, SurfaceJob, run_surface
+from ..surface.job import run_surface
 from ..surface.rise import mean_rise_2d
 from .runs import Run
 

@@ -1,5 +1,5 @@
 """A command as a function: one set of parameters, named as the command line's flags name them, whose
-defaults are those of the configurations they fill (``surface.job.SurfaceJob``'s parts, ``Recipe``, ...).
+defaults are those of the configurations they fill (``surface.config.SurfaceJob``'s parts, ``Recipe``, ...).
 
 Each module of ``workflows`` runs one command from a dict of the parameters given (``run(params)``) and
 returns a result dataclass with ``record()``; ``cli`` parses flags into that dict, ``api`` takes keywords.

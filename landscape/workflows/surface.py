@@ -23,9 +23,10 @@ from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..plotting.figures import draw_surface_figures
 from ..plotting.twod import Style2D
+from ..surface.config import RunConfig, SurfaceJob
 from ..surface.direction_set import DirectionConfig
 from ..surface.evaluation import EvaluationConfig
-from ..surface.job import RunConfig, SurfaceJob, run_surface
+from ..surface.job import run_surface
 from .command import Result, check_known, config_defaults, fields_of
 
 CONFIGS = (ModelConfig, DataConfig, DirectionConfig, EvaluationConfig, RunConfig)

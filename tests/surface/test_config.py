@@ -8,9 +8,9 @@ from landscape.data import DataConfig
 from landscape.errors import ConfigError, UsageError
 from landscape.grid import Grid
 from landscape.models import ModelConfig
+from landscape.surface.config import RunConfig, SurfaceJob
 from landscape.surface.direction_set import DirectionConfig
 from landscape.surface.evaluation import EvaluationConfig
-from landscape.surface.job import RunConfig, SurfaceJob
 
 MODEL = ModelConfig("digits_cnn")
 

@@ -1,0 +1,149 @@
+"""The evaluator a surface job runs with: ``auto`` settings resolved, as the file's latest run recorded
+them or by measurement on every rank at once (``tuning``), and the compiled kernel compiled before the
+clock starts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from .. import directions as dirs
+from ..data import Samples
+from ..errors import EvaluationError
+from ..io import surface_file
+from ..losses import Loss
+from ..parallel.comm import agree
+from . import batchnorm, kernels, tuning
+from .config import SurfaceJob
+from .evaluation import EvaluationConfig, Evaluator
+from .inputs import Loaded
+
+
+def evaluator(
+    job: SurfaceJob,
+    loaded: Loaded,
+    d: dirs.Directions,
+    loss,
+    device: str,
+    cfg: EvaluationConfig,
+    samples: int | None = None,
+) -> Evaluator:
+    """The evaluator for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
+    origin = dirs.origin_tensors(loaded.model, d.dir_type)
+    sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+    if samples is not None:
+        sets = {name: Samples(s.inputs[:samples], s.targets[:samples]) for name, s in sets.items()}
+    bn = batchnorm.resolve(cfg.bn, d.dir_type)[0]
+    ev = Evaluator(
+        loaded.model,
+        origin,
+        d.x,
+        d.y,
+        sets,
+        Loss(loss if loss is not None else cfg.loss_name),
+        cfg,
+        bn=bn,
+        stderr=job.data.train_subset is not None,
+        device=device,
+    )
+    ev.probe()
+    return ev
+
+
+def _recorded(path: str, rank: int) -> dict | None:
+    """Rank 0: the settings the latest run of a resumed surface file recorded (None: none, or no file)."""
+    if rank != 0:
+        return None
+    for record in reversed(surface_file.recorded_runs(path)):
+        if {"kernel", "batch_size", "points_per_pass"} <= record.keys():
+            return {key: record[key] for key in ("kernel", "batch_size", "points_per_pass", "device")}
+    return None
+
+
+def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: str, comm):
+    """``auto`` kernel, batch size and points per pass resolved: as the latest run of a resumed file
+    recorded them (on the same kind of device), else measured (every rank at once, as they will compute
+    the surface; every step agreed).  Returns (config, how it was chosen)."""
+    cfg = job.evaluation
+    if cfg.resolved:
+        return cfg, ""
+    # every step below rests on what all ranks share (rank 0's reading, broadcast; failures agreed), so
+    # that every rank takes the same steps and meets the others at the same exchanges
+    stored = comm.bcast(agree(comm, _recorded, job.surf_file, comm.rank))
+    samples = min(tuning.SAMPLES, len(loaded.data.train))
+    built = {}  # one evaluator per kernel and points per pass, rebatched for each batch size
+
+    def make(setting: tuning.Setting) -> Evaluator:
+        key = (setting.kernel, setting.points_per_pass)
+        if key not in built:
+            built[key] = evaluator(
+                job,
+                loaded,
+                d,
+                loss,
+                device,
+                replace(
+                    cfg, kernel=setting.kernel, batch_size=setting.batch_size, points_per_pass=setting.points_per_pass
+                ),
+                samples,
+            )
+        return built[key].rebatched(setting.batch_size)
+
+    first = agree(
+        comm,
+        make,
+        tuning.Setting(
+            "reference" if cfg.kernel == tuning.AUTO else cfg.kernel,
+            tuning.FIRST_BATCH if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+            1 if cfg.points_per_pass == tuning.AUTO else min(cfg.points_per_pass, job.grid.size),
+        ),
+    )
+    names = kernels.candidates(first.problem) if cfg.kernel == tuning.AUTO else [cfg.kernel]
+    largest, names = comm.bcast((first.sets.largest_pass, names))
+    if (
+        stored
+        and stored.get("device", "cpu").split(":")[0] == device.split(":")[0]
+        and (cfg.kernel == tuning.AUTO and stored["kernel"] in names or cfg.kernel == stored["kernel"])
+    ):
+        chosen = replace(
+            cfg,
+            **{
+                key: stored[key] if getattr(cfg, key) == tuning.AUTO else getattr(cfg, key)
+                for key in ("kernel", "batch_size", "points_per_pass")
+            },
+        )
+        return chosen, (
+            f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) "
+            "per pass (as the surface file's latest run records)"
+        )
+    measured = sum(min(len(s), samples) for s in (loaded.data.train, loaded.data.test) if s is not None)
+    whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
+    choice = tuning.tune(
+        make,
+        largest,
+        cfg.batch_size,
+        cfg.points_per_pass,
+        names,
+        points_per_rank=job.grid.size / comm.size,
+        ranks=comm.size,
+        scale=whole / measured,
+        together=lambda measure: comm.allgather(agree(comm, measure)),
+        points=job.grid.size,
+    )
+    return replace(
+        cfg, kernel=choice.kernel, batch_size=choice.batch_size, points_per_pass=choice.points_per_pass
+    ), choice.describe(samples=samples)
+
+
+def compile_seconds(ev: Evaluator) -> float:
+    """Seconds to compile ``ev``'s kernel, by evaluating the centre (compilation happens at the first call)."""
+    started = time.perf_counter()
+    try:
+        ev.evaluate(np.zeros((ev.points_per_pass, 2)))
+        if ev.points_per_pass > 1:  # a chunk of one point (the grid's last, say) takes the one-point kernel
+            ev.evaluate(np.zeros((1, 2)))
+    except EvaluationError as exc:
+        raise EvaluationError(f"kernel compiled: {exc}; choose another kernel") from None
+    return time.perf_counter() - started
