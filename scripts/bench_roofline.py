@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """A surface's wall time against the forward roofline, and auto settings against the reference's.
 
-    python scripts/bench_roofline.py --model digits_mlp --grid=-1:1:51 --ranks 2 --compile
+    python scripts/bench_roofline.py --model digits_mlp --grid=-1:1:51 --ranks 2 --compiled
     python scripts/bench_roofline.py --model resnet20 --cifar_images 1000 --grid=-1:1:5 --ranks 2
 
 The roofline is the time of the bare forward passes of all points over tensors already in memory,
@@ -13,8 +13,9 @@ and the roofline is the fastest of these trials among them, a trial lasting as l
 process: the time the forward passes alone take for the surface, measured as the surface's own time
 is (a surface ends with its last rank).  Then ``landscape surface`` computes the same
 surface on ``--ranks`` ranks through one direction file, with the reference code's settings
-(batch 128, one point per pass) and with ``--batch_size auto --points_per_pass auto``; with
-``--compile`` also the roofline of the compiled forward and an ``auto --compile`` surface.  The
+(reference kernel, batch 128, one point per pass) and with ``--kernel auto`` (kernel, batch and
+points per pass chosen by measurement); with ``--compiled`` also the roofline of the compiled forward
+and a ``--kernel compiled`` surface.  The
 computing time of each surface comes from its run record (start-up, and so compilation, is
 excluded from it; tuning and compilation are printed apart).  The roofline's processes keep
 the memory a batch frees, as ``landscape``'s computing commands do (``landscape.heap``).  Each surface is computed
@@ -38,17 +39,18 @@ import numpy as np
 import torch
 from torch.func import functional_call, vmap
 
+from landscape import directions as dirs
 from landscape import heap
 from landscape.data import load_named
 from landscape.grid import Grid
+from landscape.io.direction_file import read as read_directions
 from landscape.io.surface_file import read as read_surface
 from landscape.models import build_model
 from landscape.parallel import devices
 from landscape.parallel.launch import cli_command
 from landscape.provenance import machine
-from landscape.surface import compilation
-from landscape.surface import sweep as sweep_module
-from landscape.surface.slots import caller
+from landscape.surface.evaluation import EvaluationConfig, Evaluator
+from landscape.surface.kernels import compiled as compiled_kernel
 
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32)
@@ -93,18 +95,18 @@ FORMS = ("vmap", "unrolled")  # K points per pass: one vmapped forward, or (comp
 
 def forward_of(model, k: int, compiled: bool, form: str = "vmap"):
     """The bare forward of ``k`` points (a plain one for one point: vmap over one costs more), eager or
-    compiled as landscape compiles its CPU passes (static shapes: each batch shape compiled once; a
-    linear layer's bias added after its product).  ``unrolled``: as
-    landscape's compiled CPU passes, ``min(k, UNROLL)`` forwards one after another in one compiled call."""
+    compiled as landscape's compiled kernel compiles (static shapes: each batch shape compiled once).
+    ``unrolled``: as the compiled kernel runs a pass, ``min(k, UNROLL)`` forwards one after another in
+    one compiled call."""
     if (k, compiled, form) not in _FORWARDS:
-        if k == 1:  # eagerly the point's tensors put in place as the surfaces do, without functional_call's search
-            forward = caller(model, compiled)
+        if k == 1:
+            forward = lambda w, x: functional_call(model, w, (x,))
         elif form == "unrolled":
-            group = min(k, sweep_module.UNROLL)
+            group = min(k, compiled_kernel.UNROLL)
             forward = lambda w, x: [functional_call(model, {n: v[i] for n, v in w.items()}, (x,)) for i in range(group)]
         else:
             forward = vmap(lambda w, x: functional_call(model, w, (x,)), in_dims=(0, None))
-        _FORWARDS[(k, compiled, form)] = compilation.compiled(forward, cpu_passes=True) if compiled else forward
+        _FORWARDS[(k, compiled, form)] = compiled_kernel._compiled(forward) if compiled else forward
     return _FORWARDS[(k, compiled, form)]
 
 
@@ -115,7 +117,7 @@ def bare_pass(model, inputs, batch: int, k: int, compiled: bool = False, form: s
     params = {n: p.detach() for n, p in model.named_parameters()}
     calls = 1
     if form == "unrolled" and k > 1:
-        calls, k_call = -(-k // sweep_module.UNROLL), min(k, sweep_module.UNROLL)
+        calls, k_call = -(-k // compiled_kernel.UNROLL), min(k, compiled_kernel.UNROLL)
         stacked = {n: torch.stack([p] * k_call) for n, p in params.items()}
     else:
         stacked = params if k == 1 else {n: torch.stack([p] * k) for n, p in params.items()}
@@ -178,7 +180,7 @@ def roofline(model, inputs, compiled: bool) -> list[tuple[float, int, int, str]]
         for form in forms:
             # unrolled, a call of UNROLL points is what more points per pass repeat (and what auto tries)
             last = results[(batch, 1, "vmap")]
-            for k in PASSES[1:] if form == "vmap" else (sweep_module.UNROLL,):
+            for k in PASSES[1:] if form == "vmap" else (compiled_kernel.UNROLL,):
                 if k * last > 2.0:  # a pass would take too long (and, unrolled, its compilation longer)
                     break
                 try:
@@ -253,7 +255,7 @@ def main() -> int:
         metavar="N",
         help="with --device cuda: also evaluate N points of the surface on the CPU and compare",
     )
-    p.add_argument("--compile", action="store_true", help="also the compiled roofline and an auto --compile surface")
+    p.add_argument("--compiled", action="store_true", help="also the compiled roofline and a --kernel compiled surface")
     p.add_argument(
         "--repeats",
         type=int,
@@ -289,7 +291,7 @@ def main() -> int:
         f"{args.threads} thread(s)"
     )
     bounds, settings = {}, {}
-    for compiled in (False, True) if args.compile else (False,):
+    for compiled in (False, True) if args.compiled else (False,):
         # several processes share caches and memory: the best alone need not be the best together, so
         # the three fastest settings alone are measured together, and the best of them is the roofline
         ranked = roofline(model, inputs, compiled)[: 3 if args.ranks > 1 else 1]
@@ -305,14 +307,24 @@ def main() -> int:
         )
     dir_file = os.path.join(out, "d.h5")
     runs = [
-        ("reference (batch 128, 1 per pass)", ["--batch_size", "128", "--points_per_pass", "1"], "ref.h5"),
-        ("auto", ["--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5"),
+        (
+            "reference settings (batch 128, 1 per pass)",
+            ["--kernel", "reference", "--batch_size", "128", "--points_per_pass", "1"],
+            "ref.h5",
+        ),
+        ("auto", ["--kernel", "auto", "--batch_size", "auto", "--points_per_pass", "auto"], "auto.h5"),
     ]
-    if args.compile:
-        runs.append(("auto --compile", ["--batch_size", "auto", "--points_per_pass", "auto", "--compile"], "comp.h5"))
+    if args.compiled:
+        runs.append(
+            (
+                "compiled kernel, auto settings",
+                ["--kernel", "compiled", "--batch_size", "auto", "--points_per_pass", "auto"],
+                "comp.h5",
+            )
+        )
     print(
         f"{'settings':<44}{'seconds':>9}{'x eager roofline':>18}"
-        + ("{:>21}".format("x compiled roofline") if args.compile else "")
+        + ("{:>21}".format("x compiled roofline") if args.compiled else "")
     )
     # each surface --repeats times, the settings taking turns (so a slow spell of a shared machine hits
     # all of them), and the fastest run of each kept, as the roofline keeps its fastest trial
@@ -333,15 +345,15 @@ def main() -> int:
         for label, extra, name in runs:
             path = os.path.join(out, f"{repeat}_{name}")
             took = run_surface(args, extra, path, dir_file)
-            attrs = read_surface(path).attrs
-            timed[label].append((took, int(attrs["batch_size"]), int(attrs["points_per_pass"])))
+            record = read_surface(path).run
+            timed[label].append((took, f"{record['kernel']}/{record['batch_size']}/{record['points_per_pass']}"))
             for c in bounds:
                 paired[label][c].append(took / now[c])
     seconds = {}
     for label, _, _ in runs:
-        took, batch, k = min(timed[label])
+        took, how = min(timed[label])
         seconds[label] = took
-        shown = label if label == runs[0][0] else f"{label} (batch {batch}, {k} per pass)"
+        shown = label if label == runs[0][0] else f"{label} ({how})"
         line = f"{shown:<44}{took:>9.2f}" + "".join(f"{took / bounds[c]:>{18 if not c else 21}.2f}" for c in bounds)
         print(line)
     if args.repeats > 1:
@@ -349,7 +361,7 @@ def main() -> int:
             f"(fastest of {args.repeats} runs each; all runs, seconds and the setting auto chose: "
             + "; ".join(
                 f"{label}: "
-                + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{b}/{k}]") for t, b, k in timed[label])
+                + ", ".join(f"{t:.2f}" + ("" if label == runs[0][0] else f" [{how}]") for t, how in timed[label])
                 for label in timed
             )
             + ")"
@@ -387,10 +399,6 @@ def main() -> int:
 
 def agreement(args, dir_file: str, surf: str) -> None:
     """The first N points of the device's surface evaluated again on the CPU, in float32."""
-    from landscape import directions as dirs
-    from landscape.io.direction_file import read as read_directions
-    from landscape.surface.evaluation import Evaluator
-
     s = read_surface(surf)
     torch.set_num_threads(os.cpu_count() or 1)  # the CPU's side of the check, as fast as this machine allows
     data = load_named("cifar10", args.folder) if args.folder else load_named("digits")
@@ -404,6 +412,7 @@ def agreement(args, dir_file: str, surf: str) -> None:
         d.y,
         {"train": data.train, "test": data.test},
         "crossentropy",
+        EvaluationConfig(kernel="reference", batch_size=512, points_per_pass=1),
     )
     flat = np.arange(args.check_cpu)
     points = Grid.parse(args.grid, args.grid).points(flat)

@@ -96,7 +96,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
 @pytest.mark.parametrize(
     "extra, code, message",
     [
-        (["--alpha", "2"], 2, "--alpha=2: expected a number strictly between 0 and 1"),
+        (["--alpha", "2"], 2, "--alpha=2.0: expected a number strictly between 0 and 1"),
         (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
         (["--model", "nonsense"], 2, "model=nonsense"),
         (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
