@@ -6,7 +6,7 @@
 Every run uses the same direction file; each writes its own surface file under
 --out.  Prints one line per run (ranks, threads per rank, points, seconds,
 points/s, points/s per rank, parallel efficiency against the first run) and the bit-for-bit
-comparison with the first run.  Other flags go to ``landscape surface`` (``--compile``, ...).
+comparison with the first run.  Other flags go to ``landscape surface`` (``--kernel compiled``, ...).
 """
 
 import argparse
@@ -31,7 +31,7 @@ def main() -> int:
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     p.add_argument("--threads", type=int, default=1, help="threads per rank")
     p.add_argument("--out", default=None, help="folder for the surface files (default: a temporary one)")
-    args, extra = p.parse_known_args()  # anything else goes to landscape surface (--compile, --batch_size ...)
+    args, extra = p.parse_known_args()  # anything else goes to landscape surface (--kernel, --batch_size ...)
     out = args.out or tempfile.mkdtemp(prefix="bench_ranks_")
     os.makedirs(out, exist_ok=True)
     dir_file = os.path.join(out, "directions.h5")

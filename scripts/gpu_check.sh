@@ -12,7 +12,7 @@
 # Paste what it prints into BENCHMARKS.md, with the date.
 #
 #   scripts/gpu_check.sh            (from the repository, with the venv's python first on PATH,
-#                                    or PY=/path/to/python; GPU_CHECK_COMPILE=1 adds --compile)
+#                                    or PY=/path/to/python; GPU_CHECK_COMPILE=1 adds --compiled: the compiled roofline and kernel)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python}
@@ -38,7 +38,7 @@ PYEOF
 step "GPU tests" 240 $PY -m pytest -q -p no:cacheprovider -m gpu tests/surface/test_job_gpu.py -rs --durations=8
 step "ResNet-56 benchmark" 300 $PY scripts/bench_roofline.py --model resnet56 --cifar_folder "$work/cifar" \
   --grid=-1:1:11 --ranks 1 --repeats 1 --device cuda --threads 4 --check_cpu 3 \
-  ${GPU_CHECK_COMPILE:+--compile}
+  ${GPU_CHECK_COMPILE:+--compiled}
 step "GPU training" 120 $PY -m landscape train --model resnet20 --dataset cifar10 --datapath "$work/cifar" \
   --batch_size 128 --recipe linear --epochs 2 --device cuda --out "$work/train_gpu"
 if ((${#failed[@]})); then

@@ -1,6 +1,6 @@
 """``landscape train``: train a network on one process or data-parallel over MPI ranks.
 
-Each flag is one field of ``train.job.TrainJob``'s parts (``Recipe`` for the hyper-parameters, whose
+Each flag is one field of ``train.config.TrainJob``'s parts (``Recipe`` for the hyper-parameters, whose
 defaults depend on ``--recipe``); this module only maps spellings.
 """
 
@@ -11,7 +11,7 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
-from ..train.job import AUGMENTS
+from ..train.config import AUGMENTS
 from ..train.recipes import NAMES, Recipe
 from ..workflows import train as workflow
 from . import boundary

@@ -364,8 +364,8 @@ def _block(flat: np.ndarray, shape: tuple[int, ...]):
 
 def _write(dataset, flat: np.ndarray, new: np.ndarray, sole_writer: bool) -> None:
     """``new[i]`` into flat point ``flat[i]`` (sorted) of ``dataset``.  A sole writer reads the rows the
-    points span, updates them and writes them back whole (one read and one write: writing a round of
-    a 41 x 41 grid row piece by row piece took 15 ms); under mpio other ranks write into those rows at
+    points span, updates them and writes them back whole (one read and one write, not one per row
+    piece); under mpio other ranks write into those rows at
     the same time, so each rank writes only its own pieces."""
     block = _block(flat, dataset.shape) if sole_writer else None
     if block is None:

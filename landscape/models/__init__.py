@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .. import checks
 from ..errors import ConfigError, InputError, describe, param
 from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
@@ -40,10 +41,8 @@ class ModelConfig:
             raise ConfigError(
                 "model", self.model, f"a registry name ({', '.join(sorted(REGISTRY))}) or package.module:factory"
             )
-        if self.num_classes is not None and (
-            isinstance(self.num_classes, bool) or not isinstance(self.num_classes, int) or self.num_classes < 2
-        ):
-            raise ConfigError("num_classes", self.num_classes, "a whole number of classes, at least 2", literal=True)
+        if self.num_classes is not None:
+            checks.whole("num_classes", self.num_classes, least=2, expected="a whole number of classes, at least 2")
 
     def classes(self, dataset: str) -> int:
         """Output classes of a registry model: as given, else 100 for CIFAR-100, else 10."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from ..io.surface_file import read
+from .levels import Style2D
 from .oned import Style1D, write_1d
-from .twod import Style2D, write_2d
+from .twod import write_2d
 
 
 def draw_surface_figures(

@@ -1,4 +1,4 @@
-"""2-D maps of one quantity: labelled contour lines, filled contours, a 3-D surface.
+"""2-D maps of one quantity: labelled contour lines, filled contours, a 3-D surface (``threed``).
 
 Several surfaces become side-by-side panels of one figure sharing the same levels
 and colour scale, so they compare by eye (as Li et al. 2018 compare ResNet-56 with
@@ -11,11 +11,8 @@ scrambled non-square grids).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -24,17 +21,15 @@ from ..errors import InputError, UsageError
 from ..io.surface_file import Surface
 from ..surface import quantities
 from . import axis_label, default_label, log_ticks, plain_number, quantity_label, save
+from .levels import CMAP, Style2D, level_format, levels_for
+from .threed import draw_surface
 
 KINDS = ("contour", "contourf", "surface")
 SUFFIX = {"contour": "2dcontour", "contourf": "2dcontourf", "surface": "3dsurface"}
-CMAP = colormaps["viridis"]
 # Contour lines on white: drop viridis' pale yellow end, which would be invisible.
 LINE_CMAP = ListedColormap(CMAP(np.linspace(0.0, 0.85, 256)))
-AUTO_LEVELS = 20  # about this many levels when none are given
-MAX_LEVELS = 500  # more than this is a typo in --vlevel, not a wish
 LABELLED_LINES = 8  # clabel at most this many levels, or labels cover the lines
 ABOVE = "0.9"  # the shade of values above the top contour level
-FINE = 100  # a cut 3-D surface is drawn on this many points per side (mplot3d draws at most 100)
 
 
 # --------------------------------------------------------------------------- data
@@ -76,112 +71,6 @@ def check_2d(surfaces: list[Surface], name: str) -> None:
         quantity(s, name)
 
 
-# --------------------------------------------------------------------------- levels
-
-
-@dataclass(frozen=True)
-class Style2D:
-    """Levels and words of a 2-D figure; ``None`` = chosen from the data."""
-
-    vmin: float | None = None
-    vmax: float | None = None
-    vlevel: float | None = None
-    log: bool = False
-    title: str | None = None
-    columns: int | None = None  # panels per row when several surfaces are drawn (default: all in one row)
-
-    def __post_init__(self):
-        for flag in ("vmin", "vmax", "vlevel"):
-            value = getattr(self, flag)
-            if value is not None and not math.isfinite(value):
-                raise UsageError(f"--{flag} {value}: expected a finite number")
-        if self.vlevel is not None and not self.vlevel > 0:
-            raise UsageError(f"--vlevel {self.vlevel:g}: expected a positive step between contour levels")
-        if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
-            raise UsageError(f"--vmin {self.vmin:g} must be smaller than --vmax {self.vmax:g}")
-        if self.log and self.vmin is not None and self.vmin <= 0:
-            raise UsageError(f"--vmin {self.vmin:g} with --log: expected a positive value")
-        if self.log and self.vmax is not None and self.vmax <= 0:
-            raise UsageError(f"--vmax {self.vmax:g} with --log: expected a positive value")
-
-
-def _nice_step(span: float, count: int) -> float:
-    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` levels."""
-    raw = span / count
-    power = 10.0 ** np.floor(np.log10(raw))
-    for mult in (1.0, 2.0, 2.5, 5.0, 10.0):
-        if raw <= mult * power * 1.0001:
-            return mult * power
-    return 10.0 * power
-
-
-def _robust_max(finite: np.ndarray) -> float:
-    """The top level: the maximum, unless a few diverged points dwarf the rest.
-
-    A loss surface often explodes at one corner (loss 1e3 next to a bowl of 0.1-2);
-    levels up to such a maximum leave the bowl as one colour.  Then the 95th
-    percentile is used and the rest is shown as "above the top level".
-    """
-    lo, hi = float(finite.min()), float(finite.max())
-    q = float(np.percentile(finite, 95))
-    return hi if hi - lo <= 3.0 * (q - lo) else q
-
-
-def levels_for(
-    arrays: list[np.ndarray],
-    vmin: float | None = None,
-    vmax: float | None = None,
-    vlevel: float | None = None,
-    log: bool = False,
-) -> np.ndarray:
-    """Contour levels shared by all panels.
-
-    As in the reference code, ``levels = arange(vmin, vmax + tiny, vlevel)``; what is
-    not given is chosen from the finite data: ``vmin`` its minimum, ``vmax`` a robust
-    maximum, ``vlevel`` a round step giving about 20 levels.  With ``log`` the levels
-    are evenly spaced in log10 and ``vlevel`` is the step in decades (0.1 = 10 per decade).
-    """
-    Style2D(vmin, vmax, vlevel, log)  # the same checks as for flags
-    finite = np.concatenate([a[np.isfinite(a)].ravel() for a in arrays])
-    if log:
-        finite = finite[finite > 0]
-    if finite.size == 0 and (vmin is None or vmax is None):
-        what = "positive finite" if log else "finite"
-        raise InputError(f"no {what} values to choose contour levels from; give --vmin and --vmax")
-    lo = vmin if vmin is not None else float(finite.min())
-    hi = vmax if vmax is not None else _robust_max(finite)
-    if hi <= lo and vmin is not None and vmax is None:
-        hi = float(finite.max())  # the robust maximum fell below the given --vmin
-    if hi <= lo:
-        if vmax is not None:
-            raise UsageError(f"--vmax {vmax:g} is not above the smallest value {lo:g}; expected a larger --vmax")
-        if vmin is not None:
-            raise UsageError(f"--vmin {vmin:g} is not below the largest value {hi:g}; expected a smaller --vmin")
-        hi = lo * 10.0 if log else lo + max(abs(lo), 1.0)  # a flat surface: one band around its value
-    where = f"between {lo:g} and {hi:g}"
-    if log:
-        lo, hi = np.log10(lo), np.log10(hi)
-    step = vlevel if vlevel is not None else _nice_step(hi - lo, AUTO_LEVELS)
-    if vmin is None:  # start at a round number (a round power of ten with --log) below the minimum
-        lo = np.floor(lo / step + 1e-9) * step
-    count = int(np.floor((hi - lo) / step + 1e-9)) + 1
-    if count > MAX_LEVELS:
-        raise UsageError(f"--vlevel {step:g} gives {count} contour levels {where}; expected at most {MAX_LEVELS}")
-    levels = lo + step * np.arange(count)
-    if count < 2:
-        raise UsageError(f"--vlevel {step:g} leaves fewer than two contour levels {where}; expected a smaller step")
-    return 10.0**levels if log else levels
-
-
-def _level_format(levels: np.ndarray, log: bool):
-    """Labels as short as the levels allow: 0.5, 1.0, 1.5 rather than 0.5000001."""
-    tolerance = 1e-9 * max(np.ptp(levels), 1e-300)
-    for decimals in range(0, 5):
-        if not log and np.allclose(levels, np.round(levels, decimals), rtol=0, atol=tolerance):
-            return lambda v: f"{v:.{decimals}f}"
-    return plain_number
-
-
 # --------------------------------------------------------------------------- drawing
 
 
@@ -220,7 +109,7 @@ def draw_2d(
     for k, (surf, (X, Y, Z)) in enumerate(zip(surfaces, arrays)):
         if kind == "surface":
             ax = fig.add_subplot(rows, columns, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
-            mappable, was_cut = _surface(ax, X, Y, Z, levels, norm, style.log)
+            mappable, was_cut = draw_surface(ax, X, Y, Z, levels, norm, style.log)
             cut = cut or was_cut
             ax.set(xlabel="α", ylabel="β")  # long labels collide in 3-D; the 2-D figures carry them
         else:
@@ -276,7 +165,7 @@ def _contours(ax, X, Y, Z, levels, norm, log, extend: str, filled: bool):
     cs = ax.contour(X, Y, Zm, levels=levels, cmap=LINE_CMAP, norm=norm, linewidths=1.0)
     labelled, spots = _label_spots(cs, levels[:: int(np.ceil(len(levels) / LABELLED_LINES))], X, Y, Z, log)
     if labelled:
-        ax.clabel(cs, labelled, manual=spots, inline=True, fontsize=7, fmt=_level_format(np.array(labelled), log))
+        ax.clabel(cs, labelled, manual=spots, inline=True, fontsize=7, fmt=level_format(np.array(labelled), log))
     return cs
 
 
@@ -373,93 +262,6 @@ def _mark_origin(ax, surf: Surface) -> None:
             linestyle="none",
             zorder=5,
         )
-
-
-def _finer(X, Y, Z):
-    """``Z`` interpolated (bilinearly) onto a ``FINE`` × ``FINE`` grid over the same square; +inf kept
-    as above everything, NaN (not computed) spreading to the cells around it."""
-    from scipy.interpolate import RegularGridInterpolator
-
-    xs, ys = X[0, :], Y[:, 0]
-    big = np.where(np.isposinf(Z), np.finfo(float).max / 4, Z)
-    fx, fy = np.linspace(xs[0], xs[-1], FINE), np.linspace(ys[0], ys[-1], FINE)
-    FX, FY = np.meshgrid(fx, fy)
-    FZ = RegularGridInterpolator((ys, xs), big)(np.stack([FY.ravel(), FX.ravel()], axis=1)).reshape(FX.shape)
-    return FX, FY, FZ
-
-
-def _surface(ax, X, Y, Z, levels, norm, log):
-    lo, hi = levels[0], levels[-1]
-    # Cut at the top level so one diverged corner does not flatten the picture, and show the cut
-    # for what it is: the surface above it is left out (a hole with a dark rim), not pressed flat
-    # into a table top that reads as a plateau of the landscape.  NaN (not computed) and -inf are
-    # holes too; +inf (diverged) is above any cut.
-    i, j = np.unravel_index(np.argmin(np.hypot(X, Y)), X.shape)
-    centre = float(Z[i, j]) if np.hypot(X[i, j], Y[i, j]) < 1e-9 else math.nan  # the trained model, if on the grid
-    if np.any(np.isposinf(Z) | (np.isfinite(Z) & (Z > hi))) and max(Z.shape) < FINE:
-        X, Y, Z = _finer(X, Y, Z)  # the cut's edge follows the level, not the grid's coarse steps
-    if not log:  # below the lowest level the surface goes on down: only the top is cut
-        finite = Z[np.isfinite(Z)]
-        lo = min(lo, float(finite.min())) if finite.size else lo
-    above = np.isposinf(Z) | (np.isfinite(Z) & (Z > hi))
-    Zc = np.where(np.isfinite(Z) & ~above, np.maximum(Z, lo), np.nan)
-    rim = np.where(np.isposinf(Z), np.finfo(float).max, np.where(np.isfinite(Z), Z, np.nan))
-    if log:  # mplot3d has no log z axis; plot log10 and colour by the same log norm
-        Zc, lo, hi = np.log10(Zc), np.log10(lo), np.log10(hi)
-        rim = np.log10(np.clip(rim, 1e-300, None))
-        colours = Normalize(lo, hi)
-    else:
-        colours = norm
-    ax.computed_zorder = False  # keep the origin marker above the surface
-    # Every grid cell up to 100 per side; finer grids are subsampled, or a 201 x 201
-    # surface becomes 40,000 polygons: a slow, 10 MB PDF that looks the same.
-    ax.plot_surface(
-        X,
-        Y,
-        Zc,
-        cmap=CMAP,
-        norm=colours,
-        rcount=min(X.shape[0], 100),
-        ccount=min(X.shape[1], 100),
-        linewidth=0,
-        antialiased=False,
-        zorder=1,
-    )
-    ax.set_zlim(lo, hi)
-    clipped = bool(above.any())
-    if clipped and np.isfinite(rim).sum() >= 4:  # the rim of the cut, drawn at its height
-        ax.contour(
-            X,
-            Y,
-            np.nan_to_num(rim, nan=-np.inf),
-            levels=[hi],
-            zdir="z",
-            offset=hi,
-            colors="0.15",
-            linewidths=1.0,
-            zorder=2,
-        )
-    if log:  # the z axis is log10 of the values; the colour bar shows the values themselves
-        ax.set_zlabel("log₁₀")
-    if (
-        math.isfinite(centre)
-        and levels[0] <= centre <= levels[-1]
-        or (math.isfinite(centre) and not log and centre <= levels[-1])
-    ):
-        ax.scatter(
-            [0.0],
-            [0.0],
-            [np.log10(centre) if log else centre],
-            marker="*",
-            s=90,
-            c="white",
-            edgecolors="black",
-            linewidths=0.8,
-            zorder=10,
-            depthshade=False,
-        )
-    ax.set_box_aspect((np.ptp(X), np.ptp(Y), 0.7 * max(np.ptp(X), np.ptp(Y))))  # α and β to scale
-    return ScalarMappable(norm=norm, cmap=CMAP), clipped  # the colour bar shows the values, also with --log
 
 
 def write_2d(

@@ -25,11 +25,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .. import checks
 from ..curvature import Hessian, extreme, hutchinson
 from ..curvature import sharpness as measures
 from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, MismatchError
-from ..grid import Axis, Grid
+from ..grid import DEFAULT_X, Axis, Grid
 from ..io.atomic import write_file
 from ..io.surface_file import read
 from ..losses import Loss
@@ -75,17 +76,11 @@ def _plain(v: float) -> str:
     return f"{v:g}" if float(f"{v:g}") == v else repr(v)
 
 
-def _positive(name, value, whole=False) -> None:
-    kind = int if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(name, value, "a positive whole number" if whole else "a positive number", literal=True)
-
-
 @dataclass(frozen=True)
 class MeasureConfig:
     """The settings of every measure: recorded with the results, and equal for every run of a report."""
 
-    grid_1d: str = "-1:1:41"  # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
+    grid_1d: str = DEFAULT_X  # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
     grid_2d: str = "-1:1:21"  # the 2-D surface, the same along x and y
     radius: float = 0.5  # the average rise and the 2-D rise: distance from the minimum
     directions: int = 20  # the average rise: random filter-normalized directions
@@ -104,7 +99,7 @@ class MeasureConfig:
     def __post_init__(self):
 
         for name in ("radius", "tol", "rho", "epsilon"):
-            _positive(name, getattr(self, name))
+            checks.number(name, getattr(self, name), above=0)
         for name in ("grid_1d", "grid_2d"):
             axis = Axis.parse(getattr(self, name), name)
             if not np.any(axis.coordinates() == 0):
@@ -125,17 +120,14 @@ class MeasureConfig:
                 literal=True,
             )
         for name in ("directions", "maxiter", "batch_size"):
-            _positive(name, getattr(self, name), whole=True)
-        if isinstance(self.trace_samples, bool) or not isinstance(self.trace_samples, int) or self.trace_samples < 2:
-            raise ConfigError("trace_samples", self.trace_samples, "a whole number >= 2", literal=True)
-        if isinstance(self.subspace, bool) or not isinstance(self.subspace, int) or self.subspace < 0:
-            raise ConfigError("subspace", self.subspace, "0 (the full space) or a positive dimension", literal=True)
+            checks.whole(name, getattr(self, name))
+        checks.whole("trace_samples", self.trace_samples, least=2)
+        checks.whole("subspace", self.subspace, least=0, expected="0 (the full space) or a positive dimension")
         if self.train_subset is not None:
-            _positive("train_subset", self.train_subset, whole=True)
+            checks.whole("train_subset", self.train_subset)
         if self.dtype not in ("float32", "float64"):
             raise ConfigError("dtype", self.dtype, "float32 or float64")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError("seed", self.seed, "a whole number >= 0", literal=True)
+        checks.whole("seed", self.seed, least=0)
 
     def record(self) -> dict:
         return asdict(self)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import checks
 from ..data import DataConfig
 from ..errors import ConfigError
 from ..grid import Grid
@@ -35,10 +36,8 @@ class RunConfig:
     def __post_init__(self):
         object.__setattr__(self, "surf_file", paths.config_path(self.surf_file, "surf_file"))
         devices.check_spec(self.device)
-        if self.threads is not None and (
-            isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
-        ):
-            raise ConfigError("threads", self.threads, "a positive number of threads", literal=True)
+        if self.threads is not None:
+            checks.whole("threads", self.threads, expected="a positive number of threads")
         if self.io not in IO_MODES:
             raise ConfigError("io", self.io, f"one of {', '.join(IO_MODES)}")
         if (

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import checks
 from .. import directions as dirs
 from ..directions import AxisInfo, Directions
 from ..errors import ConfigError, InputError, MismatchError, UsageError, param
@@ -54,10 +55,8 @@ class DirectionConfig:
         for name in ("xignore", "yignore"):
             if getattr(self, name) is not None:
                 dirs.check_ignore(getattr(self, name), name)
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63
-        ):
-            raise ConfigError("seed", self.seed, "a whole number from 0 to 2**63-1", literal=True)
+        if self.seed is not None:
+            checks.whole("seed", self.seed, least=0, most=2**63 - 1, expected="a whole number from 0 to 2**63-1")
         if self.pca_from is not None:
             if not isinstance(self.pca_from, str) or not self.pca_from:
                 raise ConfigError("pca_from", self.pca_from, "a training run's folder, a glob pattern or a list file")

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from .. import checks
 from ..curvature import Hessian, extremes
 from ..data import Samples
 from ..errors import ConfigError, EvaluationError, LandscapeError, describe
@@ -67,10 +68,7 @@ class EvaluationConfig:
             value = getattr(self, name)
             if value == AUTO and name != "bn_batches":
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(
-                    name, value, "a positive whole number" + (" or auto" if name != "bn_batches" else ""), literal=True
-                )
+            checks.whole(name, value, expected="a positive whole number" + (" or auto" if name != "bn_batches" else ""))
         if not isinstance(self.curvature, bool):
             raise ConfigError("curvature", self.curvature, "true or false")
         if (

@@ -13,7 +13,8 @@ interruption.
     job.py          a run from start to end (``TrainJob``, ``run_training``)
 """
 
-from .job import Result, TrainJob, TrainRun, run_training
+from .config import TrainJob, TrainRun
+from .job import Result, run_training
 from .recipes import NAMES as RECIPES
 from .recipes import Recipe, resolve
 

@@ -13,146 +13,23 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from ..data import DataConfig, Samples, load_named
+from ..data import Samples, load_named
 from ..data.cifar import black
-from ..errors import ConfigError, InputError, LandscapeError, MismatchError, Stopped, describe, param
-from ..io import paths
+from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io.lock import SurfaceLock
 from ..losses import check_labels, per_sample
-from ..models import ModelConfig, build_model
+from ..models import build_model
 from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, threads_per_rank
 from ..provenance import command_line, machine, versions
 from . import checkpoints as files
+from .config import TrainJob
 from .loop import Trainer, evaluate
-from .recipes import Recipe
-
-AUGMENTS = ("auto", "none", "standard")
-ADAPTIVE_MICRO_BATCHES = 4  # adaptive's default micro-batches per step (its variance estimate needs >= 2)
-AUGMENTABLE = ("cifar10", "cifar100")
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class TrainRun:
-    """Where a run writes and how it runs (nothing here changes the trained weights but ``micro_batch``,
-    ``seed`` and ``augment``)."""
-
-    out: str = "run"
-    micro_batch: int | None = None  # samples per forward pass and BatchNorm batch; default batch / ranks
-    seed: int = 0  # initial weights, data order, augmentation
-    augment: str = "auto"  # auto: standard for CIFAR, none for the rest
-    save_every: int = 1  # epochs between weight files (the last epoch is always saved)
-    threads: int | None = None
-    device: str = "auto"
-    allow_shared_gpus: bool = False
-    quiet: bool = False
-    progress_seconds: float | None = None  # between epoch lines; default every epoch in a terminal, 60 s in a file
-    argv: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        object.__setattr__(self, "out", paths.config_path(self.out, "out"))
-        if self.progress_seconds is not None and (
-            isinstance(self.progress_seconds, bool)
-            or not isinstance(self.progress_seconds, (int, float))
-            or not math.isfinite(self.progress_seconds)
-            or self.progress_seconds < 0
-        ):
-            raise ConfigError(
-                "progress_seconds", self.progress_seconds, "a finite number of seconds >= 0", literal=True
-            )
-        if not self.out:
-            raise ConfigError("out", self.out, "a folder for the checkpoints")
-        if self.micro_batch is not None and (not _whole(self.micro_batch) or self.micro_batch < 1):
-            raise ConfigError("micro_batch", self.micro_batch, "a positive whole number of samples", literal=True)
-        if not _whole(self.seed) or self.seed < 0:
-            raise ConfigError("seed", self.seed, "a whole number >= 0", literal=True)
-        if self.augment not in AUGMENTS:
-            raise ConfigError("augment", self.augment, f"one of {', '.join(AUGMENTS)}")
-        if not _whole(self.save_every) or self.save_every < 1:
-            raise ConfigError("save_every", self.save_every, "a positive whole number of epochs", literal=True)
-        devices.check_spec(self.device)
-
-
-@dataclass(frozen=True)
-class TrainJob:
-    """Everything a training run depends on, one validated part per concern."""
-
-    model: ModelConfig
-    data: DataConfig
-    recipe: Recipe
-    run: TrainRun = field(default_factory=TrainRun)
-
-    def __post_init__(self):
-        if self.model.model_file is not None:
-            raise ConfigError(
-                "model_file",
-                self.model.model_file,
-                "nothing: training starts from weights drawn with seed (resume by rerunning the same command)",
-            )
-        wants = self.run.augment
-        if wants == "standard" and self.data.dataset not in AUGMENTABLE:
-            raise ConfigError(
-                "augment",
-                wants,
-                f"none or auto for dataset={self.data.dataset} (the standard "
-                "augmentation crops and flips CIFAR's 32x32 images)",
-            )
-
-    @property
-    def augmented(self) -> bool:
-        return self.run.augment == "standard" or (self.run.augment == "auto" and self.data.dataset in AUGMENTABLE)
-
-    def micro_batch(self, ranks: int) -> int:
-        """Samples per forward pass: as given, else one micro-batch per rank per step (``adaptive``: at
-        least ``ADAPTIVE_MICRO_BATCHES``, its variance estimate needs several)."""
-        parts = max(ranks, ADAPTIVE_MICRO_BATCHES) if self.recipe.recipe == "adaptive" else ranks
-        return self.run.micro_batch or max(1, math.ceil(self.recipe.batch_size / parts))
-
-    def check_sizes(self, train_size: int, ranks: int) -> None:
-        """Batch sizes against the training set and each other (raised before anything is written)."""
-        r, micro = self.recipe, self.micro_batch(ranks)
-        if r.batch_size > train_size:
-            raise ConfigError("batch_size", r.batch_size, f"at most the {train_size} training samples", literal=True)
-        if r.max_batch is not None and r.max_batch > train_size:
-            raise ConfigError("max_batch", r.max_batch, f"at most the {train_size} training samples", literal=True)
-        if micro > r.batch_size:
-            raise ConfigError("micro_batch", micro, f"at most batch_size ({r.batch_size})", literal=True)
-        if r.recipe == "adaptive" and 2 * micro > r.batch_size:
-            raise ConfigError(
-                "micro_batch",
-                micro,
-                f"at most batch_size / 2 ({r.batch_size // 2}) with recipe "
-                "adaptive: its norm test estimates the gradient's variance from at least two "
-                "micro-batches per step",
-                literal=True,
-            )
-
-    def identity(self, ranks: int, train_size: int) -> dict:
-        """What the weights depend on: a resume must find the same (the number of ranks only matters
-        to ``local``, whose ranks hold their own optimizer and control variates)."""
-        out = {
-            "model": self.model.model,
-            "num_classes": self.model.classes(self.data.dataset),
-            "dataset": self.data.dataset,
-            "raw_data": self.data.raw_data,
-            "train_samples": train_size,
-            "micro_batch": self.micro_batch(ranks),
-            "seed": self.run.seed,
-            "augment": "standard" if self.augmented else "none",
-            **self.recipe.record(),
-        }
-        if self.recipe.recipe == "local":
-            out["ranks"] = ranks
-        return out
 
 
 @dataclass
@@ -164,6 +41,24 @@ class Result:
     history: list[dict]
     seconds: float
     resumed_from: int | None = None
+
+
+@dataclass
+class Session:
+    """What a run has set up before its first step, handed to the epochs and the checkpoints."""
+
+    job: TrainJob
+    comm: object  # parallel.comm's communicator
+    say: object  # print on rank 0 unless quiet; a no-op elsewhere
+    model: torch.nn.Module
+    collective: object  # parallel.distributed's gradient collective
+    train: Samples
+    test: Samples | None
+    fill: object  # augmentation's fill value, or None
+    loss_name: str
+    identity: dict
+    threads: int
+    device: str
 
 
 def _data(job: TrainJob, device: str, ranks: int):
@@ -248,10 +143,11 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
         if stored is not None:
             agree(comm, _same_run, job, stored, identity, comm.size)
         collective = agree(comm, distributed.collective, comm, device)
+        session = Session(
+            job, comm, say, model, collective, train, test, fill, loss_name, identity, threads.count, device
+        )
         try:
-            return _epochs(
-                job, comm, say, model, collective, train, test, fill, loss_name, identity, stored, threads.count, device
-            )
+            return _epochs(session, stored)
         finally:
             collective.close()
 
@@ -282,10 +178,12 @@ def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
     files.check_same_run(stored, identity, job.run.out)
 
 
-def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, identity, stored, threads, device):
+def _epochs(session: Session, stored: dict | None) -> Result:
+    s = session
+    job, comm, say, model, train, test, device = s.job, s.comm, s.say, s.model, s.train, s.test, s.device
     recipe, out = job.recipe, job.run.out
     micro = job.micro_batch(comm.size)
-    trainer = Trainer(model, recipe, train, micro, job.run.seed, collective, device, fill, loss_name)
+    trainer = Trainer(model, recipe, train, micro, job.run.seed, s.collective, device, s.fill, s.loss_name)
     history: list[dict] = []
     resumed_from = None
     if stored is not None:
@@ -309,7 +207,7 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         say(
             f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
             f"batch {recipe.batch_size} ({micro} per pass), {recipe.epochs} epochs, {comm.size} rank(s) x "
-            f"{threads} thread(s) on {device}"
+            f"{s.threads} thread(s) on {device}"
         )
     every = job.run.progress_seconds
     if every is None:
@@ -322,14 +220,14 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
     for epoch in range(trainer.position.epoch, recipe.epochs):
         stats = trainer.run_epoch(epoch)
         if stats is None:  # a stop signal: save where we are, then leave together
-            _save(job, comm, trainer, identity, history, threads, device, weights=False)
+            _save(s, trainer, history, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
                 f"step {trainer.position.step}; rerun the same command to resume"
             )
-        train_loss, train_acc = evaluate(model, train, device, collective, loss_name)
+        train_loss, train_acc = evaluate(model, train, device, s.collective, s.loss_name)
         test_loss, test_acc = (
-            evaluate(model, test, device, collective, loss_name) if test is not None else (math.nan, math.nan)
+            evaluate(model, test, device, s.collective, s.loss_name) if test is not None else (math.nan, math.nan)
         )
         row = {
             "epoch": epoch + 1,
@@ -354,17 +252,7 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
         if last or epoch == trainer_first or time.perf_counter() - last_line >= every:  # batch logs stay short
             say(_line(row, recipe.epochs))
             last_line = time.perf_counter()
-        _save(
-            job,
-            comm,
-            trainer,
-            identity,
-            history,
-            threads,
-            device,
-            weights=last or (epoch + 1) % job.run.save_every == 0,
-            final=last,
-        )
+        _save(s, trainer, history, weights=last or (epoch + 1) % job.run.save_every == 0, final=last)
     seconds = time.perf_counter() - started
     if comm.rank == 0:
         say(
@@ -374,8 +262,9 @@ def _epochs(job, comm, say, model, collective, train, test, fill, loss_name, ide
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
 
 
-def _save(job, comm, trainer, identity, history, threads, device, weights: bool, final: bool = False) -> None:
+def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool, final: bool = False) -> None:
     """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ)."""
+    job, comm, identity = session.job, session.comm, session.identity
     states = comm.gather(trainer.state()) if job.recipe.recipe == "local" else [trainer.state()]
 
     def write():
@@ -391,7 +280,7 @@ def _save(job, comm, trainer, identity, history, threads, device, weights: bool,
                 **{k: math.nan for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
             }
         )
-        meta = _meta(job, identity, row, comm.size, threads, device)
+        meta = _meta(job, identity, row, comm.size, session.threads, session.device)
         if weights:
             files.save_weights(out, files.epoch_name(row["epoch"]), state, meta)
         if final:
@@ -427,4 +316,4 @@ def _mean_rate(history: list[dict]) -> float:
     return images / seconds if seconds > 0 else 0.0
 
 
-__all__ = ["TrainJob", "TrainRun", "Result", "run_training", "AUGMENTS"]
+__all__ = ["Result", "Session", "run_training"]

@@ -21,6 +21,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from .. import checks
 from ..errors import ConfigError, InputError
 from ..io.atomic import write_file
 from . import checkpoints as files
@@ -68,12 +69,10 @@ def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
             raise ConfigError(name, list(values), "at least one value")
         if len(set(values)) != len(values):
             raise ConfigError(name, list(values), "values without repeats")
-    for b in batch_sizes:
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise ConfigError("batch_sizes", list(batch_sizes), "positive whole numbers")
-    for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise ConfigError("seeds", list(seeds), "whole numbers >= 0")
+    if not all(checks.is_whole(b) and b >= 1 for b in batch_sizes):
+        raise ConfigError("batch_sizes", list(batch_sizes), "positive whole numbers")
+    if not all(checks.is_whole(s) and s >= 0 for s in seeds):
+        raise ConfigError("seeds", list(seeds), "whole numbers >= 0")
     return [Configuration(r, b, s) for r, b, s in itertools.product(recipes, batch_sizes, seeds)]
 
 

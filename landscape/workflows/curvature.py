@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import checks
 from ..curvature import Hessian, extremes, hutchinson, slq
 from ..curvature import sharpness as measures
 from ..data import DataConfig, load_data
@@ -94,13 +95,11 @@ def settings_of(params: dict) -> dict:
             raise ConfigError(name, None, "a value (it is required)")
     s = {**DEFAULTS, **params}
     for name in ("k", "density_steps", "density_runs", "directions", "batch_size"):
-        if isinstance(s[name], bool) or not isinstance(s[name], int) or s[name] < 1:
-            raise ConfigError(name, s[name], "a positive whole number", literal=True)
-    if isinstance(s["trace"], bool) or not isinstance(s["trace"], int) or s["trace"] == 1 or s["trace"] < 0:
-        raise ConfigError("trace", s["trace"], "0 (none) or at least 2 vectors", literal=True)
+        checks.whole(name, s[name])
+    if s["trace"] != 0:
+        checks.whole("trace", s["trace"], least=2, expected="0 (none) or at least 2 vectors")
     for name in ("tol", "rho", "epsilon", "radius"):
-        if isinstance(s[name], bool) or not isinstance(s[name], (int, float)) or not s[name] > 0:
-            raise ConfigError(name, s[name], "a positive number", literal=True)
+        checks.number(name, s[name], above=0)
     if s["which"] not in WHICH:
         raise ConfigError("which", s["which"], f"one of {', '.join(WHICH)}")
     unknown = [m for m in s["sharpness"] if m not in SHARPNESS]

@@ -25,11 +25,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import InputError, UsageError
+from .. import checks
+from ..errors import InputError
 from ..io.surface_file import read
 from ..parallel.launch import cli_command
+from ..plotting.levels import Style2D
 from ..plotting.oned import Style1D, write_1d
-from ..plotting.twod import Style2D, write_2d
+from ..plotting.twod import write_2d
 from ..provenance import machine, versions
 from ..surface import rise
 from .command import Result, check_known
@@ -44,7 +46,7 @@ DEMO_EPOCHS = 300
 DEMO_LR = 0.1
 DEMO_SMALL_BATCH = 16
 DEMO_LARGE_BATCH = 1024
-QUICK_EPOCHS = 10  # the end-to-end test: ~3 s; batch 1024 is then far from a minimum (~75 % train acc)
+QUICK_EPOCHS = 10  # the end-to-end test: batch 1024 is then far from a minimum (~75 % train acc)
 
 FULL = {"x1": "-1:1:51", "x2": "-1:1:51", "y2": "-1:1:51"}
 QUICK = {"x1": "-1:1:11", "x2": "-1:1:7", "y2": "-1:1:7"}
@@ -142,10 +144,8 @@ def demo(
     """Train the two networks, compute and compare their surfaces, draw the figures; returns the summary
     written to ``out/summary.json`` and the figures."""
     started = time.perf_counter()
-    if isinstance(epochs_scale, bool) or not isinstance(epochs_scale, (int, float)) or not epochs_scale > 0:
-        raise UsageError(f"epochs_scale={epochs_scale}: expected a positive number")
-    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
-        raise UsageError(f"ranks={ranks}: expected a positive whole number")
+    checks.number("epochs_scale", epochs_scale, above=0)
+    checks.whole("ranks", ranks)
     grids = QUICK if quick else FULL
     out, figures = Path(out), Path(figures)
     out.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import json
 import math
 from dataclasses import dataclass
 
+from .. import checks
 from ..errors import ConfigError
 from ..io.inspect import describe
 from .command import Result, check_known
@@ -80,8 +81,13 @@ def surface_text(d: dict, runs: int) -> list[str]:
             if "ended" in r or "points_computed" in r
             else "no end record (killed, or still running)"
         )
+        how = (
+            f", kernel {r['kernel']}, batch {r.get('batch_size', '?')}, {r.get('points_per_pass', '?')} per pass"
+            if "kernel" in r
+            else ""
+        )
         lines.append(
-            f"    {r.get('started', '?')}  {r.get('ranks', '?')} rank(s) on {r.get('device', '?')} "
+            f"    {r.get('started', '?')}  {r.get('ranks', '?')} rank(s) on {r.get('device', '?')}{how} "
             f"({r.get('host', '?')}, landscape {r.get('landscape_version', '?')}): {what}"
         )
         if r.get("command_line"):
@@ -127,8 +133,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> InfoResult:
     files = [s["files"]] if isinstance(s.get("files"), str) else list(s.get("files") or [])
     if not files:
         raise ConfigError("files", s.get("files"), "one file or more")
-    if isinstance(s["runs"], bool) or not isinstance(s["runs"], int) or s["runs"] < 0:
-        raise ConfigError("runs", s["runs"], "a whole number >= 0", literal=True)
+    checks.whole("runs", s["runs"], least=0)
     described = []
     for k, path in enumerate(files):
         d = describe(str(path))

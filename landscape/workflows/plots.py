@@ -7,15 +7,17 @@ import os
 import sys
 from dataclasses import dataclass
 
+from .. import checks
 from ..errors import ConfigError, InputError, UsageError, param
 from ..io.direction_file import read as read_directions
 from ..io.surface_file import Surface, read
 from ..parallel.comm import launcher_rank
 from ..plotting import FORMATS, show
+from ..plotting.levels import Style2D
 from ..plotting.look import look, use
 from ..plotting.oned import Style1D, write_1d
 from ..plotting.training import write_training
-from ..plotting.twod import KINDS, Style2D, check_2d, write_2d
+from ..plotting.twod import KINDS, check_2d, write_2d
 from ..train.sweep import read_manifest
 from .command import Result, check_known
 
@@ -79,8 +81,7 @@ def _checked_output(s: dict) -> None:
         raise ConfigError("style", s["style"], f"one of {', '.join(STYLES)}")
     if s["dpi"] is None:
         s["dpi"] = look(s["style"]).dpi or 150
-    if isinstance(s["dpi"], bool) or not isinstance(s["dpi"], int) or not 0 < s["dpi"] <= MAX_DPI:
-        raise ConfigError("dpi", s["dpi"], f"a number of dots per inch from 1 to {MAX_DPI}", literal=True)
+    checks.whole("dpi", s["dpi"], most=MAX_DPI, expected=f"a number of dots per inch from 1 to {MAX_DPI}")
 
 
 def read_inputs(s: dict, prog: str) -> tuple[list[Surface], str]:
@@ -184,10 +185,8 @@ def run_2d(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
     if launcher_rank() != 0:
         return FigureResult([])
     s = {**DEFAULTS_2D, **params, "surf_files": _listed(params.get("surf_files"), "surf_files")}
-    if s["panels"] is not None and (
-        isinstance(s["panels"], bool) or not isinstance(s["panels"], int) or s["panels"] < 1
-    ):
-        raise ConfigError("panels", s["panels"], "a positive number of panels per row", literal=True)
+    if s["panels"] is not None:
+        checks.whole("panels", s["panels"], expected="a positive number of panels per row")
     kinds = [s["kinds"]] if isinstance(s["kinds"], str) else list(dict.fromkeys(s["kinds"]))  # each once, in order
     if not kinds or any(k not in KINDS for k in kinds):
         raise ConfigError("kinds", " ".join(map(str, kinds)), f"some of {', '.join(KINDS)}")

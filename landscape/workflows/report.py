@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from .. import checks
 from ..data import DataConfig
 from ..errors import ConfigError, InputError, UsageError, param
 from ..io.atomic import write_file
@@ -28,9 +29,10 @@ from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices
 from ..parallel.comm import agree, threads_per_rank
+from ..plotting.levels import Style2D
 from ..plotting.look import use
 from ..plotting.oned import Style1D, write_1d
-from ..plotting.twod import Style2D, write_2d
+from ..plotting.twod import write_2d
 from ..report import tables
 from ..report.figures import write_measures
 from ..report.measures import MeasureConfig, Target, measure_run
@@ -86,10 +88,8 @@ def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
         if not s.get(name):
             raise ConfigError(name, s.get(name), "a value (or a study file, config, that gives it)")
     config = MeasureConfig(**fields_of(s, MeasureConfig))
-    if isinstance(s["alpha"], bool) or not isinstance(s["alpha"], (int, float)) or not 0 < s["alpha"] < 1:
-        raise ConfigError("alpha", s["alpha"], "a number strictly between 0 and 1", literal=True)
-    if isinstance(s["permutations"], bool) or not isinstance(s["permutations"], int) or s["permutations"] < 100:
-        raise ConfigError("permutations", s["permutations"], "at least 100", literal=True)
+    checks.number("alpha", s["alpha"], above=0, below=1)
+    checks.whole("permutations", s["permutations"], least=100, expected="at least 100")
     formats = [s["formats"]] if isinstance(s["formats"], str) else list(s["formats"])
     if not formats or any(f not in FORMATS for f in formats):
         raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
@@ -98,10 +98,8 @@ def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
         raise ConfigError("style", s["style"], f"one of {', '.join(STYLES)}")
     if not isinstance(s["name"], str) or not s["name"] or os.sep in s["name"]:
         raise ConfigError("name", s["name"], "a file name stem without a folder", literal=True)
-    if s["threads"] is not None and (
-        isinstance(s["threads"], bool) or not isinstance(s["threads"], int) or s["threads"] < 1
-    ):
-        raise ConfigError("threads", s["threads"], "a positive number of threads", literal=True)
+    if s["threads"] is not None:
+        checks.whole("threads", s["threads"], expected="a positive number of threads")
     devices.check_spec(s["device"])
     return SimpleNamespace(**s), config
 

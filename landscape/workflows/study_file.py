@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
+from .. import checks
 from ..errors import InputError, UsageError
 from ..io.toml_file import table_flags, toml
 from .command import check_known
@@ -99,8 +100,7 @@ def settings(params: dict) -> dict:
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
     jobs = chosen["jobs"]
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise UsageError(f"--jobs={jobs}: expected a positive whole number")
+    checks.whole("jobs", jobs)
     for key in LISTS:
         if not isinstance(chosen[key], list) or not chosen[key]:
             raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")

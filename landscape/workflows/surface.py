@@ -22,7 +22,7 @@ from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..plotting.figures import draw_surface_figures
-from ..plotting.twod import Style2D
+from ..plotting.levels import Style2D
 from ..surface.config import RunConfig, SurfaceJob
 from ..surface.direction_set import DirectionConfig
 from ..surface.evaluation import EvaluationConfig

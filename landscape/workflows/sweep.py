@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .. import checks
 from ..errors import ConfigError, InputError, UsageError, param
 from ..io.toml_file import toml
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..train import sweep as sweeps
-from ..train.job import TrainJob, run_training
+from ..train.config import TrainJob
+from ..train.job import run_training
 from ..train.recipes import ONLY_FOR
 from . import train as training
 from .command import Result, check_known
@@ -91,13 +93,8 @@ def plan(params: dict, argv: tuple[str, ...] = ()):
     configs = sweeps.configurations(list(s["recipes"]), list(s["batch_sizes"]), list(s["seeds"]))
     chosen = configs
     if s["task"] is not None:
-        if isinstance(s["task"], bool) or not isinstance(s["task"], int) or not 0 <= s["task"] < len(configs):
-            raise ConfigError(
-                "task",
-                s["task"],
-                f"an index in 0..{len(configs) - 1} ({len(configs)} configurations; see list)",
-                literal=True,
-            )
+        expected = f"an index in 0..{len(configs) - 1} ({len(configs)} configurations; see list)"
+        checks.whole("task", s["task"], least=0, most=len(configs) - 1, expected=expected)
         chosen = [configs[s["task"]]]
     shared = {k: v for k, v in given.items() if k in SHARED}
     jobs: list[tuple[sweeps.Configuration, TrainJob]] = []

@@ -14,7 +14,8 @@ from ..data import DataConfig
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
-from ..train.job import TrainJob, TrainRun, run_training
+from ..train.config import TrainJob, TrainRun
+from ..train.job import run_training
 from ..train.recipes import Recipe, resolve
 from .command import Result, check_known, config_defaults, fields_of
 

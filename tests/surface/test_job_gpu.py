@@ -15,6 +15,7 @@ from conftest import landscape, run
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
 
 GRID = ["--x=-1:1:7", "--y=-1:1:5"]
+FIXED = ["--kernel", "reference", "--batch_size", "512", "--points_per_pass", "1"]  # auto may choose otherwise each run
 
 
 def surface(tmp_path, name: str, *extra) -> object:
@@ -29,6 +30,7 @@ def surface(tmp_path, name: str, *extra) -> object:
         tmp_path / "d.h5",
         "--surf_file",
         tmp_path / f"{name}.h5",
+        *FIXED,
         *extra,
     ]
     assert landscape(*args) == 0, name
@@ -42,7 +44,7 @@ def test_a_gpu_surface_agrees_with_the_cpu_and_reruns_are_identical(tmp_path, dt
         for name, device in (("cpu", "cpu"), ("gpu", "cuda"), ("gpu_again", "cuda"))
     )
     assert gpu.run["device"].startswith("cuda") and gpu.run["device_name"] and gpu.run["cuda_version"]
-    assert gpu.attrs["device"] == "cuda" and cpu.attrs["device"] == "cpu"
+    assert gpu.run["device"].startswith("cuda") and cpu.run["device"] == "cpu"  # provenance, not identity
     for q in cpu.values:
         assert np.array_equal(gpu.values[q], again.values[q]), q
         if q.endswith("loss"):
@@ -52,9 +54,10 @@ def test_a_gpu_surface_agrees_with_the_cpu_and_reruns_are_identical(tmp_path, dt
 @pytest.mark.parametrize("dtype, rtol", [("float32", 1e-6), ("float64", 1e-12)])
 def test_several_points_per_pass_on_a_gpu_agree_with_one(tmp_path, dtype, rtol):
     one, four = (
-        surface(tmp_path, f"k{k}", "--dtype", dtype, "--device", "cuda", "--points_per_pass", str(k)) for k in (1, 4)
+        surface(tmp_path, f"k{k}", "--dtype", dtype, "--device", "cuda", "--kernel", name, "--points_per_pass", str(k))
+        for name, k in (("reference", 1), ("vmap", 4))
     )
-    assert int(four.attrs["points_per_pass"]) == 4
+    assert four.run["kernel"] == "vmap" and int(four.run["points_per_pass"]) == 4
     for q in one.values:
         if q.endswith("loss"):
             assert np.allclose(four.values[q], one.values[q], rtol=rtol, atol=0), q
@@ -74,9 +77,12 @@ def test_a_bfloat16_surface_on_a_gpu_records_its_error_at_the_centre(tmp_path):
 
 
 def test_auto_on_a_gpu_records_settings_that_give_its_bits_again(tmp_path):
-    auto = surface(tmp_path, "auto", "--device", "cuda", "--batch_size", "auto", "--points_per_pass", "auto")
-    batch, k = int(auto.attrs["batch_size"]), int(auto.attrs["points_per_pass"])
-    fixed = surface(tmp_path, "fixed", "--device", "cuda", "--batch_size", str(batch), "--points_per_pass", str(k))
+    auto = surface(
+        tmp_path, "auto", "--device", "cuda", "--kernel", "auto", "--batch_size", "auto", "--points_per_pass", "auto"
+    )
+    kernel, batch, k = auto.run["kernel"], int(auto.run["batch_size"]), int(auto.run["points_per_pass"])
+    given = ["--kernel", kernel, "--batch_size", str(batch), "--points_per_pass", str(k)]
+    fixed = surface(tmp_path, "fixed", "--device", "cuda", *given)
     for q in auto.values:
         assert np.array_equal(auto.values[q], fixed.values[q]), q
 
@@ -84,7 +90,7 @@ def test_auto_on_a_gpu_records_settings_that_give_its_bits_again(tmp_path):
 def test_ranks_sharing_one_gpu_are_refused_unless_allowed_and_then_give_one_ranks_bits(tmp_path):
     count = torch.cuda.device_count()
     ranks = count + 1
-    args = ["--model", "digits_cnn", *GRID, "--quiet", "--device", "cuda", "--dir_file", str(tmp_path / "d.h5")]
+    args = ["--model", "digits_cnn", *GRID, *FIXED, "--quiet", "--device", "cuda", "--dir_file", str(tmp_path / "d.h5")]
     refused = run("surface", [*args, "--surf_file", str(tmp_path / "refused.h5")], ranks=ranks)
     assert refused.returncode != 0
     assert f"{ranks} ranks on this node would share {count} GPU" in refused.stderr, refused.stderr

@@ -16,6 +16,7 @@ import pytest
 from landscape.io import surface_file
 from landscape.io.surface_file import read as read_surface
 from landscape.plotting import oned, twod
+from landscape.plotting.levels import Style2D
 
 from conftest import landscape
 
@@ -95,35 +96,12 @@ def test_drawn_axes_span_x_horizontally_and_y_vertically(tmp_path):
 def test_3d_surface_is_drawn_and_clipped_at_vmax(tmp_path):
     spike = lambda a, b: f(a, b) + (1e4 if a == X2[-1] and b == Y2[-1] else 0.0)
     s = read_surface(surface_2d(tmp_path, func=spike))
-    fig = twod.draw_2d([s], "surface", style=twod.Style2D(vmax=6.0))
+    fig = twod.draw_2d([s], "surface", style=Style2D(vmax=6.0))
     ax = fig.axes[0]
     assert ax.name == "3d"
     faces = sum(len(c.get_facecolor()) for c in ax.collections)
     assert faces >= (len(X2) - 1) * (len(Y2) - 1)  # one coloured quad per grid cell: not blank
     assert ax.get_zlim()[1] == pytest.approx(6.0, abs=0.51)  # the spike does not set the scale
-
-
-# --------------------------------------------------------------------------- levels
-
-
-def test_given_levels_follow_the_reference_arange():
-    levels = twod.levels_for([np.array([[0.0, 20.0]])], vmin=0.1, vmax=10, vlevel=0.5)
-    assert levels == pytest.approx(np.arange(0.1, 10 + 1e-9, 0.5))
-
-
-def test_automatic_levels_are_round_and_ignore_a_diverged_corner():
-    a, b = np.meshgrid(np.linspace(-1, 1, 41), np.linspace(-1, 1, 31))
-    bowl = 0.2 + a**2 + b**2
-    levels = twod.levels_for([bowl])
-    assert 12 <= len(levels) <= 30 and levels[0] <= bowl.min() and levels[-1] >= 0.9 * bowl.max()
-    bowl[-3:, -3:] = 1e4  # a diverged corner
-    levels = twod.levels_for([bowl])
-    assert levels[-1] < 10 and 12 <= len(levels) <= 30
-
-
-def test_log_levels_are_evenly_spaced_in_log():
-    levels = twod.levels_for([np.array([0.01, 0.1, 5.0, 50.0])], log=True)
-    assert (levels > 0).all() and np.allclose(np.diff(np.log10(levels)), np.diff(np.log10(levels))[0])
 
 
 # --------------------------------------------------------------------------- files written

@@ -39,7 +39,7 @@ def test_a_config_file_then_flags_override(tmp_path):
         ("colour = 1\n", UsageError, "unknown key 'colour'"),
         ("seeds = []\n", UsageError, "seeds=[]: expected a non-empty list"),
         ("lr = 1\n", UsageError, "unknown key 'lr'"),
-        ("jobs = 0\n", UsageError, "--jobs=0: expected a positive whole number"),
+        ("jobs = 0\n", UsageError, "jobs=0: expected a positive whole number"),
         ("train = 3\n", UsageError, "train must be a table"),
         ("[train\n", InputError, "cannot be read as TOML"),
     ],

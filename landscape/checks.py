@@ -1,0 +1,72 @@
+"""The checks every configuration shares: whole numbers, numbers in a range, one of a few choices.
+
+Each returns the value when it can be used and raises ``ConfigError`` (``field=value: expected ...``)
+otherwise, the value shown as Python writes it, so that the string ``"10"`` is not mistaken for 10.
+A ``bool`` is never a number here, though Python counts it as one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from .errors import ConfigError
+
+
+def is_whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def whole(field: str, value, least: int = 1, most: int | None = None, expected: str | None = None) -> int:
+    """``value`` if it is a whole number from ``least`` to ``most`` (no upper bound: None)."""
+    if is_whole(value) and value >= least and (most is None or value <= most):
+        return value
+    if expected is None:
+        if most is not None:
+            expected = f"a whole number from {least} to {most}"
+        elif least == 1:
+            expected = "a positive whole number"
+        else:
+            expected = f"a whole number >= {least}"
+    raise ConfigError(field, value, expected, literal=True)
+
+
+def number(
+    field: str,
+    value,
+    above: float | None = None,
+    below: float | None = None,
+    least: float | None = None,
+    expected: str | None = None,
+) -> float:
+    """``value`` if it is a finite number ``> above``, ``< below`` and ``>= least`` (each bound optional)."""
+    fits = (
+        is_number(value)
+        and (above is None or value > above)
+        and (below is None or value < below)
+        and (least is None or value >= least)
+    )
+    if fits:
+        return value
+    if expected is None:
+        if above == 0 and below is None and least is None:
+            expected = "a positive number"
+        elif above is not None and below is not None:
+            expected = f"a number strictly between {above:g} and {below:g}"
+        else:
+            parts = [f"> {above:g}" if above is not None else "", f">= {least:g}" if least is not None else ""]
+            parts.append(f"< {below:g}" if below is not None else "")
+            expected = "a number " + " and ".join(p for p in parts if p)
+    raise ConfigError(field, value, expected, literal=True)
+
+
+def one_of(field: str, value, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``."""
+    choices = tuple(choices)
+    if value in choices:
+        return value
+    raise ConfigError(field, value, f"one of {', '.join(choices)}")

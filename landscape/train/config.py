@@ -1,0 +1,126 @@
+"""What a training run is: the model, the data, the recipe and how the run goes, each part validated
+where it is built; and what its weights depend on (``TrainJob.identity``), which a resume must match."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .. import checks
+from ..data import DataConfig
+from ..errors import ConfigError
+from ..io import paths
+from ..models import ModelConfig
+from ..parallel import devices
+from .recipes import Recipe
+
+AUGMENTS = ("auto", "none", "standard")
+ADAPTIVE_MICRO_BATCHES = 4  # adaptive's default micro-batches per step (its variance estimate needs >= 2)
+AUGMENTABLE = ("cifar10", "cifar100")
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """Where a run writes and how it runs (nothing here changes the trained weights but ``micro_batch``,
+    ``seed`` and ``augment``)."""
+
+    out: str = "run"
+    micro_batch: int | None = None  # samples per forward pass and BatchNorm batch; default batch / ranks
+    seed: int = 0  # initial weights, data order, augmentation
+    augment: str = "auto"  # auto: standard for CIFAR, none for the rest
+    save_every: int = 1  # epochs between weight files (the last epoch is always saved)
+    threads: int | None = None
+    device: str = "auto"
+    allow_shared_gpus: bool = False
+    quiet: bool = False
+    progress_seconds: float | None = None  # between epoch lines; default every epoch in a terminal, 60 s in a file
+    argv: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "out", paths.config_path(self.out, "out"))
+        if self.progress_seconds is not None:
+            checks.number(
+                "progress_seconds", self.progress_seconds, least=0, expected="a finite number of seconds >= 0"
+            )
+        if not self.out:
+            raise ConfigError("out", self.out, "a folder for the checkpoints")
+        if self.micro_batch is not None:
+            checks.whole("micro_batch", self.micro_batch, expected="a positive whole number of samples")
+        checks.whole("seed", self.seed, least=0)
+        if self.augment not in AUGMENTS:
+            raise ConfigError("augment", self.augment, f"one of {', '.join(AUGMENTS)}")
+        checks.whole("save_every", self.save_every, expected="a positive whole number of epochs")
+        devices.check_spec(self.device)
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """Everything a training run depends on, one validated part per concern."""
+
+    model: ModelConfig
+    data: DataConfig
+    recipe: Recipe
+    run: TrainRun = field(default_factory=TrainRun)
+
+    def __post_init__(self):
+        if self.model.model_file is not None:
+            raise ConfigError(
+                "model_file",
+                self.model.model_file,
+                "nothing: training starts from weights drawn with seed (resume by rerunning the same command)",
+            )
+        wants = self.run.augment
+        if wants == "standard" and self.data.dataset not in AUGMENTABLE:
+            raise ConfigError(
+                "augment",
+                wants,
+                f"none or auto for dataset={self.data.dataset} (the standard "
+                "augmentation crops and flips CIFAR's 32x32 images)",
+            )
+
+    @property
+    def augmented(self) -> bool:
+        return self.run.augment == "standard" or (self.run.augment == "auto" and self.data.dataset in AUGMENTABLE)
+
+    def micro_batch(self, ranks: int) -> int:
+        """Samples per forward pass: as given, else one micro-batch per rank per step (``adaptive``: at
+        least ``ADAPTIVE_MICRO_BATCHES``, its variance estimate needs several)."""
+        parts = max(ranks, ADAPTIVE_MICRO_BATCHES) if self.recipe.recipe == "adaptive" else ranks
+        return self.run.micro_batch or max(1, math.ceil(self.recipe.batch_size / parts))
+
+    def check_sizes(self, train_size: int, ranks: int) -> None:
+        """Batch sizes against the training set and each other (raised before anything is written)."""
+        r, micro = self.recipe, self.micro_batch(ranks)
+        if r.batch_size > train_size:
+            raise ConfigError("batch_size", r.batch_size, f"at most the {train_size} training samples", literal=True)
+        if r.max_batch is not None and r.max_batch > train_size:
+            raise ConfigError("max_batch", r.max_batch, f"at most the {train_size} training samples", literal=True)
+        if micro > r.batch_size:
+            raise ConfigError("micro_batch", micro, f"at most batch_size ({r.batch_size})", literal=True)
+        if r.recipe == "adaptive" and 2 * micro > r.batch_size:
+            raise ConfigError(
+                "micro_batch",
+                micro,
+                f"at most batch_size / 2 ({r.batch_size // 2}) with recipe "
+                "adaptive: its norm test estimates the gradient's variance from at least two "
+                "micro-batches per step",
+                literal=True,
+            )
+
+    def identity(self, ranks: int, train_size: int) -> dict:
+        """What the weights depend on: a resume must find the same (the number of ranks only matters
+        to ``local``, whose ranks hold their own optimizer and control variates)."""
+        out = {
+            "model": self.model.model,
+            "num_classes": self.model.classes(self.data.dataset),
+            "dataset": self.data.dataset,
+            "raw_data": self.data.raw_data,
+            "train_samples": train_size,
+            "micro_batch": self.micro_batch(ranks),
+            "seed": self.run.seed,
+            "augment": "standard" if self.augmented else "none",
+            **self.recipe.record(),
+        }
+        if self.recipe.recipe == "local":
+            out["ranks"] = ranks
+        return out
