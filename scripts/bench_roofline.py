@@ -16,12 +16,13 @@ surface on ``--ranks`` ranks through one direction file, with the reference code
 (reference kernel, batch 128, one point per pass) and with ``--kernel auto`` (kernel, batch and
 points per pass chosen by measurement); with ``--compiled`` also the roofline of the compiled forward
 and a ``--kernel compiled`` surface.  The
-computing time of each surface comes from its run record (start-up, and so compilation, is
-excluded from it; tuning and compilation are printed apart).  The roofline's processes keep
-the memory a batch frees, as ``landscape``'s computing commands do (``landscape.heap``).  Each surface is computed
-``--repeats`` times, the settings taking turns, and its fastest run counts, as the roofline's
-fastest trial does; and since this machine's speed drifts, each turn also measures the roofline
-again just before its surfaces, and the median of those paired ratios is printed.  On a CPU
+computing time of each surface comes from its run record (start-up, and so compilation, is excluded
+from it; auto's measuring, ``tune_seconds`` in the record, and compilation are printed apart). The
+roofline's processes keep the memory a batch frees, as ``landscape``'s computing commands do
+(``landscape.heap``). Each surface is computed ``--repeats`` times, the settings taking turns, and its
+fastest run counts, as the roofline's fastest trial does; and since this machine's speed drifts, each
+turn also measures the roofline again just before its surfaces, and the median of those paired ratios
+is printed.  On a CPU
 landscape runs a pass's points one after another in one call; compiled, the roofline sweep tries
 that form of K points per pass as well as vmap and keeps the faster (eagerly that form's bare
 forwards are one point per pass, which the sweep measures).  Prints one table; every number is
@@ -262,6 +263,13 @@ def main() -> int:
         default=3,
         help="surfaces computed this many times each, settings taking turns; the fastest counts (default 3)",
     )
+    p.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="KERNEL/BATCH/K",
+        help="also a surface at these fixed settings, e.g. unrolled/1797/32 (repeatable)",
+    )
     p.add_argument("--cifar_folder", help=argparse.SUPPRESS)
     p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process
     args = p.parse_args()
@@ -322,6 +330,15 @@ def main() -> int:
                 "comp.h5",
             )
         )
+    for n, fixed in enumerate(args.also):
+        kernel, batch, k = fixed.split("/")
+        runs.append(
+            (
+                f"{kernel} kernel, batch {batch}, {k} per pass",
+                ["--kernel", kernel, "--batch_size", batch, "--points_per_pass", k],
+                f"also{n}.h5",
+            )
+        )
     print(
         f"{'settings':<44}{'seconds':>9}{'x eager roofline':>18}"
         + ("{:>21}".format("x compiled roofline") if args.compiled else "")
@@ -331,6 +348,7 @@ def main() -> int:
     # and, on a machine whose speed drifts, each turn measures the roofline again (its best setting, in
     # --ranks processes at once) just before its surfaces: the median of these paired ratios
     timed = {label: [] for label, _, _ in runs}
+    tuned = {label: [] for label, _, _ in runs}  # (seconds with the measuring, the measuring) of auto's runs
     paired = {label: {c: [] for c in bounds} for label, _, _ in runs}
     turns = {c: [] for c in bounds}
     for repeat in range(args.repeats):
@@ -347,6 +365,8 @@ def main() -> int:
             took = run_surface(args, extra, path, dir_file)
             record = read_surface(path).run
             timed[label].append((took, f"{record['kernel']}/{record['batch_size']}/{record['points_per_pass']}"))
+            if "tune_seconds" in record:
+                tuned[label].append((took + record["tune_seconds"], record["tune_seconds"]))
             for c in bounds:
                 paired[label][c].append(took / now[c])
     seconds = {}
@@ -380,6 +400,15 @@ def main() -> int:
                 for label in paired
             )
         )
+    for label, runs_tuned in tuned.items():
+        if runs_tuned:
+            total, measuring = min(runs_tuned)
+            print(
+                f"{label} with its measuring (tune_seconds: "
+                + ", ".join(f"{m:.2f}" for _, m in runs_tuned)
+                + f"): fastest {total:.2f} s, "
+                + ", ".join(f"{total / b:.2f} x {'compiled' if c else 'eager'} roofline" for c, b in bounds.items())
+            )
     reference = seconds[runs[0][0]]
     print(
         "speed-up over the reference settings: "

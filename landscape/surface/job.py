@@ -138,7 +138,9 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
             "(fine for a shared direction, but not filter-normalized for this model)"
         )
 
+    tuning_started = time.perf_counter()
     resolved, chosen = comm.bcast(agree(comm, settings.resolve, job, loaded, directions, loss, device, comm))
+    tuned_in = round(time.perf_counter() - tuning_started, 3)
     if chosen:
         show(f"auto: {chosen}")
     ev = agree(comm, settings.evaluator, job, loaded, directions, loss, device, resolved)
@@ -152,7 +154,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
             **_start_record(job, comm.size, threads.count, io),
             **devices.record(device),
             **how(ev),
-            **({"auto": chosen} if chosen else {}),
+            **({"auto": chosen, "tune_seconds": tuned_in} if chosen else {}),
         }
         float32_centre = None
         if ev.cfg.dtype in LOW_PRECISION:

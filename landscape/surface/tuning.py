@@ -2,12 +2,14 @@
 
 Small models leave the hardware idle at the reference code's batch of 128, one point per pass; large
 ones run out of memory with too much at once; and which kernel is fastest depends on the model and the
-machine.  ``tune`` times the kernels themselves on a prefix of the data: first a ladder of batch sizes
-with the reference kernel, one point per pass, starting at ``FIRST_BATCH`` and climbing each way while
-it pays; then, at the best batch, a ladder of points per pass for every candidate kernel.  The few
-fastest settings are measured again taking turns (a shared machine's speed drifts while the ladders
-climb), and the fastest then is chosen, except that the reference kernel is kept wherever it is within
-``REFERENCE_MARGIN`` of the best (the simple path is the default).
+machine. ``tune`` times the kernels themselves on a prefix of the data: first a ladder of batch sizes
+with the reference kernel, one point per pass, starting at ``FIRST_BATCH`` (the reference code's 128,
+so that a surface too small to be worth measuring runs at the reference's settings: larger batches pay
+for small models, and cost convolutional networks whose activations outgrow the caches and the heap)
+and climbing each way while it pays; then, at the best batch, a ladder of points per pass for every
+candidate kernel. The few fastest settings are measured again taking turns (a shared machine's speed
+drifts while the ladders climb), and the fastest then is chosen, except that the reference kernel is
+kept wherever it is within ``REFERENCE_MARGIN`` of the best (the simple path is the default).
 
 Measuring costs time, so it is spent in proportion to the surface: after the first setting the budget
 is ``SHARE`` of the surface's estimated time at that setting, at most ``BUDGET`` seconds; a small
@@ -29,7 +31,7 @@ from ..errors import EvaluationError
 
 AUTO = "auto"
 SAMPLES = 4096  # data prefix the measurement runs on (per data set)
-FIRST_BATCH = 1024  # the first batch measured (or all of a smaller pass)
+FIRST_BATCH = 128  # the first batch measured (or all of a smaller pass): the reference code's
 BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 PASSES = (1, 2, 4, 8, 16, 32, 64)
 PROBE_PASS = 8  # points per pass at which the other kernels are first measured
@@ -82,11 +84,14 @@ class Choice:
 
 def _rate(evaluator, k: int, rng: np.random.Generator, seconds: float = SECONDS_PER_TRIAL) -> float:
     """Points per second of ``evaluator`` on passes of ``k`` random points: the best of three trials of
-    ``seconds`` (each at least one pass)."""
+    ``seconds`` (each at least one pass), or one trial where the first pass alone took longer (a pass that
+    long averages the noise out itself, and three would spend a small surface's budget on one setting)."""
     points = rng.uniform(-0.5, 0.5, size=(k, 2))
+    started = time.perf_counter()
     evaluator.evaluate(points)  # warm up: first-call allocations, lazy initialisation, compilation
+    trials = 1 if time.perf_counter() - started > seconds else 3
     best = 0.0
-    for _ in range(3):
+    for _ in range(trials):
         done, started = 0, time.perf_counter()
         while True:
             evaluator.evaluate(points)
@@ -204,11 +209,12 @@ def tune(
         fastest = max(results.values(), default=0.0)
         return fastest == 0.0 or setting.points_per_pass / fastest > LONGEST_PASS
 
-    def climb(settings: list[Setting], longest: bool = False, down: bool = False) -> None:
-        """Measure along ``settings`` while in time and while each is at least as fast as the one before;
-        ``longest``: not past a pass too long (``too_long``); ``down``: past settings that ran out of
-        memory until one runs (smaller batches)."""
-        previous = None
+    def climb(settings: list[Setting], longest: bool = False, down: bool = False, after: float | None = None) -> None:
+        """Measure along ``settings`` while in time and while each is at least as fast as the one before
+        (the first as fast as ``after``, the rate of the setting the ladder leaves from); ``longest``: not
+        past a pass too long (``too_long``); ``down``: past settings that ran out of memory until one runs
+        (smaller batches)."""
+        previous = after
         for setting in settings:
             if late or (longest and too_long(setting)):
                 return
@@ -229,8 +235,8 @@ def tune(
         above = sorted({b for b in (*BATCHES, largest) if first < b <= largest})
         below = [b for b in reversed(BATCHES) if b < first]
         if results[leader] > 0:
-            climb([replace(leader, batch_size=b) for b in above])
-        climb([replace(leader, batch_size=b) for b in below], down=True)
+            climb([replace(leader, batch_size=b) for b in above], after=results[leader])
+        climb([replace(leader, batch_size=b) for b in below], down=True, after=results[leader] or None)
     ran = {s: r for s, r in results.items() if r > 0}
     best_batch = max(ran, key=ran.get).batch_size if ran else first
     for kernel in kernels:

@@ -248,7 +248,7 @@ def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_th
     chosen = [auto.run[k] for k in ("kernel", "batch_size", "points_per_pass")]
     assert "every rank measuring at once" in auto.run["auto"]
     for rank in (0, 1):  # both ranks ran the ladder's first batch (and the 2 samples of the model's check)
-        assert {f"{rank}-1024", f"{rank}-2"} <= {p.name for p in seen.iterdir()}, rank
+        assert {f"{rank}-{tuning.FIRST_BATCH}", f"{rank}-2"} <= {p.name for p in seen.iterdir()}, rank
     (tmp_path / "serial").mkdir()
     monkeypatch.setenv("LANDSCAPE_TEST_SEEN", str(tmp_path / "serial"))
     assert (
@@ -286,12 +286,15 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
         ],
         ranks=2,
         timeout=90,
-        env={"LANDSCAPE_TEST_FAIL_BATCH": "1024"},
+        env={"LANDSCAPE_TEST_FAIL_BATCH": str(tuning.FIRST_BATCH)},
     )
-    assert proc.returncode != 0 and proc.stderr.count("simulated failure on rank 1 at a batch of 1024") == 1, (
+    assert proc.returncode != 0 and proc.stderr.count(f"simulated failure on rank 1 at a batch of {tuning.FIRST_BATCH}") == 1, (
         proc.stderr
     )
-    assert "(rank 1): measuring kernel reference, batch 1024 with 1 point(s) per pass for auto: " in proc.stderr
+    assert (
+        f"(rank 1): measuring kernel reference, batch {tuning.FIRST_BATCH} with 1 point(s) per pass for auto: "
+        in proc.stderr
+    )
     assert not (tmp_path / "f.h5").exists()
 
 

@@ -47,14 +47,22 @@ def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monke
     assert (kept.kernel, kept.batch_size, kept.points_per_pass, kept.tried) == ("reference", 128, 2, 1)
 
 
-def test_the_batch_ladder_starts_at_1024_and_climbs_each_way_while_it_pays_ending_at_the_longest_pass(monkeypatch):
+def test_the_batch_ladder_starts_at_the_reference_batch_and_climbs_each_way_while_it_pays(monkeypatch):
+    """From 128 (the reference code's batch) up to the whole joined data set while each is faster, then down
+    until it stops paying; a model that is faster at smaller batches (a convolutional network whose
+    activations outgrow the caches) goes down instead."""
     calls = []
-    table = {("reference", b, 1): r for b, r in ((1024, 500.0), (1797, 600.0), (512, 450.0), (256, 300.0))}
-    monkeypatch.setattr(tuning, "_runs", rates(table, calls))
+    up = {128: 300.0, 256: 400.0, 512: 450.0, 1024: 500.0, 1797: 600.0, 64: 200.0}
+    monkeypatch.setattr(tuning, "_runs", rates({("reference", b, 1): r for b, r in up.items()}, calls))
     chosen = tuning.tune(None, 1797, "auto", 1, REFERENCE)
-    # up to the whole joined data set, down until it stops paying; measured again: the two fastest
-    assert [s.batch_size for s in calls][:4] == [1024, 1797, 512, 256]
+    assert tuning.FIRST_BATCH == 128
+    assert [s.batch_size for s in calls][:6] == [128, 256, 512, 1024, 1797, 64]  # measured again: the fastest
     assert chosen.batch_size == 1797 and chosen.again == 3
+    calls.clear()
+    down = {128: 10.0, 256: 9.0, 64: 11.0}
+    monkeypatch.setattr(tuning, "_runs", rates({("reference", b, 1): r for b, r in down.items()}, calls))
+    chosen = tuning.tune(None, 1797, "auto", 1, REFERENCE)
+    assert [s.batch_size for s in calls][:3] == [128, 256, 64] and chosen.batch_size == 64
 
 
 def test_a_small_surface_spends_little_time_measuring(monkeypatch):
@@ -63,7 +71,7 @@ def test_a_small_surface_spends_little_time_measuring(monkeypatch):
     monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.02)
     started = time.perf_counter()
     small = tuning.tune(lambda s: Fake(s, scale=5.0), 2000, "auto", "auto", REFERENCE, points_per_rank=5)
-    assert small.tried == 1 and (small.batch_size, small.points_per_pass) == (1024, 1)
+    assert small.tried == 1 and (small.batch_size, small.points_per_pass) == (tuning.FIRST_BATCH, 1)
     assert small.budget < 0.05 and time.perf_counter() - started < 1.0
     large = tuning.tune(Fake, 2000, "auto", "auto", REFERENCE, points_per_rank=100_000, scale=2.0)
     assert large.budget == tuning.BUDGET and large.tried > 5
@@ -72,37 +80,39 @@ def test_a_small_surface_spends_little_time_measuring(monkeypatch):
 def test_the_reference_kernel_is_kept_unless_another_is_more_than_ten_percent_faster(monkeypatch):
     def table(unrolled: float) -> dict:
         return {
-            **{("reference", 1024, k): 100.0 for k in tuning.PASSES},
-            **{("unrolled", 1024, k): unrolled for k in tuning.PASSES},
+            **{("reference", 128, k): 100.0 for k in tuning.PASSES},
+            **{("unrolled", 128, k): unrolled for k in tuning.PASSES},
         }
 
     monkeypatch.setattr(tuning, "_runs", rates(table(108.0)))
-    assert tuning.tune(None, 1024, "auto", "auto", ["reference", "unrolled"]).kernel == "reference"
+    assert tuning.tune(None, 128, "auto", "auto", ["reference", "unrolled"]).kernel == "reference"
     monkeypatch.setattr(tuning, "_runs", rates(table(115.0)))
-    faster = tuning.tune(None, 1024, "auto", "auto", ["reference", "unrolled"])
+    faster = tuning.tune(None, 128, "auto", "auto", ["reference", "unrolled"])
     assert (faster.kernel, faster.points_per_pass) == ("unrolled", 8)  # first measured at PROBE_PASS
-    assert "kernel unrolled, batch 1024, 8 point(s) per pass" in faster.describe()
+    assert "kernel unrolled, batch 128, 8 point(s) per pass" in faster.describe()
 
 
 def test_the_other_kernels_are_measured_before_the_batch_ladder_which_the_leader_climbs(monkeypatch):
     calls = []
     table = {
-        ("reference", 1024, 1): 100.0,
-        ("unrolled", 1024, 8): 200.0,
-        ("unrolled", 1797, 8): 220.0,
-        ("unrolled", 512, 8): 150.0,
-        **{("unrolled", 1797, k): 210.0 for k in (1, 2, 4, 16, 32, 64)},
-        **{("reference", 1797, k): 90.0 for k in tuning.PASSES},
+        ("reference", 128, 1): 100.0,
+        ("unrolled", 128, 8): 200.0,
+        ("unrolled", 256, 8): 220.0,
+        ("unrolled", 512, 8): 210.0,
+        ("unrolled", 64, 8): 150.0,
+        **{("unrolled", 256, k): 210.0 for k in (1, 2, 4, 16, 32, 64)},
+        **{("reference", 256, k): 90.0 for k in tuning.PASSES},
     }
     monkeypatch.setattr(tuning, "_runs", rates(table, calls))
     chosen = tuning.tune(None, 1797, "auto", "auto", ["reference", "unrolled"])
-    assert calls[:4] == [
-        Setting("reference", 1024, 1),
-        Setting("unrolled", 1024, 8),
-        Setting("unrolled", 1797, 8),
+    assert calls[:5] == [
+        Setting("reference", 128, 1),
+        Setting("unrolled", 128, 8),
+        Setting("unrolled", 256, 8),
         Setting("unrolled", 512, 8),
+        Setting("unrolled", 64, 8),
     ]
-    assert (chosen.kernel, chosen.batch_size, chosen.points_per_pass) == ("unrolled", 1797, 8)
+    assert (chosen.kernel, chosen.batch_size, chosen.points_per_pass) == ("unrolled", 256, 8)
 
 
 def test_a_finalist_out_of_memory_on_a_rank_stays_out_and_none_left_gives_the_first_setting(monkeypatch):
