@@ -58,6 +58,8 @@ from .workflows.surface import SurfaceResult
 
 HIDDEN = ("help", "traceback", "mpi")  # flags of the command line only
 
+_SHARPNESS = measures.SharpnessConfig  # the measures' defaults, as the command line's
+
 
 def _guarded(call):
     """``call()`` under MPI: an error only some ranks meet aborts the job (the others may be waiting in a
@@ -259,31 +261,51 @@ def sharpness(
     loss="crossentropy",
     *,
     measure: str = "adaptive",
-    rho: float = 0.01,
-    epsilon: float = 1e-3,
-    subspace: int | None = None,
-    radius: float = 0.5,
-    directions: int = 20,
-    maxiter: int = 10,
+    rho=_SHARPNESS.rho,
+    rho_l2=_SHARPNESS.rho_l2,
+    eta=_SHARPNESS.eta,
+    epsilon=_SHARPNESS.epsilon,
+    subspace=_SHARPNESS.subspace,
+    radius=_SHARPNESS.radius,
+    directions=_SHARPNESS.directions,
+    draws=_SHARPNESS.draws,
+    m=_SHARPNESS.m,
+    method=_SHARPNESS.method,
+    iterations=_SHARPNESS.iterations,
+    restarts=_SHARPNESS.restarts,
+    search_tol=_SHARPNESS.search_tol,
+    seed=_SHARPNESS.seed,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
-    seed: int = 0,
 ):
-    """Sharpness of ``model`` at its weights on all of ``data``: ``measure`` is ``adaptive`` (worst-case
-    rise in |δ| <= rho |w|), ``epsilon`` (Keskar et al.'s percentage in |δ| <= epsilon (|w| + 1), in a
+    """Sharpness of ``model`` at its weights on all of ``data``: ``measure`` is one of
+    ``landscape.curvature.sharpness.MEASURES`` — ``adaptive`` (worst-case rise in |δ| <= rho |w|),
+    ``adaptive_l2`` (worst case in ‖δ / (|w| + eta)‖₂ <= rho_l2), ``adaptive_average`` (mean rise at
+    δ = rho |w| ⊙ z over ``draws`` Gaussian z), ``m_sharpness`` (the adaptive worst case on batches of
+    ``m`` samples, averaged), ``epsilon`` (Keskar et al.'s percentage in |δ| <= epsilon (|w| + 1), in a
     random ``subspace`` if given) or ``average`` (rise at ``radius`` over ``directions`` random
-    filter-normalized directions, with its standard error and the 0-1 error rise).  Returns a
-    ``Sharpness`` whose ``settings`` hold every hyper-parameter used; ranks as ``hessian_eigs``."""
-
-    def measured():
-        h = _sharded(model, data, loss, batch_size, dtype, device)
-        if measure == "adaptive":
-            return measures.adaptive_sharpness(h, rho=rho, maxiter=maxiter)
-        if measure == "epsilon":
-            return measures.epsilon_sharpness(h, epsilon=epsilon, subspace=subspace, maxiter=maxiter, seed=seed)
-        if measure == "average":
-            return measures.average_rise(h, radius=radius, directions=directions, seed=seed)
+    filter-normalized directions).  The worst-case searches run ``method`` (``apgd`` or ``lbfgsb``) for
+    ``iterations`` from δ = 0 and ``restarts`` seeded random starts (``search_tol``: the convergence
+    check); the defaults are ``SharpnessConfig``'s, as the command line's.  Returns a ``Sharpness`` with
+    the measure's definition and citation, every setting used and, for the worst-case measures, how the
+    search went (``search``, ``converged``, ``notes``); ranks as ``hessian_eigs``."""
+    config = measures.SharpnessConfig(
+        rho=rho,
+        rho_l2=rho_l2,
+        eta=eta,
+        epsilon=epsilon,
+        subspace=subspace,
+        radius=radius,
+        directions=directions,
+        draws=draws,
+        m=m,
+        method=method,
+        iterations=iterations,
+        restarts=restarts,
+        search_tol=search_tol,
+        seed=seed,
+    )
+    if measure not in measures.MEASURES:
         raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")
-
-    return _guarded(measured)
+    return _guarded(lambda: measures.compute(_sharded(model, data, loss, batch_size, dtype, device), measure, config))

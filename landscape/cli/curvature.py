@@ -57,12 +57,31 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--density_steps", type=int, help="Lanczos steps per SLQ run " + _d("density_steps"))
     p.add_argument("--density_runs", type=int, help="SLQ runs " + _d("density_runs"))
     p.add_argument(
-        "--sharpness", nargs="*", choices=workflow.SHARPNESS, help="sharpness measures to compute " + _d("sharpness")
+        "--sharpness",
+        nargs="*",
+        choices=workflow.SHARPNESS,
+        help="sharpness measures to compute, each defined in the README " + _d("sharpness"),
     )
-    p.add_argument("--rho", type=float, help="adaptive: the box |d| <= rho |w| " + _d("rho"))
-    p.add_argument("--epsilon", type=float, help="epsilon: Keskar's box " + _d("epsilon"))
+    p.add_argument("--rho", type=float, help="adaptive, adaptive_average, m_sharpness: |d| <= rho |w| " + _d("rho"))
+    p.add_argument("--rho_l2", type=float, help="adaptive_l2: the ball ||d / (|w| + eta)|| <= rho_l2 " + _d("rho_l2"))
+    p.add_argument("--eta", type=float, help="adaptive_l2: ASAM's eta (0: invariant to rescaling) " + _d("eta"))
+    p.add_argument("--epsilon", type=float, help="epsilon: Keskar's box |d| <= epsilon (|w| + 1) " + _d("epsilon"))
+    p.add_argument("--subspace", type=int, help="epsilon: a random subspace of this dimension " + _d("subspace"))
     p.add_argument("--radius", type=float, help="average: the radius " + _d("radius"))
     p.add_argument("--directions", type=int, help="average: random directions " + _d("directions"))
+    p.add_argument("--draws", type=int, help="adaptive_average: Gaussian draws " + _d("draws"))
+    p.add_argument("--m", type=int, help="m_sharpness: samples per batch " + _d("m"))
+    p.add_argument(
+        "--method", choices=("apgd", "lbfgsb"), help="the worst-case searches: Auto-PGD or L-BFGS-B " + _d("method")
+    )
+    p.add_argument("--iterations", type=int, help="iterations of each worst-case search per start " + _d("iterations"))
+    p.add_argument("--restarts", type=int, help="seeded random starts besides the minimum " + _d("restarts"))
+    p.add_argument(
+        "--search_tol",
+        type=float,
+        help="a search is converged when its best rise grew by at most this share over its last fifth "
+        + _d("search_tol"),
+    )
     p.add_argument("--dtype", choices=("float32", "float64"), help=_d("dtype"))
     p.add_argument("--batch_size", type=int, help="samples per batch of a product " + _d("batch_size"))
     p.add_argument("--seed", type=int, help="start vectors, trace vectors, directions " + _d("seed"))

@@ -86,6 +86,7 @@ class Hessian:
         targets = samples.targets.to(self.device)
         if targets.is_floating_point():
             targets = targets.to(self.dtype)
+        self.batch_size = batch_size
         self.batches = [
             (inputs[i : i + batch_size], targets[i : i + batch_size]) for i in range(0, len(targets), batch_size)
         ]
@@ -134,6 +135,22 @@ class Hessian:
             wrong += [float((output.argmax(dim=-1) != y).sum()), len(y)]
         self.reduce(wrong)
         return 100.0 * wrong[0] / wrong[1] if wrong[1] else math.nan
+
+    def subsets(self, m: int) -> list[Hessian]:
+        """This rank's samples in consecutive batches of ``m`` (a last batch of fewer left out), each as a
+        Hessian of its own mean loss, on this rank alone (no ``reduce``)."""
+        inputs = torch.cat([x for x, _ in self.batches]) if self.batches else None
+        targets = torch.cat([y for _, y in self.batches]) if self.batches else None
+        parts = []
+        for start in range(0, (len(targets) if targets is not None else 0) - m + 1, m):
+            part = copy.copy(self)
+            x, y = inputs[start : start + m], targets[start : start + m]
+            part.batches = [
+                (x[i : i + self.batch_size], y[i : i + self.batch_size]) for i in range(0, m, self.batch_size)
+            ]
+            part.count, part.reduce, part.products = m, (lambda array: None), 0
+            parts.append(part)
+        return parts
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``H v`` over all samples (all ranks), as a flat float64 array."""

@@ -86,10 +86,13 @@ class MeasureConfig:
     directions: int = 20  # the average rise: random filter-normalized directions
     trace_samples: int = 20  # Hutchinson: Rademacher vectors
     tol: float = 1e-3  # Lanczos: relative tolerance of λmax
-    rho: float = 0.01  # adaptive sharpness: the box |δ| <= rho |w|
-    epsilon: float = 1e-3  # Keskar's box |δ| <= epsilon (|w| + 1)
-    subspace: int = 0  # Keskar's random subspace dimension; 0: the full space
-    maxiter: int = 10  # L-BFGS-B iterations of the worst-case searches
+    rho: float = measures.SharpnessConfig.rho  # adaptive sharpness: the box |δ| <= rho |w|
+    epsilon: float = measures.SharpnessConfig.epsilon  # Keskar's box |δ| <= epsilon (|w| + 1)
+    subspace: int = measures.SharpnessConfig.subspace  # Keskar's random subspace dimension; 0: the full space
+    method: str = measures.SharpnessConfig.method  # the worst-case searches (curvature.search): apgd or lbfgsb
+    iterations: int = measures.SharpnessConfig.iterations  # ... per start
+    restarts: int = measures.SharpnessConfig.restarts  # ... seeded random starts besides δ = 0
+    search_tol: float = measures.SharpnessConfig.search_tol  # ... converged: the gain of the last fifth
     dtype: str = "float32"  # the Hessian products and sharpness searches
     batch_size: int = 512  # samples per forward pass (surfaces and products)
     train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
@@ -119,7 +122,8 @@ class MeasureConfig:
                 f"width ({min(-grid.lo, grid.hi):g}): the 2-D rise averages the grid points within it",
                 literal=True,
             )
-        for name in ("directions", "maxiter", "batch_size"):
+        self.sharpness()  # the searches' own checks
+        for name in ("directions", "batch_size"):
             checks.whole(name, getattr(self, name))
         checks.whole("trace_samples", self.trace_samples, least=2)
         checks.whole("subspace", self.subspace, least=0, expected="0 (the full space) or a positive dimension")
@@ -131,6 +135,21 @@ class MeasureConfig:
 
     def record(self) -> dict:
         return asdict(self)
+
+    def sharpness(self) -> measures.SharpnessConfig:
+        """The sharpness measures' settings (``curvature.sharpness``), from this report's."""
+        return measures.SharpnessConfig(
+            rho=self.rho,
+            epsilon=self.epsilon,
+            subspace=self.subspace,
+            radius=self.radius,
+            directions=self.directions,
+            method=self.method,
+            iterations=self.iterations,
+            restarts=self.restarts,
+            search_tol=self.search_tol,
+            seed=self.seed,
+        )
 
 
 @dataclass(frozen=True)
@@ -230,11 +249,10 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
     )
     top = extreme(h, k=1, end="top", tol=config.tol, seed=config.seed)
     trace = hutchinson(h, samples=config.trace_samples, seed=config.seed)
-    eps = measures.epsilon_sharpness(
-        h, epsilon=config.epsilon, subspace=config.subspace or None, maxiter=config.maxiter, seed=config.seed
-    )
-    adaptive = measures.adaptive_sharpness(h, rho=config.rho, maxiter=config.maxiter)
-    average = measures.average_rise(h, radius=config.radius, directions=config.directions, seed=config.seed)
+    settings = config.sharpness()
+    eps = measures.compute(h, "epsilon", settings)
+    adaptive = measures.compute(h, "adaptive", settings)
+    average = measures.compute(h, "average", settings)
     return {
         "values": {
             "lambda_max": top.values[0],

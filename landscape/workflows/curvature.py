@@ -43,18 +43,14 @@ DEFAULTS = {
     "density_steps": 80,
     "density_runs": 4,
     "sharpness": (),
-    "rho": 0.01,
-    "epsilon": 1e-3,
-    "radius": 0.5,
-    "directions": 20,
+    **measures.SharpnessConfig().record(),  # the measures' settings (seed: every random draw here)
     "dtype": "float64",
     "batch_size": 1024,
-    "seed": 0,
     "threads": None,
 }
 REQUIRED = ("model", "model_file", "out")
 WHICH = ("top", "bottom", "both")
-SHARPNESS = ("adaptive", "epsilon", "average")
+SHARPNESS = measures.MEASURES
 
 
 @dataclass(frozen=True)
@@ -94,12 +90,12 @@ def settings_of(params: dict) -> dict:
         if params.get(name) is None:
             raise ConfigError(name, None, "a value (it is required)")
     s = {**DEFAULTS, **params}
-    for name in ("k", "density_steps", "density_runs", "directions", "batch_size"):
+    for name in ("k", "density_steps", "density_runs", "batch_size"):
         checks.whole(name, s[name])
     if s["trace"] != 0:
         checks.whole("trace", s["trace"], least=2, expected="0 (none) or at least 2 vectors")
-    for name in ("tol", "rho", "epsilon", "radius"):
-        checks.number(name, s[name], above=0)
+    checks.number("tol", s["tol"], above=0)
+    s["sharpness_config"] = measures.SharpnessConfig(**{k: s[k] for k in measures.SharpnessConfig().record()})
     if s["which"] not in WHICH:
         raise ConfigError("which", s["which"], f"one of {', '.join(WHICH)}")
     unknown = [m for m in s["sharpness"] if m not in SHARPNESS]
@@ -168,15 +164,9 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
             for path in figures:
                 say(f"wrote {path}")
     for measure in s["sharpness"]:
-        if measure == "adaptive":
-            m = measures.adaptive_sharpness(hessian, rho=s["rho"])
-        elif measure == "epsilon":
-            m = measures.epsilon_sharpness(hessian, epsilon=s["epsilon"], seed=s["seed"])
-        else:
-            m = measures.average_rise(hessian, radius=s["radius"], directions=s["directions"], seed=s["seed"])
+        m = measures.compute(hessian, measure, s["sharpness_config"])
         report.setdefault("sharpness", {})[measure] = m.record()
-        extra = f" ± {m.stderr:.2g}" if measure == "average" else ""
-        say(f"sharpness {measure}: {m.value:.6g}{extra}  {m.settings}")
+        say(f"sharpness {m.describe()}")
     if world.rank == 0:
         write_file(s["out"], json.dumps(report, indent=2, default=float).encode())
         say(f"wrote {s['out']}")

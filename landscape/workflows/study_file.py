@@ -28,7 +28,14 @@ QUICK = {
     "batch_sizes": [16, 256],
     "seeds": [0, 1],
     "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 4, "weight_decay": 5e-4},
-    "report": {"grid_1d": "-1:1:5", "grid_2d": "-1:1:5", "directions": 3, "trace_samples": 3, "maxiter": 2},
+    "report": {
+        "grid_1d": "-1:1:5",
+        "grid_2d": "-1:1:5",
+        "directions": 3,
+        "trace_samples": 3,
+        "iterations": 5,
+        "restarts": 1,
+    },
 }
 LISTS = ("recipes", "batch_sizes", "seeds")
 TABLES = ("train", "report")

@@ -15,7 +15,15 @@ from landscape.report.measures import MEASURES, MeasureConfig, Target, measure_r
 from landscape.report.runs import Run
 
 CONFIG = MeasureConfig(
-    grid_1d="-1:1:5", grid_2d="-1:1:3", radius=1.0, directions=3, trace_samples=4, maxiter=2, train_subset=120, tol=1e-4
+    grid_1d="-1:1:5",
+    grid_2d="-1:1:3",
+    radius=1.0,
+    directions=3,
+    trace_samples=4,
+    iterations=5,
+    restarts=1,
+    train_subset=120,
+    tol=1e-4,
 )
 
 

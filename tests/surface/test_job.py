@@ -288,9 +288,10 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
         timeout=90,
         env={"LANDSCAPE_TEST_FAIL_BATCH": str(tuning.FIRST_BATCH)},
     )
-    assert proc.returncode != 0 and proc.stderr.count(f"simulated failure on rank 1 at a batch of {tuning.FIRST_BATCH}") == 1, (
-        proc.stderr
-    )
+    assert (
+        proc.returncode != 0
+        and proc.stderr.count(f"simulated failure on rank 1 at a batch of {tuning.FIRST_BATCH}") == 1
+    ), proc.stderr
     assert (
         f"(rank 1): measuring kernel reference, batch {tuning.FIRST_BATCH} with 1 point(s) per pass for auto: "
         in proc.stderr
