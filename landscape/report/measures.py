@@ -274,6 +274,17 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
     }
 
 
+def flagged(result: dict) -> list[str]:
+    """What a run's sharpness searches said against their own values (unconverged, no rise above the
+    loss's rounding), one line each: the scorecard prints and writes them beside the table."""
+    details = result.get("details", {})
+    return [
+        f"{result['run']['name']}: {BY_KEY[key].label}: {note}"
+        for key in ("epsilon_sharpness", "adaptive_sharpness")
+        for note in (details.get(key) or {}).get("notes", [])
+    ]
+
+
 def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) -> dict:
     """Every measure of ``run`` (read back when ``folder`` already holds them): a dict with ``values``
     (by the keys of ``MEASURES``), ``errors`` (standard errors where a measure has one), ``details``."""

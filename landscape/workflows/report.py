@@ -35,7 +35,7 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.twod import write_2d
 from ..report import tables
 from ..report.figures import write_measures
-from ..report.measures import MeasureConfig, Target, measure_run
+from ..report.measures import MeasureConfig, Target, flagged, measure_run
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import build
 from . import study_file as studies
@@ -173,6 +173,8 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
                 f"({time.perf_counter() - started:.0f} s, rank {world.rank})",
                 flush=True,
             )
+            for line in flagged(result):
+                print(f"  flagged: {line}", flush=True)
             done.append(result)
         return done
 
@@ -206,6 +208,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         + describe([Run(**r) for r in runs])
         + "."
         + (f" Left out, unfinished: {', '.join(skipped)}." if skipped else "")
+        + "".join(f" Flagged: {line}." for result in results for line in flagged(result))
     )
     stem = os.path.join(figures, args.name)
     for suffix, text in (

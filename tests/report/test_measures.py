@@ -11,7 +11,7 @@ from landscape.errors import ConfigError, MismatchError
 from landscape.io.checkpoint import save
 from landscape.models import build_model
 from landscape.report import measures
-from landscape.report.measures import MEASURES, MeasureConfig, Target, measure_run
+from landscape.report.measures import MEASURES, MeasureConfig, Target, flagged, measure_run
 from landscape.report.runs import Run
 
 CONFIG = MeasureConfig(
@@ -93,3 +93,17 @@ def test_one_grid_one_spelling():
 def test_bad_settings_name_the_value(field, value, expected):
     with pytest.raises(ConfigError, match=f"{field}=.*{expected.replace('(', '.').replace(')', '.')}"):
         MeasureConfig(**{field: value})
+
+
+def test_a_search_that_did_not_converge_or_found_no_rise_is_flagged_by_run_and_measure():
+    result = {
+        "run": {"name": "sgd_b16_s0"},
+        "details": {
+            "adaptive_sharpness": {"notes": ["not converged: the rise grew 4.0% over the last fifth of the search"]},
+            "epsilon_sharpness": {"notes": []},
+        },
+    }
+    assert flagged(result) == [
+        "sgd_b16_s0: adaptive sharpness: not converged: the rise grew 4.0% over the last fifth of the search"
+    ]
+    assert flagged({"run": {"name": "x"}, "details": {}}) == []
