@@ -225,12 +225,10 @@ def tune(
                 return
             previous = rate
 
-    # the other kernels at the first batch, a few points per pass; then the batch sizes with the fastest
-    # kernel so far; then, at the best batch, the points per pass of every kernel
-    probe = max([k for k in passes if k <= PROBE_PASS] or passes[:1])
-    for kernel in kernels[1:]:
-        climb([Setting(kernel, first, probe)], longest=True)
-    leader = max((s for s in results if results[s] > 0), key=results.get, default=Setting(kernels[0], first, passes[0]))
+    # the batch sizes with the reference kernel first (what pays most, and what a small surface's budget
+    # should buy); then, at the best batch, the other kernels at a few points per pass; then the points
+    # per pass of every kernel
+    leader = Setting(kernels[0], first, passes[0])
     if batch_size == AUTO:
         above = sorted({b for b in (*BATCHES, largest) if first < b <= largest})
         below = [b for b in reversed(BATCHES) if b < first]
@@ -239,6 +237,9 @@ def tune(
         climb([replace(leader, batch_size=b) for b in below], down=True, after=results[leader] or None)
     ran = {s: r for s, r in results.items() if r > 0}
     best_batch = max(ran, key=ran.get).batch_size if ran else first
+    probe = max([k for k in passes if k <= PROBE_PASS] or passes[:1])
+    for kernel in kernels[1:]:
+        climb([Setting(kernel, best_batch, probe)], longest=True)
     for kernel in kernels:
         climb(
             [Setting(kernel, best_batch, k) for k in passes if Setting(kernel, best_batch, k) not in results],
