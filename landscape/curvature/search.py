@@ -18,8 +18,9 @@ best.  Two methods:
 Each search says what it did (``Outcome``): the optimizer's status, its iterations and evaluations, the
 start that won, the share of coordinates on the set's boundary, and a convergence check — the relative
 gain of the best rise over the last fifth of the winning start's iterations; it is ``converged`` when
-that gain is at most ``tol`` (for L-BFGS-B, also when scipy reports convergence away from the start) —
-and the second-best start's rise as a share of the best's: each start climbs to a local maximum of its
+that gain is at most ``tol``, or when a second start reached the same maximum to within ``tol`` (for
+L-BFGS-B, also when scipy reports convergence away from the start) — the second-best start's rise as a
+share of the best's being the other check: each start climbs to a local maximum of its
 own (on a trained MLP the starts' maxima spread over 0.10–0.17), so the defaults spend the evaluations
 on many short starts (30 iterations from 10 starts found the maximum of a 7,000-evaluation search;
 100 from 3 fell 17 % short), and a runner-up near 1 says the maximum was reached from two starts.
@@ -217,10 +218,12 @@ def search(f, size: int, radius: float, kind: str, config: SearchConfig, base: f
     runner_up = (ranked[1] - base) / (ranked[0] - base) if len(ranked) > 1 and ranked[0] > base else float("nan")
     best, u, history, status, success, nit = runs[won]
     gain = _gain(history, base)
+    # converged: the winning start had stopped rising, or another start reached the same maximum
+    again = not math.isnan(runner_up) and runner_up >= 1 - config.tol
     if config.method == "apgd":
-        converged = gain <= config.tol
+        converged = gain <= config.tol or again
     else:
-        converged = (success and best > base) or gain <= config.tol
+        converged = (success and best > base) or gain <= config.tol or again
     return Outcome(
         best=float(best),
         start=won,
