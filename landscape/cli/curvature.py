@@ -13,6 +13,7 @@ from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..workflows import curvature as workflow
 from . import boundary
+from .search_args import add_search_arguments
 
 EXAMPLES = """\
 examples:
@@ -71,17 +72,7 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--directions", type=int, help="average: random directions " + _d("directions"))
     p.add_argument("--draws", type=int, help="adaptive_average: Gaussian draws " + _d("draws"))
     p.add_argument("--m", type=int, help="m_sharpness: samples per batch " + _d("m"))
-    p.add_argument(
-        "--method", choices=("apgd", "lbfgsb"), help="the worst-case searches: Auto-PGD or L-BFGS-B " + _d("method")
-    )
-    p.add_argument("--iterations", type=int, help="iterations of each worst-case search per start " + _d("iterations"))
-    p.add_argument("--restarts", type=int, help="seeded random starts besides the minimum " + _d("restarts"))
-    p.add_argument(
-        "--search_tol",
-        type=float,
-        help="a search is converged when its best rise grew by at most this share over its last fifth "
-        + _d("search_tol"),
-    )
+    add_search_arguments(p)
     p.add_argument("--dtype", choices=("float32", "float64"), help=_d("dtype"))
     p.add_argument("--batch_size", type=int, help="samples per batch of a product " + _d("batch_size"))
     p.add_argument("--seed", type=int, help="start vectors, trace vectors, directions " + _d("seed"))

@@ -11,6 +11,7 @@ from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..workflows import report as workflow
 from . import boundary
+from .search_args import add_search_arguments
 
 EXAMPLES = """\
 examples:
@@ -76,17 +77,7 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
         type=int,
         help="ε-sharpness in a random subspace of this dimension; 0: the full space " + _d("subspace"),
     )
-    p.add_argument(
-        "--method", choices=("apgd", "lbfgsb"), help="the worst-case searches: Auto-PGD or L-BFGS-B " + _d("method")
-    )
-    p.add_argument("--iterations", type=int, help="iterations of each worst-case search per start " + _d("iterations"))
-    p.add_argument("--restarts", type=int, help="seeded random starts besides the minimum " + _d("restarts"))
-    p.add_argument(
-        "--search_tol",
-        type=float,
-        help="a search is converged when its best rise grew by at most this share over its last fifth "
-        + _d("search_tol"),
-    )
+    add_search_arguments(p)
     p.add_argument("--dtype", choices=("float32", "float64"), help="Hessian products and searches " + _d("dtype"))
     p.add_argument("--batch_size", type=int, help="samples per forward pass " + _d("batch_size"))
     p.add_argument("--train_subset", type=int, metavar="N", help="a seeded subset of N training samples")

@@ -124,6 +124,14 @@ class Hessian:
         return float(packed[0]), packed[1:]
 
     @torch.no_grad()
+    def mean_loss(self, flat: np.ndarray | None = None) -> float:
+        """The mean loss over all samples (all ranks), at the parameters or at ``flat``: no gradient."""
+        params = self.params if flat is None else self._unflat(flat)
+        total = np.array([sum(float(self._batch_loss(params, x, y)) for x, y in self.batches)])
+        self.reduce(total)
+        return float(total[0])
+
+    @torch.no_grad()
     def error(self, flat: np.ndarray | None = None) -> float:
         """The 0-1 error in percent over all samples (NaN without class labels), at ``flat``."""
         params = self.params if flat is None else self._unflat(flat)

@@ -88,6 +88,19 @@ class Outcome:
         return out
 
 
+@dataclass(frozen=True)
+class _Climb:
+    """One start's ascent."""
+
+    best: float
+    u: np.ndarray  # where it was found
+    history: list  # the running maximum after each evaluation
+    evaluations: int
+    status: str
+    iterations: int
+    success: bool = True  # the optimizer's own verdict (L-BFGS-B); Auto-PGD always runs its iterations
+
+
 def _project(u: np.ndarray, radius: float, kind: str) -> np.ndarray:
     if kind == "box":
         return np.clip(u, -radius, radius)
@@ -136,8 +149,7 @@ def _gain(history: list[float], base: float) -> float:
 
 
 def _apgd(f, u0: np.ndarray, radius: float, kind: str, iterations: int):
-    """Auto-PGD from ``u0``, ``iterations`` steps; returns (best, u at best, running maxima, evaluations,
-    status)."""
+    """Auto-PGD from ``u0``, ``iterations`` steps."""
     eta = 2.0 * radius
     marks = set(checkpoints(iterations))
     value, g = f(u0)
@@ -162,7 +174,8 @@ def _apgd(f, u0: np.ndarray, radius: float, kind: str, iterations: int):
         z = _project(u + eta * _direction(g, kind), radius, kind)
         step = _project(u + MOMENTUM * (z - u) + (1 - MOMENTUM) * (u - previous_u), radius, kind)
         previous_u, previous_value, u = u, value, step
-    return best, best_u, history, iterations + 1, f"{iterations} iterations, the step halved {halvings} times"
+    status = f"{iterations} iterations, the step halved {halvings} times"
+    return _Climb(best, best_u, history, iterations + 1, status, iterations)
 
 
 def _lbfgsb(f, u0: np.ndarray, radius: float, iterations: int):
@@ -184,14 +197,14 @@ def _lbfgsb(f, u0: np.ndarray, radius: float, iterations: int):
         options={"maxiter": iterations, "ftol": 1e-12, "gtol": 1e-10},
     )
     message = result.message if isinstance(result.message, str) else result.message.decode()
-    return (
+    return _Climb(
         -float(result.fun),
         np.asarray(result.x),
         history,
         int(result.nfev),
         message,
+        int(result.nit),
         bool(result.success),
-        result.nit,
     )
 
 
@@ -204,38 +217,33 @@ def search(f, size: int, radius: float, kind: str, config: SearchConfig, base: f
         raise ConfigError("method", config.method, "apgd for a ball (L-BFGS-B takes box bounds only)")
     rng = np.random.default_rng(config.seed)
     starts = [np.zeros(size)] + [_random_start(rng, size, radius, kind) for _ in range(config.restarts)]
-    runs, evaluations = [], 0
-    for u0 in starts:
-        if config.method == "apgd":
-            best, u, history, count, status = _apgd(f, u0, radius, kind, config.iterations)
-            success, nit = True, config.iterations
-        else:
-            best, u, history, count, status, success, nit = _lbfgsb(f, u0, radius, config.iterations)
-        evaluations += count
-        runs.append((best, u, history, status, success, nit))
-    won = int(np.argmax([r[0] for r in runs]))
-    ranked = sorted((r[0] for r in runs), reverse=True)
+    runs = [
+        _apgd(f, u0, radius, kind, config.iterations)
+        if config.method == "apgd"
+        else _lbfgsb(f, u0, radius, config.iterations)
+        for u0 in starts
+    ]
+    won = int(np.argmax([r.best for r in runs]))
+    climb = runs[won]
+    ranked = sorted((r.best for r in runs), reverse=True)
     runner_up = (ranked[1] - base) / (ranked[0] - base) if len(ranked) > 1 and ranked[0] > base else float("nan")
-    best, u, history, status, success, nit = runs[won]
-    gain = _gain(history, base)
-    # converged: the winning start had stopped rising, or another start reached the same maximum
+    gain = _gain(climb.history, base)
+    # converged: the winning start had stopped rising, or another start reached the same maximum; for
+    # L-BFGS-B also scipy's own convergence away from the start
     again = not math.isnan(runner_up) and runner_up >= 1 - config.tol
-    if config.method == "apgd":
-        converged = gain <= config.tol or again
-    else:
-        converged = (success and best > base) or gain <= config.tol or again
+    converged = gain <= config.tol or again or (config.method == "lbfgsb" and climb.success and climb.best > base)
     return Outcome(
-        best=float(best),
+        best=float(climb.best),
         start=won,
-        status=status,
+        status=climb.status,
         converged=bool(converged),
-        iterations=int(nit),
-        evaluations=evaluations,
-        boundary=_boundary(u, radius, kind),
+        iterations=climb.iterations,
+        evaluations=sum(r.evaluations for r in runs),
+        boundary=_boundary(climb.u, radius, kind),
         last_gain=float(gain),
         runner_up=float(runner_up),
-        starts=[float(r[0]) for r in runs],
-        u=u,
+        starts=[float(r.best) for r in runs],
+        u=climb.u,
     )
 
 

@@ -292,11 +292,9 @@ def m_sharpness(hessian, rho: float = 0.01, m: int = 128, search_config: SearchC
 def adaptive_average(hessian, rho: float = 0.01, samples: int = 20, seed: int = 0) -> Sharpness:
     """Average-case adaptive sharpness: the mean of f(w + ρ |w| ⊙ z) − f(w) over ``samples`` Gaussian z."""
     w = hessian.flat_params()
-    base, _ = hessian.loss_and_gradient(w)
+    base = hessian.mean_loss(w)
     rng = np.random.default_rng(seed)
-    rises = np.array(
-        [hessian.loss_and_gradient(w + rho * np.abs(w) * rng.standard_normal(len(w)))[0] - base for _ in range(samples)]
-    )
+    rises = np.array([hessian.mean_loss(w + rho * np.abs(w) * rng.standard_normal(len(w))) - base for _ in range(samples)])
     spread = float(rises.std(ddof=1) / math.sqrt(samples)) if samples > 1 else math.nan
     noise = rounding(hessian, base)
     return _named(
@@ -316,14 +314,14 @@ def average_rise(
     """The loss (and 0-1 error) rise at ``radius`` along random ``norm``-normalized directions, averaged."""
     w = hessian.flat_params()
     origin = {n: p.detach().to("cpu", torch.float64) for n, p in hessian.params.items()}
-    base, _ = hessian.loss_and_gradient(w)
+    base = hessian.mean_loss(w)
     base_error = hessian.error(w)
     generator = torch.Generator().manual_seed(seed)
     rises, error_rises = [], []
     for _ in range(directions):
         d = dirs.random_direction(origin, norm, ignore, generator)
         flat = torch.cat([d[n].reshape(-1) for n in hessian.names]).numpy()
-        value, _ = hessian.loss_and_gradient(w + radius * flat)
+        value = hessian.mean_loss(w + radius * flat)
         rises.append(value - base)
         error_rises.append(hessian.error(w + radius * flat) - base_error)
     rises, error_rises = np.asarray(rises), np.asarray(error_rises)
