@@ -294,7 +294,9 @@ def adaptive_average(hessian, rho: float = 0.01, samples: int = 20, seed: int = 
     w = hessian.flat_params()
     base = hessian.mean_loss(w)
     rng = np.random.default_rng(seed)
-    rises = np.array([hessian.mean_loss(w + rho * np.abs(w) * rng.standard_normal(len(w))) - base for _ in range(samples)])
+    rises = np.array(
+        [hessian.mean_loss(w + rho * np.abs(w) * rng.standard_normal(len(w))) - base for _ in range(samples)]
+    )
     spread = float(rises.std(ddof=1) / math.sqrt(samples)) if samples > 1 else math.nan
     noise = rounding(hessian, base)
     return _named(
