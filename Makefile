@@ -27,7 +27,7 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_PIP) "$(TORCH)"
 	$(PY) -m pip install -q mpi4py mpich
-	$(PY) -m pip install -q -e ".[digits,test,lint]"
+	$(PY) -m pip install -q -e ".[digits,mnist1d,test,lint]"
 	touch $@
 
 demo: $(STAMP)

@@ -1,4 +1,4 @@
-"""Data sets by name (``digits``, ``cifar10``, ``cifar100``) or as ``package.module:factory``, and
+"""Data sets by name (``digits``, ``mnist1d``, ``cifar10``, ``cifar100``) or as ``package.module:factory``, and
 ``DataConfig``: which samples a job evaluates."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
 from .cifar import load_cifar
 from .digits import load_digits
+from .mnist1d import load_mnist1d, samples_of
 from .samples import Data, Samples, as_samples, chunk, subset
 
 BUILTIN = {
     "digits": "scikit-learn's 8x8 digits",
+    "mnist1d": "MNIST-1D, generated (4,000 train / 1,000 test; mnist1d_N: N samples)",
     "cifar10": "CIFAR-10 from datapath",
     "cifar100": "CIFAR-100 from datapath",
 }
@@ -41,9 +43,14 @@ class DataConfig:
         object.__setattr__(self, "datapath", config_path(self.datapath, "datapath"))
         if not isinstance(self.dataset, str):
             raise ConfigError("dataset", self.dataset, "a data set name or package.module:factory")
-        if not is_plugin(self.dataset) and self.dataset not in BUILTIN and self.dataset != GIVEN:
+        if (
+            not is_plugin(self.dataset)
+            and self.dataset not in BUILTIN
+            and self.dataset != GIVEN
+            and samples_of(self.dataset) is None
+        ):
             raise ConfigError(
-                "dataset", self.dataset, f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory"
+                "dataset", self.dataset, f"one of {', '.join(sorted(BUILTIN))}, mnist1d_N, or package.module:factory"
             )
         if self.dataset in ("cifar10", "cifar100") and not self.datapath:
             raise ConfigError(
@@ -78,9 +85,11 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Dat
         return Data(spec, train, test)
     if spec == "digits":
         return Data(spec, *load_digits())
+    if samples_of(spec) is not None:
+        return Data(spec, *load_mnist1d(spec))
     if spec in ("cifar10", "cifar100"):
         return Data(spec, *load_cifar(spec, datapath, raw=raw))
-    raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, or package.module:factory")
+    raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, mnist1d_N, or package.module:factory")
 
 
 def load_data(cfg: DataConfig, given: Data | None = None) -> Data:
