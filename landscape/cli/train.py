@@ -67,7 +67,13 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         "(lr x batch/256, warm-up), lars, adaptive (growing batch), local (periodic averaging) "
         "(default: sgd)",
     )
-    g.add_argument("--epochs", type=int, help=f"(default: {_default('epochs')})")
+    g.add_argument("--epochs", type=int, help=f"the budget in epochs (default: {_default('epochs')})")
+    g.add_argument(
+        "--steps",
+        type=int,
+        help="the budget in optimizer steps instead (equal steps at every batch size: the comparison "
+        "of equal training); milestones, --eval_every and --save_every then count steps",
+    )
     g.add_argument(
         "--batch_size",
         type=int,
@@ -83,7 +89,10 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
     )
     g.add_argument("--weight_decay", type=float, help=f"(default: {_default('weight_decay')})")
     g.add_argument(
-        "--milestones", type=float, nargs="*", help="fractions of the epochs where the rate drops (default: 0.5 0.75)"
+        "--milestones",
+        type=float,
+        nargs="*",
+        help="fractions of the budget (epochs or steps) where the rate drops (default: 0.5 0.75)",
     )
     g.add_argument("--gamma", type=float, help=f"factor of each drop (default: {_default('gamma')})")
     g.add_argument(
@@ -115,7 +124,27 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
     g.add_argument(
         "--augment", choices=AUGMENTS, help="auto: random crop and flip for CIFAR, none otherwise (default: auto)"
     )
-    g.add_argument("--save_every", type=int, help="epochs between weight files (default: 1)")
+    g.add_argument(
+        "--loss_name",
+        help="crossentropy, mse (one-hot targets for classes) or package.module:callable "
+        "(default: crossentropy for class labels, mse for float targets)",
+    )
+    g.add_argument(
+        "--save_every", type=int, help="epochs (or steps) between weight files (default: at each evaluation)"
+    )
+    g.add_argument(
+        "--eval_every",
+        type=int,
+        help="epochs (or steps) between evaluations of the train and test sets, a log row each "
+        "(default: every epoch, or every hundredth of --steps)",
+    )
+    g.add_argument(
+        "--curvature_every",
+        type=int,
+        metavar="K",
+        help="every K steps (and at step 0) the top Hessian eigenvalue of the training loss, "
+        "column lambda_max of log.csv (Lanczos, tol 1e-3, float32)",
+    )
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
     g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")

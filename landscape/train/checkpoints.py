@@ -1,11 +1,13 @@
 """A training run's files in ``--out DIR``, and resuming from them.
 
     DIR/epoch_0001.pt ...   after every epoch (or every ``save_every``): float32 weights and metadata,
-                            the trajectory a PCA of the training path projects (compact: no optimizer)
+                            the trajectory a PCA of the training path projects (compact: no optimizer);
+    DIR/step_0000100.pt ... the same every ``save_every`` steps, when the budget is in steps
     DIR/final.pt            the last epoch's weights and metadata: what ``plot_surface`` reads
     DIR/latest.pt           the newest state: weights, every rank's optimizer (and control variates),
                             the position in the epoch and the history: what a resume continues from
-    DIR/log.csv             one row per epoch (rewritten from the history, so never a duplicate row)
+    DIR/log.csv             one row per evaluation (every epoch by default; rewritten from the history,
+                            so never a duplicate row)
     DIR/run.json            the resolved configuration and the latest metrics, for people and manifests
 
 Every file is written under a temporary name and renamed into place, so ``kill -9`` at any instant
@@ -32,6 +34,11 @@ LATEST, FINAL, LOG, RUN = "latest.pt", "final.pt", "log.csv", "run.json"
 def epoch_name(epoch: int) -> str:
     """The file of the weights after ``epoch`` epochs (1-based)."""
     return f"epoch_{epoch:04d}.pt"
+
+
+def step_name(step: int) -> str:
+    """The file of the weights after ``step`` optimizer steps (a budget in steps)."""
+    return f"step_{step:07d}.pt"
 
 
 def _torch_bytes(obj) -> bytes:
@@ -116,6 +123,7 @@ def read_run(out: str) -> dict | None:
 
 __all__ = [
     "epoch_name",
+    "step_name",
     "save_weights",
     "save_latest",
     "load_latest",

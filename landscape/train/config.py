@@ -10,6 +10,7 @@ from .. import checks
 from ..data import DataConfig
 from ..errors import ConfigError
 from ..io import paths
+from ..losses import Loss
 from ..models import ModelConfig
 from ..parallel import devices
 from .recipes import Recipe
@@ -22,13 +23,18 @@ AUGMENTABLE = ("cifar10", "cifar100")
 @dataclass(frozen=True)
 class TrainRun:
     """Where a run writes and how it runs (nothing here changes the trained weights but ``micro_batch``,
-    ``seed`` and ``augment``)."""
+    ``seed``, ``augment`` and ``loss_name``).  ``eval_every`` and ``save_every`` count in the budget's
+    unit (epochs, or steps when the recipe's budget is in steps); ``curvature_every`` counts steps."""
 
     out: str = "run"
     micro_batch: int | None = None  # samples per forward pass and BatchNorm batch; default batch / ranks
     seed: int = 0  # initial weights, data order, augmentation
     augment: str = "auto"  # auto: standard for CIFAR, none for the rest
-    save_every: int = 1  # epochs between weight files (the last epoch is always saved)
+    save_every: int | None = None  # epochs (or steps) between weight files (default: at each evaluation)
+    eval_every: int | None = None  # epochs (or steps) between evaluations, a log row each (default: every
+    # epoch, or every hundredth of a budget in steps)
+    curvature_every: int | None = None  # steps between λmax of the training loss in the log (and at step 0)
+    loss_name: str | None = None  # crossentropy, mse or package.module:callable (default: by the data's targets)
     threads: int | None = None
     device: str = "auto"
     allow_shared_gpus: bool = False
@@ -49,7 +55,13 @@ class TrainRun:
         checks.whole("seed", self.seed, least=0)
         if self.augment not in AUGMENTS:
             raise ConfigError("augment", self.augment, f"one of {', '.join(AUGMENTS)}")
-        checks.whole("save_every", self.save_every, expected="a positive whole number of epochs")
+        for name in ("save_every", "eval_every"):
+            if getattr(self, name) is not None:
+                checks.whole(name, getattr(self, name), expected="a positive whole number of epochs (or steps)")
+        if self.curvature_every is not None:
+            checks.whole("curvature_every", self.curvature_every, expected="a positive whole number of steps")
+        if self.loss_name is not None:
+            Loss(self.loss_name)  # its own check: a name, or a plug-in that loads
         devices.check_spec(self.device)
 
 
@@ -107,10 +119,27 @@ class TrainJob:
                 literal=True,
             )
 
-    def identity(self, ranks: int, train_size: int) -> dict:
+    @property
+    def eval_every(self) -> int:
+        """Epochs (or steps) between evaluations: as given, else 1 epoch or a hundredth of the steps."""
+        if self.run.eval_every is not None:
+            return self.run.eval_every
+        return max(1, self.recipe.steps // 100) if self.recipe.steps else 1
+
+    @property
+    def save_every(self) -> int:
+        """Epochs (or steps) between weight files: as given, else at every evaluation."""
+        return self.run.save_every if self.run.save_every is not None else self.eval_every
+
+    def loss(self, classification: bool) -> Loss:
+        """The training loss: as given, else cross-entropy for class labels and MSE for float targets."""
+        return Loss(self.run.loss_name or ("crossentropy" if classification else "mse"))
+
+    def identity(self, ranks: int, train_size: int, loss: Loss) -> dict:
         """What the weights depend on: a resume must find the same (the number of ranks only matters
         to ``local``, whose ranks hold their own optimizer and control variates)."""
         out = {
+            "loss_name": loss.name,
             "model": self.model.model,
             "num_classes": self.model.classes(self.data.dataset),
             "dataset": self.data.dataset,

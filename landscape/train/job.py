@@ -21,7 +21,7 @@ from ..data import Samples, load_named
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io.lock import SurfaceLock
-from ..losses import check_labels, per_sample
+from ..losses import Loss, check_labels
 from ..models import build_model
 from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
@@ -29,6 +29,7 @@ from ..parallel.comm import agree, threads_per_rank
 from ..provenance import command_line, machine, versions
 from . import checkpoints as files
 from .config import TrainJob
+from .curvature import top_eigenvalue
 from .loop import Trainer, evaluate
 
 
@@ -55,7 +56,7 @@ class Session:
     train: Samples
     test: Samples | None
     fill: object  # augmentation's fill value, or None
-    loss_name: str
+    loss: Loss
     identity: dict
     threads: int
     device: str
@@ -76,7 +77,7 @@ def _data(job: TrainJob, device: str, ranks: int):
     return train, test, fill
 
 
-def _model(job: TrainJob, device: str, train: Samples, loss_name: str) -> torch.nn.Module:
+def _model(job: TrainJob, device: str, train: Samples, loss: Loss) -> torch.nn.Module:
     """The initial network, checked against two samples of the data (its input shape, its classes)
     before any folder is made: a model that does not fit its data is one line, not a traceback."""
     torch.manual_seed(job.run.seed)  # the same initial weights on every rank, for every batch size
@@ -87,8 +88,8 @@ def _model(job: TrainJob, device: str, train: Samples, loss_name: str) -> torch.
             output = model(train.inputs[:2])
             model.train()
         if train.is_classification:
-            check_labels(loss_name, output, int(train.targets.min()), int(train.targets.max()))
-        per_sample(loss_name, output, train.targets[:2])
+            check_labels(loss.name, output, int(train.targets.min()), int(train.targets.max()))
+        loss.total(output, train.targets[:2])
     except LandscapeError:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
@@ -113,12 +114,14 @@ def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, de
     }
 
 
-def _line(row: dict, epochs: int) -> str:
+def _line(row: dict, recipe) -> str:
     test = f"  test {row['test_loss']:.4f} / {row['test_acc']:.2f} %" if not math.isnan(row["test_loss"]) else ""
+    where = f"step {row['step']}/{recipe.steps}" if recipe.steps else f"epoch {row['epoch']}/{recipe.epochs}"
+    sharp = f"  λmax {row['lambda_max']:.4g}" if not math.isnan(row.get("lambda_max", math.nan)) else ""
     return (
-        f"epoch {row['epoch']}/{epochs}  loss {row['running_loss']:.4f}  train {row['train_loss']:.4f} / "
+        f"{where}  loss {row['running_loss']:.4f}  train {row['train_loss']:.4f} / "
         f"{row['train_acc']:.2f} %{test}  lr {row['lr']:.4g}  batch {row['batch']}  "
-        f"{row['images_per_second']:,.0f} img/s  comm {100 * row['comm_share']:.0f} %  ({row['seconds']:.1f} s)"
+        f"{row['images_per_second']:,.0f} img/s  comm {100 * row['comm_share']:.0f} %  ({row['seconds']:.1f} s)" + sharp
     )
 
 
@@ -130,9 +133,9 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
     device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
     out = job.run.out
     train, test, fill = agree(comm, _data, job, device, comm.size)
-    loss_name = "crossentropy" if train.is_classification else "mse"
-    model = agree(comm, _model, job, device, train, loss_name)
-    identity = job.identity(comm.size, len(train))
+    loss = job.loss(train.is_classification)
+    model = agree(comm, _model, job, device, train, loss)
+    identity = job.identity(comm.size, len(train), loss)
     agree(comm, _make_folder, out, comm.rank)
     with (
         SurfaceLock(out, " ".join(job.run.argv), what="training folder", field="out", doing="being trained")
@@ -143,9 +146,7 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
         if stored is not None:
             agree(comm, _same_run, job, stored, identity, comm.size)
         collective = agree(comm, distributed.collective, comm, device)
-        session = Session(
-            job, comm, say, model, collective, train, test, fill, loss_name, identity, threads.count, device
-        )
+        session = Session(job, comm, say, model, collective, train, test, fill, loss, identity, threads.count, device)
         try:
             return _epochs(session, stored)
         finally:
@@ -179,11 +180,13 @@ def _same_run(job: TrainJob, stored: dict, identity: dict, ranks: int) -> None:
 
 
 def _epochs(session: Session, stored: dict | None) -> Result:
+    """Train to the end of the budget: whole epochs, paused after a step where an evaluation or a λmax
+    is due; a log row at each evaluation, a stop signal honoured after any step or epoch."""
     s = session
-    job, comm, say, model, train, test, device = s.job, s.comm, s.say, s.model, s.train, s.test, s.device
+    job, comm, say, model, train, device = s.job, s.comm, s.say, s.model, s.train, s.device
     recipe, out = job.recipe, job.run.out
     micro = job.micro_batch(comm.size)
-    trainer = Trainer(model, recipe, train, micro, job.run.seed, s.collective, device, s.fill, s.loss_name)
+    trainer = Trainer(model, recipe, train, micro, job.run.seed, s.collective, device, s.fill, s.loss)
     history: list[dict] = []
     resumed_from = None
     if stored is not None:
@@ -197,8 +200,8 @@ def _epochs(session: Session, stored: dict | None) -> Result:
                 f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
                 "values may differ from an uninterrupted run in the last bits"
             )
-    if trainer.position.epoch >= recipe.epochs:
-        say(f"{out}: already trained ({_epochs_words(recipe.epochs)}); nothing to do")
+    if recipe.finished(trainer.position.epoch, trainer.position.step):
+        say(f"{out}: already trained ({recipe.budget}); nothing to do")
         return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
     if resumed_from is not None:
         where = f" (step {trainer.position.step}, sample {trainer.position.offset})" if trainer.position.offset else ""
@@ -206,60 +209,124 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     else:
         say(
             f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
-            f"batch {recipe.batch_size} ({micro} per pass), {recipe.epochs} epochs, {comm.size} rank(s) x "
-            f"{s.threads} thread(s) on {device}"
+            f"batch {recipe.batch_size} ({micro} per pass), {recipe.budget}, loss {s.loss.name}, {comm.size} "
+            f"rank(s) x {s.threads} thread(s) on {device}"
         )
     every = job.run.progress_seconds
     if every is None:
         every = 0.0 if sys.stdout.isatty() else 60.0
     last_line = -math.inf
     signals = stop_signals.installed()
-    trainer.stop_requested = lambda: comm.max(1.0 if signals is not None and signals.received else 0.0) > 0
+
+    def stop_requested() -> bool:
+        return comm.max(1.0 if signals is not None and signals.received else 0.0) > 0
+
+    trainer.stop_requested = stop_requested
+    trainer.pause_after = lambda step: _due(job, step)
     started = time.perf_counter()
-    trainer_first = trainer.position.epoch
-    for epoch in range(trainer.position.epoch, recipe.epochs):
+    first_row = True
+    if not history and job.run.curvature_every:  # λmax at step 0, before any step
+        history.append(_row(s, trainer, None, None))
+    while not recipe.finished(trainer.position.epoch, trainer.position.step):
+        epoch = trainer.position.epoch
+        # the part of this epoch a row already holds (after a pause; a stop's part is not in the log yet)
+        logged = trainer.position.partial.get("logged") if trainer.position.offset else None
         stats = trainer.run_epoch(epoch)
-        if stats is None:  # a stop signal: save where we are, then leave together
+        paused = stats is None
+        if paused and logged is not None:
+            trainer.position.partial["logged"] = logged
+        if paused and not _due(job, trainer.position.step):  # a stop signal: save where we are, then leave together
             _save(s, trainer, history, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
                 f"step {trainer.position.step}; rerun the same command to resume"
             )
-        train_loss, train_acc = evaluate(model, train, device, s.collective, s.loss_name)
-        test_loss, test_acc = (
-            evaluate(model, test, device, s.collective, s.loss_name) if test is not None else (math.nan, math.nan)
-        )
-        row = {
-            "epoch": epoch + 1,
-            "step": trainer.position.step,
-            "lr": stats.lr,
-            "batch": stats.batch,
-            "running_loss": stats.running_loss,
-            "train_loss": train_loss,
-            "train_acc": train_acc,
-            "test_loss": test_loss,
-            "test_acc": test_acc,
-            "seconds": stats.seconds,
-            "images_per_second": stats.samples / stats.seconds if stats.seconds > 0 else 0.0,
-            "comm_share": min(1.0, stats.comm_seconds / stats.seconds) if stats.seconds > 0 else 0.0,
-            "comm_bytes": stats.comm_bytes,
-            "steps": stats.steps,
-        }
-        if stats.batches:
-            row["batches"] = " ".join(map(str, stats.batches))
-        history.append(row)
-        last = epoch + 1 == recipe.epochs
-        if last or epoch == trainer_first or time.perf_counter() - last_line >= every:  # batch logs stay short
-            say(_line(row, recipe.epochs))
-            last_line = time.perf_counter()
-        _save(s, trainer, history, weights=last or (epoch + 1) % job.run.save_every == 0, final=last)
+        stats = trainer.partial_stats() if paused else stats
+        finished = recipe.finished(trainer.position.epoch, trainer.position.step)
+        if not (finished or _due(job, trainer.position.step, trainer.position.epoch, paused)):
+            continue  # a whole epoch with nothing due (an evaluation every few epochs, or a budget in steps)
+        history.append(_row(s, trainer, stats, logged))
+        if paused:
+            trainer.position.partial["logged"] = {k: v for k, v in trainer.position.partial.items() if k != "logged"}
+        if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
+            say(_line(history[-1], recipe))
+            last_line, first_row = time.perf_counter(), False
+        count = trainer.position.step if recipe.steps else trainer.position.epoch
+        saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
+        _save(s, trainer, history, weights=saved, final=finished)
+        if not finished and stop_requested():  # between steps or epochs: also when an epoch is one step
+            raise Stopped(
+                f"stopped by {signals.received if signals else 'a signal'} after epoch {trainer.position.epoch}"
+                f", step {trainer.position.step}; rerun the same command to resume"
+            )
     seconds = time.perf_counter() - started
     if comm.rank == 0:
         say(
-            f"wrote {os.path.join(out, files.FINAL)} ({_epochs_words(recipe.epochs)}; this run {seconds:.1f} s "
+            f"wrote {os.path.join(out, files.FINAL)} ({recipe.budget}; this run {seconds:.1f} s "
             "with evaluation and checkpoints)"
         )
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
+
+
+def _due(job: TrainJob, step: int, epoch: int | None = None, paused: bool = True) -> bool:
+    """Whether a log row is due after ``step`` steps (mid-epoch: ``paused``) or at the end of ``epoch``
+    epochs: an evaluation every ``eval_every`` of the budget's unit, a λmax every ``curvature_every`` steps."""
+    run = job.run
+    if run.curvature_every and step % run.curvature_every == 0:
+        return True
+    if job.recipe.steps:
+        return step % job.eval_every == 0
+    return not paused and epoch is not None and epoch % job.eval_every == 0
+
+
+def _row(s: Session, trainer: Trainer, stats, before: dict | None) -> dict:
+    """One log row: the steps since the last row (``stats`` of the epoch so far, less ``before``, the
+    part of the epoch already logged), the train and test sets evaluated, and λmax where it is due."""
+    position, job = trainer.position, s.job
+    if stats is None:  # the initial row: nothing trained yet
+        part = {"steps": 0, "samples": 0, "loss": math.nan, "seconds": 0.0, "comm": 0.0, "bytes": 0}
+        lr, batch = job.recipe.lr_at(0, 0.0, 0), position.batch
+    else:
+        b = before or {}
+        samples = stats.samples - b.get("samples", 0)
+        part = {
+            "steps": stats.steps - b.get("steps", 0),
+            "samples": samples,
+            "loss": (stats.running_loss * stats.samples - b.get("loss_sum", 0.0)) / max(samples, 1),
+            "seconds": stats.seconds - b.get("seconds", 0.0),
+            "comm": stats.comm_seconds - b.get("comm_seconds", 0.0),
+            "bytes": stats.comm_bytes - b.get("comm_bytes", 0),
+        }
+        lr, batch = stats.lr, stats.batch
+    train_loss, train_acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
+    test_loss, test_acc = (
+        evaluate(s.model, s.test, s.device, s.collective, s.loss) if s.test is not None else (math.nan, math.nan)
+    )
+    lambda_max = residual = math.nan
+    if job.run.curvature_every and position.step % job.run.curvature_every == 0:
+        lambda_max, residual = top_eigenvalue(trainer.module, s.train, s.loss, s.comm, s.device)
+    seconds = part["seconds"]
+    row = {
+        "epoch": position.epoch if not position.offset else position.epoch + 1,
+        "step": position.step,
+        "lr": lr,
+        "batch": batch,
+        "running_loss": part["loss"],
+        "train_loss": train_loss,
+        "train_acc": train_acc,
+        "test_loss": test_loss,
+        "test_acc": test_acc,
+        "seconds": seconds,
+        "images_per_second": part["samples"] / seconds if seconds > 0 else 0.0,
+        "comm_share": min(1.0, part["comm"] / seconds) if seconds > 0 else 0.0,
+        "comm_bytes": part["bytes"],
+        "steps": part["steps"],
+        "lambda_max": lambda_max,
+        "lambda_max_residual": residual,
+    }
+    if stats is not None and stats.batches:
+        row["batches"] = " ".join(map(str, stats.batches[len((before or {}).get("batches", [])) :]))
+    return row
 
 
 def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool, final: bool = False) -> None:
@@ -282,7 +349,8 @@ def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool
         )
         meta = _meta(job, identity, row, comm.size, session.threads, session.device)
         if weights:
-            files.save_weights(out, files.epoch_name(row["epoch"]), state, meta)
+            name = files.step_name(row["step"]) if job.recipe.steps else files.epoch_name(row["epoch"])
+            files.save_weights(out, name, state, meta)
         if final:
             files.save_weights(out, files.FINAL, state, meta)
         files.save_latest(out, state, {**meta, "history": history}, states)
@@ -291,9 +359,10 @@ def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool
             out,
             {
                 "out": out,
-                "done": final or trainer.position.epoch >= job.recipe.epochs,
+                "done": final or job.recipe.finished(trainer.position.epoch, trainer.position.step),
                 "identity": identity,
                 "epoch": row["epoch"],
+                "step": row["step"],
                 "metrics": meta["metrics"],
                 "seconds": sum(r["seconds"] for r in history),
                 "ranks": comm.size,
@@ -304,10 +373,6 @@ def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool
         )
 
     agree(comm, write)
-
-
-def _epochs_words(n: int) -> str:
-    return f"{n} epoch{'s' * (n != 1)}"
 
 
 def _mean_rate(history: list[dict]) -> float:

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from ..data import Samples
-from ..losses import per_sample
+from ..losses import Loss, per_sample
 from . import augment
 from .adaptive import norm_test
 from .batchnorm import StepStatistics
@@ -105,10 +105,11 @@ class Trainer:
         collective,
         device: str,
         fill: torch.Tensor | None = None,
-        loss_name: str = "crossentropy",
+        loss: Loss | str = "crossentropy",
     ):
         self.recipe, self.train, self.micro, self.seed = recipe, train, micro_batch, seed
-        self.collective, self.device, self.fill, self.loss_name = collective, device, fill, loss_name
+        self.collective, self.device, self.fill = collective, device, fill
+        self.loss = loss if isinstance(loss, Loss) else Loss(loss)
         self.module = model
         self.mode = {"adaptive": "reduce", "local": "local"}.get(recipe.recipe, "ddp")
         self.model = collective.wrap(model) if self.mode == "ddp" else model
@@ -123,6 +124,7 @@ class Trainer:
         self.max_batch = recipe.max_batch or len(train)
         self.position = Position(batch=recipe.batch_size)
         self.stop_requested = lambda: False  # set by the caller: True stops after the current step
+        self.pause_after = lambda step: False  # set by the caller: True pauses the epoch after this step
 
     # -- one step -------------------------------------------------------------------------------------
 
@@ -133,7 +135,10 @@ class Trainer:
         return x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
 
     def _loss_sum(self, output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return per_sample(self.loss_name, output, targets).sum()
+        """The sum of the samples' losses (a loss given as code: its batch mean times the batch)."""
+        if self.loss.per_sample:
+            return per_sample(self.loss.name, output, targets).sum()
+        return self.loss.batch_total(output, targets)
 
     def _flat_grad(self) -> torch.Tensor:
         return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in self.params])
@@ -221,8 +226,10 @@ class Trainer:
         return order.to(at), moves
 
     def run_epoch(self, epoch: int) -> EpochStats | None:
-        """Train epoch ``epoch`` from the current position; None if a stop was requested mid-epoch
-        (the position then says where to resume)."""
+        """Train epoch ``epoch`` from the current position, to its end or to the end of a budget in
+        steps; None if a stop was requested mid-epoch, or the caller pauses it after a step (an
+        evaluation due): the position then says where to go on, and ``position.partial`` holds the
+        epoch's totals so far (``partial_stats``)."""
         self.module.train()
         torch.manual_seed(epoch_seed(self.seed, epoch, f"torch/{self.collective.rank}"))  # dropout and the like
         order, moves = self.plan(epoch)
@@ -249,9 +256,10 @@ class Trainer:
                 "comm_bytes": before.get("comm_bytes", 0) + c.bytes - bytes0,
             }
 
-        while offset < n:
+        budget = self.recipe.steps
+        while offset < n and not (budget and self.position.step >= budget):
             batch = self.position.batch
-            lr = self.recipe.lr_at(epoch, offset / n)
+            lr = self.recipe.lr_at(epoch, offset / n, self.position.step)
             where = slice(offset, min(offset + batch, n))
             part_loss, part_samples = self.step(order[where], moves[where] if moves is not None else None, lr)
             loss_sum += part_loss
@@ -262,11 +270,12 @@ class Trainer:
             self.position.offset = offset
             # local: only right after an average, where all ranks hold one model (a resume needs no more)
             settled = self.averaging is None or self.averaging.local_steps == 0
-            if offset < n and settled and self.stop_requested():
+            going_on = offset < n and not (budget and self.position.step >= budget)
+            if going_on and settled and (self.pause_after(self.position.step) or self.stop_requested()):
                 partial = so_far()
                 totals = torch.tensor([loss_sum, float(samples)], dtype=torch.float64)
                 c.sum_([totals])
-                partial.update(loss_sum=float(totals[0]), samples=int(totals[1]))
+                partial.update(loss_sum=float(totals[0]), samples=int(totals[1]), lr=lr, batch=batch)
                 self.position.partial = partial
                 return None
         if self.averaging is not None:
@@ -286,6 +295,22 @@ class Trainer:
             comm_seconds=done["comm_seconds"],
             comm_bytes=done["comm_bytes"],
             batches=batches if self.recipe.recipe == "adaptive" else [],
+        )
+
+    def partial_stats(self) -> EpochStats:
+        """The paused epoch so far, as a log row shows it."""
+        p = self.position.partial
+        return EpochStats(
+            epoch=self.position.epoch,
+            steps=p["steps"],
+            samples=p["samples"],
+            running_loss=p["loss_sum"] / max(p["samples"], 1),
+            lr=p.get("lr", math.nan),
+            batch=p.get("batch", self.position.batch),
+            seconds=p["seconds"],
+            comm_seconds=p["comm_seconds"],
+            comm_bytes=p["comm_bytes"],
+            batches=list(p["batches"]) if self.recipe.recipe == "adaptive" else [],
         )
 
     # -- state ----------------------------------------------------------------------------------------
@@ -310,11 +335,12 @@ def evaluate(
     samples: Samples,
     device: str,
     collective,
-    loss_name: str = "crossentropy",
+    loss: Loss | str = "crossentropy",
     batch: int = EVAL_BATCH,
 ) -> tuple[float, float]:
     """Mean loss and accuracy in percent (NaN for regression) over ``samples``, in eval mode (BatchNorm's
     running statistics), each rank a contiguous share, the sums added over ranks in float64."""
+    loss = loss if isinstance(loss, Loss) else Loss(loss)
     was = model.training
     model.eval()
     n = len(samples)
@@ -325,7 +351,7 @@ def evaluate(
         x = samples.inputs[first : min(first + batch, stop)].to(device)
         y = samples.targets[first : min(first + batch, stop)].to(device)
         output = model(x)
-        sums[0] += float(per_sample(loss_name, output, y).double().sum())
+        sums[0] += float(loss.total(output, y)[0])
         if not y.is_floating_point():
             sums[1] += float((output.argmax(dim=-1) == y).sum())
         sums[2] += len(y)

@@ -42,13 +42,17 @@ def _whole(value) -> bool:
 class Recipe:
     """The resolved hyper-parameters of a run: everything the optimizer and the schedule depend on.
 
-    ``batch_size`` is the global batch: the samples of one optimizer step, over all ranks.  Step
-    decay multiplies the learning rate by ``gamma`` at the start of each epoch in ``milestones``
-    (fractions of ``epochs``).  Unused fields keep their defaults and are recorded all the same.
+    ``batch_size`` is the global batch: the samples of one optimizer step, over all ranks.  The budget
+    is ``epochs`` or, when ``steps`` is given, that many optimizer steps (the last epoch cut short where
+    the budget ends): equal steps at every batch size is the comparison of equal training, equal epochs
+    is not.  Step decay multiplies the learning rate by ``gamma`` at each milestone, a fraction of the
+    budget: at the start of epoch ``floor(m * epochs)``, or at step ``floor(m * steps)``.  Unused fields
+    keep their defaults and are recorded all the same.
     """
 
     recipe: str = "sgd"
     epochs: int = 300
+    steps: int | None = None  # a budget in optimizer steps instead of epochs
     batch_size: int = 128
     lr: float = 0.1
     momentum: float = 0.9
@@ -69,6 +73,7 @@ class Recipe:
         checks = (
             ("recipe", self.recipe in NAMES, f"one of {', '.join(NAMES)}"),
             ("epochs", _whole(self.epochs) and self.epochs >= 1, "a positive whole number"),
+            ("steps", self.steps is None or (_whole(self.steps) and self.steps >= 1), "a positive whole number"),
             ("batch_size", _whole(self.batch_size) and self.batch_size >= 1, "a positive whole number"),
             ("lr", _number(self.lr) and self.lr > 0, "a positive number"),
             ("momentum", _number(self.momentum) and 0 <= self.momentum < 1, "a number with 0 <= momentum < 1"),
@@ -108,19 +113,39 @@ class Recipe:
         with the defaults, 2 and 3 of 5."""
         return [max(1, int(m * self.epochs)) for m in self.milestones]
 
+    def milestone_steps(self) -> list[int]:
+        """With a budget in steps: the steps after which the rate drops, ``floor(m * steps)`` (at least 1)."""
+        return [max(1, int(m * self.steps)) for m in self.milestones] if self.steps else []
+
+    def finished(self, epoch: int, step: int) -> bool:
+        """Whether a run that has completed ``epoch`` epochs and ``step`` steps has spent its budget."""
+        return step >= self.steps if self.steps else epoch >= self.epochs
+
+    @property
+    def budget(self) -> str:
+        """The budget in words: ``300 epochs`` or ``2,000 steps``."""
+        n, unit = (self.steps, "step") if self.steps else (self.epochs, "epoch")
+        return f"{n:,} {unit}{'s' * (n != 1)}"
+
     @property
     def peak_lr(self) -> float:
         """The rate after warm-up: ``lr``, or ``lr * batch / base_batch`` for the scaled recipes."""
         return self.lr * self.batch_size / self.base_batch if self.recipe in SCALED else self.lr
 
-    def lr_at(self, epoch: int, fraction: float = 0.0) -> float:
-        """The rate at ``fraction`` (0 <= f < 1) of epoch ``epoch`` (0-based): warm-up, then step decay.
+    def lr_at(self, epoch: int, fraction: float = 0.0, step: int = 0) -> float:
+        """The rate at ``fraction`` (0 <= f < 1) of epoch ``epoch`` (0-based), ``step`` steps done: warm-up,
+        then step decay (at epochs, or at steps when the budget is in steps).
 
         The warm-up of the scaled recipes goes linearly, step by step, from ``min(lr, peak)`` at the
         start of training to the peak at ``warmup_epochs``; a batch at or below ``base_batch`` needs
         none (its peak is at most ``lr``).  A drop that falls inside the warm-up scales it too.
         """
-        decayed = self.peak_lr * self.gamma ** sum(epoch >= e for e in self.milestone_epochs())
+        drops = (
+            sum(step >= s for s in self.milestone_steps())
+            if self.steps
+            else sum(epoch >= e for e in self.milestone_epochs())
+        )
+        decayed = self.peak_lr * self.gamma**drops
         if self.recipe not in ("linear", "lars") or self.warmup_epochs == 0:
             return decayed
         progress = (epoch + fraction) / self.warmup_epochs
@@ -171,6 +196,13 @@ def resolve(recipe: str = "sgd", **given) -> Recipe:
     if unknown:
         raise ConfigError(unknown[0], given[unknown[0]], f"one of the hyper-parameters {', '.join(sorted(known))}")
     given = {k: v for k, v in given.items() if v is not None}
+    if "steps" in given and "epochs" in given:
+        raise ConfigError(
+            "epochs",
+            given["epochs"],
+            "no value with steps: the budget is in epochs or in steps, not both",
+            literal=True,
+        )
     for name, value in given.items():
         if name in ONLY_FOR and recipe not in ONLY_FOR[name]:
             raise ConfigError(

@@ -34,8 +34,10 @@ COLUMNS = (
     "batch_size",
     "seed",
     "epochs",
+    "steps",
     "done",
     "epoch",
+    "step",
     "checkpoint",
     "train_loss",
     "train_error",
@@ -91,8 +93,10 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
         "batch_size": config.batch_size,
         "seed": config.seed,
         "epochs": epochs,
+        "steps": record.get("identity", {}).get("steps"),  # the budget in steps, or None (in epochs)
         "done": bool(record.get("done", False)),
         "epoch": record.get("epoch", 0),
+        "step": record.get("step", 0),
         "checkpoint": os.path.join(config.name, files.FINAL) if record.get("done") else "",  # from the manifest
         "train_loss": metrics.get("train_loss", math.nan),
         "train_error": error(metrics.get("train_acc")),

@@ -1,0 +1,47 @@
+"""Sharpness along training: the top Hessian eigenvalue of the full training loss at a step.
+
+The mechanism behind "large batches find sharper minima" is dynamical (Cohen et al. 2021, "edge of
+stability"; Jastrzębski et al. 2020): under gradient descent with rate η the top eigenvalue λmax of the
+training loss's Hessian rises until it meets the stability limit 2/η (2(1 + β)/η with heavy-ball
+momentum β) and hovers there; SGD with small batches equilibrates below it.  ``--curvature_every K``
+records λmax every K steps (and at step 0) in the run's ``log.csv``, beside the rate in force, so that
+``plot-training`` can draw λmax against the limit.
+
+λmax is that of the mean loss over the whole training set, BatchNorm in eval mode (the function a
+surface plots), by the Lanczos of ``landscape curvature`` to a relative tolerance of 1e-3 in float32;
+each rank holds a contiguous shard of the samples and the products are summed over the ranks.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..curvature import Hessian, extreme
+from ..data import Samples
+from ..losses import Loss
+
+TOL = 1e-3
+BATCH = 1024
+
+
+def top_eigenvalue(model, train: Samples, loss: Loss, comm, device: str) -> tuple[float, float]:
+    """(λmax, its relative residual) of ``model``'s mean ``loss`` over ``train`` (every rank's copy)."""
+    n = len(train)
+    share = math.ceil(n / comm.size)
+    lo, hi = min(n, comm.rank * share), min(n, (comm.rank + 1) * share)
+    shard = Samples(train.inputs[lo:hi], train.targets[lo:hi])
+    hessian = Hessian(
+        model,
+        shard,
+        loss,
+        batch_size=BATCH,
+        dtype="float32",
+        device=device,
+        count=n,
+        reduce=comm.sum_ if comm.size > 1 else None,
+    )
+    found = extreme(hessian, k=1, end="top", tol=TOL, seed=0)
+    return found.values[0], found.residuals[0]
+
+
+__all__ = ["top_eigenvalue", "TOL"]
