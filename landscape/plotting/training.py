@@ -3,8 +3,15 @@
 Left: the final test error against the batch size (log scale), one line per recipe, the mean over
 seeds with error bars of one standard deviation and each seed as a faint dot: the picture of
 Goyal et al. (2017, Fig. 1) and Keskar et al. (2017), where the naive recipe's error climbs at large
-batch and the others stay flat.  Right: the test error per epoch of each run (the mean over seeds),
+batch and the others stay flat.  Middle: the test error per epoch of each run (the mean over seeds),
 one colour per batch size and one line style per recipe.
+
+Right, where the runs logged it (``train --curvature_every``): λmax of the training loss against the
+optimizer step, the mean over seeds, with the stability limit of the rate in force at each step as a
+dashed line of the same colour (warm-up and decay included): 2/η for gradient descent, 2(1 + β)/η with
+heavy-ball momentum β, (2 + 2β)/(η(1 + 2β)) with Nesterov's (the step sizes above which gradient descent
+on a quadratic of curvature λ diverges; Cohen et al. 2021).  Sharpness meeting its line is the edge of
+stability; a curve below its line is a batch whose gradient noise keeps it flatter.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
 from ..errors import InputError
 from ..train.checkpoints import read_run
@@ -24,8 +32,13 @@ from . import save
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
 
 
-def _curve(folder: str) -> list[tuple[int, float]]:
-    """(epoch, test error %) of one run's log; the training error where the run has no test set."""
+def _in_steps(folder: str) -> bool:
+    """Whether a run's budget is in optimizer steps (its curves are then drawn against the step)."""
+    return bool((read_run(folder) or {}).get("identity", {}).get("steps"))
+
+
+def _curve(folder: str, by_step: bool = False) -> list[tuple[int, float]]:
+    """(epoch or step, test error %) of one run's log; the training error where the run has no test set."""
     path = os.path.join(folder, "log.csv")
     try:
         with open(path) as handle:
@@ -35,7 +48,32 @@ def _curve(folder: str) -> list[tuple[int, float]]:
     out = []
     for r in rows:
         acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r["train_acc"])
-        out.append((int(r["epoch"]), 100.0 - acc))
+        out.append((int(r["step"] if by_step else r["epoch"]), 100.0 - acc))
+    return out
+
+
+def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) -> float:
+    """The largest curvature gradient descent with rate ``lr`` (and momentum) is stable on."""
+    if nesterov and momentum > 0:
+        return (2 + 2 * momentum) / (lr * (1 + 2 * momentum))
+    return (2 + 2 * momentum) / lr
+
+
+def _sharpness(folder: str) -> list[tuple[int, float, float]]:
+    """(step, λmax, the stability limit at that step's rate) of every row of a run's log with a λmax."""
+    path = os.path.join(folder, "log.csv")
+    try:
+        with open(path) as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        return []
+    identity = (read_run(folder) or {}).get("identity", {})
+    momentum, nesterov = float(identity.get("momentum", 0.0)), bool(identity.get("nesterov", False))
+    out = []
+    for r in rows:
+        if r.get("lambda_max") in (None, "", "nan"):
+            continue
+        out.append((int(r["step"]), float(r["lambda_max"]), stability_limit(float(r["lr"]), momentum, nesterov)))
     return out
 
 
@@ -45,8 +83,10 @@ def _what(done: list[dict]) -> str:
     seen = {}
     for r in done:
         identity = (read_run(r["folder"]) or {}).get("identity", {})
-        for key in ("model", "dataset", "epochs"):
+        for key in ("model", "dataset"):
             seen.setdefault(key, set()).add(identity.get(key, "?"))
+        budget = ("steps", identity["steps"]) if identity.get("steps") else ("epochs", identity.get("epochs", "?"))
+        seen.setdefault(budget[0], set()).add(budget[1])
     words = [
         f"{key} " + (" / ".join(map(str, sorted(values, key=str))) if len(values) < 4 else "(mixed)")
         for key, values in seen.items()
@@ -62,8 +102,16 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
         raise InputError("the manifests list no finished run with a test error: nothing to draw")
     recipes = list(dict.fromkeys(r["recipe"] for r in done))
     batches = sorted({r["batch_size"] for r in done})
-    fig = Figure(figsize=(11, 4.8))
-    left, right = fig.subplots(1, 2)
+    sharp = {
+        (recipe, b): [
+            c for c in (_sharpness(r["folder"]) for r in done if (r["recipe"], r["batch_size"]) == (recipe, b)) if c
+        ]
+        for recipe in recipes
+        for b in batches
+    }
+    panels = 3 if any(sharp.values()) else 2
+    fig = Figure(figsize=(5.5 * panels, 4.8))
+    left, right, *third = fig.subplots(1, panels)
     for i, recipe in enumerate(recipes):
         colour = f"C{i}"
         xs, means, stds = [], [], []
@@ -94,11 +142,12 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     left.grid(alpha=0.3)
     left.legend(frameon=False)
 
+    by_step = any(_in_steps(r["folder"]) for r in done)  # equal steps: the curves against the step
     cmap = __import__("matplotlib").colormaps["tab10"]  # batch sizes told apart at a glance
     colour_of = {b: cmap(k % 10) for k, b in enumerate(batches)}
     for i, recipe in enumerate(recipes):
         for b in batches:
-            curves = [_curve(r["folder"]) for r in done if r["recipe"] == recipe and r["batch_size"] == b]
+            curves = [_curve(r["folder"], by_step) for r in done if r["recipe"] == recipe and r["batch_size"] == b]
             curves = [c for c in curves if c]
             if not curves:
                 continue
@@ -107,16 +156,17 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             mean = np.mean([[v for _, v in c[:length]] for c in curves], axis=0)
             right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
     right.set_yscale("log")
-    from matplotlib.ticker import MaxNLocator
-
+    _plain_numbers(right)
     right.xaxis.set_major_locator(MaxNLocator(integer=True))
-    right.set_xlabel("epoch")
+    right.set_xlabel("optimizer step" if by_step else "epoch")
     right.set_ylabel("test error (%)")
     right.set_title("test error during training (mean over seeds)", fontsize=10)
     right.grid(alpha=0.3, which="both")
     handles = [Line2D([], [], color=colour_of[b], label=f"batch {b}") for b in batches]
     handles += [Line2D([], [], color="0.3", linestyle=STYLES[i % len(STYLES)], label=r) for i, r in enumerate(recipes)]
     right.legend(handles=handles, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if third:
+        _draw_sharpness(third[0], sharp, recipes, colour_of)
     if "adaptive" in recipes:
         left.text(
             0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7, color="0.4"
@@ -128,13 +178,47 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     return fig
 
 
+def _plain_numbers(ax) -> None:
+    """A log axis labelled 3, 4, 10, not 3×10⁰."""
+    for axis in (ax.yaxis,):
+        axis.set_major_formatter(ScalarFormatter())
+        axis.set_minor_formatter(ScalarFormatter())
+
+
+def _draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict) -> None:
+    """λmax against the step per (recipe, batch), the mean over seeds, each with its stability limit."""
+    for (recipe, b), curves in sharp.items():
+        if not curves:
+            continue
+        length = min(len(c) for c in curves)
+        steps = [step for step, _, _ in curves[0][:length]]
+        mean = np.mean([[v for _, v, _ in c[:length]] for c in curves], axis=0)
+        style = STYLES[recipes.index(recipe) % len(STYLES)]
+        ax.plot(steps, mean, style, color=colour_of[b], linewidth=1.4)
+        ax.plot(
+            steps,
+            [limit for _, _, limit in curves[0][:length]],
+            color=colour_of[b],
+            linewidth=0.9,
+            alpha=0.7,
+            linestyle=(0, (4, 3)),
+        )
+    ax.set_yscale("log")
+    _plain_numbers(ax)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel(r"$\lambda_{\max}$ of the training loss")
+    ax.set_title("sharpness along training (dashed: the stability limit of the rate)", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+
+
 def write_training(
     rows: list[dict], stem: str, formats=("png", "pdf"), dpi: int = 150, title: str | None = None, look=None
 ) -> list[str]:
     folder = os.path.dirname(stem)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    return save(draw(rows, title), stem, formats, dpi, look, panels=2)
+    figure = draw(rows, title)
+    return save(figure, stem, formats, dpi, look, panels=len(figure.axes))
 
 
 __all__ = ["draw", "write_training"]
