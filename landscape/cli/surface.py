@@ -91,6 +91,13 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         "the checkpoints' path is stored in the direction file (plot2d --trajectory draws it)",
     )
     g.add_argument(
+        "--hessian",
+        action="store_true",
+        help="x (and y) = the top (two) eigenvectors of the Hessian of the training loss at the model, unit "
+        "norm (Lanczos in float64, on rank 0), as PyHessian and Landscaper draw them; the eigenvalues are "
+        "recorded with the directions",
+    )
+    g.add_argument(
         "--allow_pickle",
         action="store_true",
         help="unpickle checkpoints fully (they can run code: trusted files only); by default only tensors are read",

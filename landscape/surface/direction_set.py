@@ -42,6 +42,7 @@ class DirectionConfig:
     model_file2: str | None = None  # x direction = model2 - model
     model_file3: str | None = None  # y direction = model3 - model
     pca_from: str | None = None  # x and y: the top principal components of a trajectory's checkpoints
+    hessian: bool = False  # x and y: the top two eigenvectors of the training loss's Hessian (unit norm)
     dir_file: str | None = None
 
     def __post_init__(self):
@@ -68,6 +69,19 @@ class DirectionConfig:
                     f"{param(given[0])} does not apply with {param('pca_from')}: the trajectory's principal components "
                     "are both directions, unit vectors drawn from no seed (xignore applies to both)",
                 )
+        if self.hessian:
+            given = [
+                n
+                for n in ("model_file2", "model_file3", "same_dir", "pca_from", "xnorm", "ynorm", "xignore", "yignore")
+                if getattr(self, n)
+            ] + (["seed"] if self.seed is not None else [])
+            if given:
+                raise UsageError(
+                    f"{param(given[0])} does not apply with {param('hessian')}: the Hessian's top eigenvectors are "
+                    "both directions, unit vectors of the weights drawn from no seed",
+                )
+            if self.dir_type not in (None, "weights"):
+                raise UsageError(f"{param('hessian')} moves the weights: {param('dir_type')} must be weights")
         if self.model_file3 and self.same_dir:
             raise UsageError(f"{param('model_file3')} and {param('same_dir')} both define the y direction: give one")
         for axis, target, name in (
@@ -97,13 +111,19 @@ class DirectionConfig:
         return norm, ignore
 
 
-def draw(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, model: str) -> Directions:
-    """New directions for ``origin``: seeded random ones, towards target models, or a trajectory's plane.
+def draw(
+    cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, target, model: str, eigenvectors=None
+) -> Directions:
+    """New directions for ``origin``: seeded random ones, towards target models, a trajectory's plane, or
+    the Hessian's top eigenvectors.
 
-    ``target(path)`` returns the tensors of the model in checkpoint ``path``, like ``origin``.
+    ``target(path)`` returns the tensors of the model in checkpoint ``path``, like ``origin``;
+    ``eigenvectors(k)`` the Hessian's top ``k`` eigenvalues and unit eigenvectors as tensors by name.
     """
     if cfg.pca_from:
         return _from_trajectory(cfg, origin, dir_type, model)
+    if cfg.hessian:
+        return _from_hessian(cfg, ndim, origin, dir_type, model, eigenvectors)
     seed = DEFAULT_SEED if cfg.seed is None else cfg.seed
     generator = torch.Generator().manual_seed(seed)
     axes, infos = [], []
@@ -158,6 +178,35 @@ def _from_trajectory(cfg: DirectionConfig, origin: dict, dir_type: str, model: s
     infos = tuple(AxisInfo(f"PC{k} of {len(files)} checkpoints", "none", ignore, -1) for k in (1, 2))
     return Directions(
         x, y, infos, dir_type, -1, False, sha256_tensors(origin), model, extra=versions(), trajectory=path
+    )
+
+
+HESSIAN_KIND = "Hessian eigenvector"
+
+
+def _from_hessian(cfg: DirectionConfig, ndim: int, origin: dict, dir_type: str, model: str, eigenvectors) -> Directions:
+    """x (and y): the top eigenvectors of the Hessian of the training loss at ``origin``, unit norm, each
+    signed so that its largest entry is positive (an eigenvector's sign is arbitrary; this one repeats)."""
+    values, vectors = eigenvectors(ndim)
+    axes = []
+    for vector in vectors:
+        full = {name: vector.get(name, torch.zeros_like(t)).to(torch.float64) for name, t in origin.items()}
+        flat = torch.cat([t.reshape(-1) for t in full.values()])
+        sign = 1.0 if float(flat[flat.abs().argmax()]) >= 0 else -1.0
+        axes.append({name: sign * t for name, t in full.items()})
+    infos = tuple(
+        AxisInfo(f"{HESSIAN_KIND} {k + 1} (λ = {value:.6g})", "none", "none", -1) for k, value in enumerate(values)
+    )
+    return Directions(
+        axes[0],
+        axes[1] if ndim == 2 else None,
+        infos,
+        dir_type,
+        -1,
+        False,
+        sha256_tensors(origin),
+        model,
+        extra=versions(),
     )
 
 
@@ -221,6 +270,12 @@ def check(cfg: DirectionConfig, d: Directions, ndim: int, origin: dict, path: st
             )
     if ndim == 2 and d.y is None:
         raise MismatchError(f"direction file {path} holds only an x direction; a 2-D grid needs two")
+    if bool(cfg.hessian) != d.axes[0].kind.startswith(HESSIAN_KIND) and not d.reference:
+        raise MismatchError(
+            f"direction file {path} holds {d.axes[0].kind} directions, "
+            f"{'not' if cfg.hessian else 'but'} {param('hessian')} is given; drop or add it to reuse the file, "
+            f"or give another {param('dir_file')}",
+        )
     if cfg.pca_from and d.trajectory is None:
         raise MismatchError(
             f"direction file {path} holds no trajectory plane (its directions are "

@@ -9,13 +9,18 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import directions as dirs
+from ..curvature import Hessian, extreme
 from ..data import Data, load_data
 from ..errors import InputError, UsageError, param
 from ..io import direction_file, paths
+from ..losses import Loss
 from ..models import load_model
 from ..provenance import sha256_tensors
 from . import direction_set
 from .config import SurfaceJob
+
+HESSIAN_TOL = 1e-6  # the eigenvectors of --hessian directions: Lanczos in float64
+HESSIAN_BATCH = 1024
 
 
 @dataclass
@@ -73,10 +78,11 @@ def same_everywhere(comm, prints: dict) -> None:
         )
 
 
-def draw_directions(job: SurfaceJob, model, rank: int, say) -> None:
+def draw_directions(job: SurfaceJob, loaded: Loaded, rank: int, say) -> None:
     """Rank 0 draws the directions and writes them, unless the direction file exists."""
     if rank != 0 or os.path.exists(job.dir_file):
         return
+    model = loaded.model
     dir_type = job.wanted_dir_type() or direction_set.DEFAULT_DIR_TYPE
     origin = origin_of(job, model, dir_type)
 
@@ -84,7 +90,21 @@ def draw_directions(job: SurfaceJob, model, rank: int, say) -> None:
         other = load_model(job.model, job.model.classes(job.data.dataset), path, 0)
         return dirs.origin_tensors(other, dir_type)
 
-    drawn = direction_set.draw(job.directions, job.grid.ndim, origin, dir_type, target, job.model.model)
+    def eigenvectors(k: int) -> tuple[list[float], list[dict]]:
+        """The Hessian's top ``k`` eigenpairs of the training loss at the model (float64, Lanczos)."""
+        hessian = Hessian(model, loaded.data.train, Loss(job.evaluation.loss_name), batch_size=HESSIAN_BATCH)
+        found = extreme(hessian, k=k, end="top", tol=HESSIAN_TOL, seed=0)
+        if not found.converged:
+            say(f"note: the Hessian's eigenvectors did not reach tol {HESSIAN_TOL:g} ({found.note})")
+        say(f"Hessian directions: λ = {', '.join(f'{v:.6g}' for v in found.values)} ({found.products} products)")
+        vectors = []
+        for column in found.vectors.T:
+            flat = torch.as_tensor(column, dtype=torch.float64)
+            parts = torch.split(flat, hessian.sizes)
+            vectors.append({n: p.view(s) for n, p, s in zip(hessian.names, parts, hessian.shapes)})
+        return found.values, vectors
+
+    drawn = direction_set.draw(job.directions, job.grid.ndim, origin, dir_type, target, job.model.model, eigenvectors)
     direction_file.write(job.dir_file, drawn)
     say(f"wrote directions to {job.dir_file}")
     if drawn.trajectory is not None:

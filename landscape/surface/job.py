@@ -124,9 +124,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     loaded.prints = inputs.fingerprints(loaded)
     agree(comm, inputs.same_everywhere, comm, loaded.prints)
 
-    agree(
-        comm, inputs.draw_directions, job, loaded.model, comm.rank, show
-    )  # its allgather keeps others from reading early
+    agree(comm, inputs.draw_directions, job, loaded, comm.rank, show)  # its allgather keeps others from reading early
     directions = agree(comm, inputs.read_directions, job, loaded.model)
     if (
         loud
