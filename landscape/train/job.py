@@ -225,36 +225,42 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     trainer.pause_after = lambda step: _due(job, step)
     started = time.perf_counter()
     first_row = True
+    unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
     if not history and job.run.curvature_every:  # λmax at step 0, before any step
-        history.append(_row(s, trainer, None, None))
+        history.append(_row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
     while not recipe.finished(trainer.position.epoch, trainer.position.step):
         epoch = trainer.position.epoch
-        # the part of this epoch a row already holds (after a pause; a stop's part is not in the log yet)
+        # the part of this epoch already counted (after a pause; a stop's part is counted when it goes on)
         logged = trainer.position.partial.get("logged") if trainer.position.offset else None
         stats = trainer.run_epoch(epoch)
         paused = stats is None
         if paused and logged is not None:
             trainer.position.partial["logged"] = logged
         if paused and not _due(job, trainer.position.step):  # a stop signal: save where we are, then leave together
-            _save(s, trainer, history, weights=False)
+            _save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
                 f"step {trainer.position.step}; rerun the same command to resume"
             )
         stats = trainer.partial_stats() if paused else stats
-        finished = recipe.finished(trainer.position.epoch, trainer.position.step)
-        if not (finished or _due(job, trainer.position.step, trainer.position.epoch, paused)):
-            continue  # a whole epoch with nothing due (an evaluation every few epochs, or a budget in steps)
-        history.append(_row(s, trainer, stats, logged))
+        _count(unlogged, stats, logged or {})
         if paused:
             trainer.position.partial["logged"] = {k: v for k, v in trainer.position.partial.items() if k != "logged"}
-        if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
-            say(_line(history[-1], recipe))
-            last_line, first_row = time.perf_counter(), False
-        count = trainer.position.step if recipe.steps else trainer.position.epoch
-        saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
-        _save(s, trainer, history, weights=saved, final=finished)
+        finished = recipe.finished(trainer.position.epoch, trainer.position.step)
+        wrote = False
+        if finished or _due(job, trainer.position.step, trainer.position.epoch, paused):
+            history.append(_row(s, trainer, unlogged, stats.lr, stats.batch))
+            unlogged = {}
+            if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
+                say(_line(history[-1], recipe))
+                last_line, first_row = time.perf_counter(), False
+            count = trainer.position.step if recipe.steps else trainer.position.epoch
+            saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
+            _save(s, trainer, history, unlogged, weights=saved, final=finished)
+            wrote = True
         if not finished and stop_requested():  # between steps or epochs: also when an epoch is one step
+            if not wrote:
+                _save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} after epoch {trainer.position.epoch}"
                 f", step {trainer.position.step}; rerun the same command to resume"
@@ -279,25 +285,27 @@ def _due(job: TrainJob, step: int, epoch: int | None = None, paused: bool = True
     return not paused and epoch is not None and epoch % job.eval_every == 0
 
 
-def _row(s: Session, trainer: Trainer, stats, before: dict | None) -> dict:
-    """One log row: the steps since the last row (``stats`` of the epoch so far, less ``before``, the
-    part of the epoch already logged), the train and test sets evaluated, and λmax where it is due."""
+def _count(unlogged: dict, stats, logged: dict) -> None:
+    """Add to ``unlogged`` the steps of ``stats`` (an epoch, or the part of one so far) not yet counted:
+    those after ``logged``, the part of the epoch counted at an earlier pause."""
+    part = {
+        "steps": stats.steps - logged.get("steps", 0),
+        "samples": stats.samples - logged.get("samples", 0),
+        "loss_sum": stats.running_loss * stats.samples - logged.get("loss_sum", 0.0),
+        "seconds": stats.seconds - logged.get("seconds", 0.0),
+        "comm_seconds": stats.comm_seconds - logged.get("comm_seconds", 0.0),
+        "comm_bytes": stats.comm_bytes - logged.get("comm_bytes", 0),
+    }
+    for key, value in part.items():
+        unlogged[key] = unlogged.get(key, 0) + value
+    if stats.batches:
+        unlogged["batches"] = unlogged.get("batches", []) + list(stats.batches[len(logged.get("batches", [])) :])
+
+
+def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) -> dict:
+    """One log row: the steps since the last row (``unlogged``), the train and test sets evaluated, and
+    λmax where it is due."""
     position, job = trainer.position, s.job
-    if stats is None:  # the initial row: nothing trained yet
-        part = {"steps": 0, "samples": 0, "loss": math.nan, "seconds": 0.0, "comm": 0.0, "bytes": 0}
-        lr, batch = job.recipe.lr_at(0, 0.0, 0), position.batch
-    else:
-        b = before or {}
-        samples = stats.samples - b.get("samples", 0)
-        part = {
-            "steps": stats.steps - b.get("steps", 0),
-            "samples": samples,
-            "loss": (stats.running_loss * stats.samples - b.get("loss_sum", 0.0)) / max(samples, 1),
-            "seconds": stats.seconds - b.get("seconds", 0.0),
-            "comm": stats.comm_seconds - b.get("comm_seconds", 0.0),
-            "bytes": stats.comm_bytes - b.get("comm_bytes", 0),
-        }
-        lr, batch = stats.lr, stats.batch
     train_loss, train_acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
     test_loss, test_acc = (
         evaluate(s.model, s.test, s.device, s.collective, s.loss) if s.test is not None else (math.nan, math.nan)
@@ -305,31 +313,33 @@ def _row(s: Session, trainer: Trainer, stats, before: dict | None) -> dict:
     lambda_max = residual = math.nan
     if job.run.curvature_every and position.step % job.run.curvature_every == 0:
         lambda_max, residual = top_eigenvalue(trainer.module, s.train, s.loss, s.comm, s.device)
-    seconds = part["seconds"]
+    seconds, samples = unlogged.get("seconds", 0.0), unlogged.get("samples", 0)
     row = {
         "epoch": position.epoch if not position.offset else position.epoch + 1,
         "step": position.step,
         "lr": lr,
         "batch": batch,
-        "running_loss": part["loss"],
+        "running_loss": unlogged["loss_sum"] / samples if samples else math.nan,
         "train_loss": train_loss,
         "train_acc": train_acc,
         "test_loss": test_loss,
         "test_acc": test_acc,
         "seconds": seconds,
-        "images_per_second": part["samples"] / seconds if seconds > 0 else 0.0,
-        "comm_share": min(1.0, part["comm"] / seconds) if seconds > 0 else 0.0,
-        "comm_bytes": part["bytes"],
-        "steps": part["steps"],
+        "images_per_second": samples / seconds if seconds > 0 else 0.0,
+        "comm_share": min(1.0, unlogged.get("comm_seconds", 0.0) / seconds) if seconds > 0 else 0.0,
+        "comm_bytes": unlogged.get("comm_bytes", 0),
+        "steps": unlogged.get("steps", 0),
         "lambda_max": lambda_max,
         "lambda_max_residual": residual,
     }
-    if stats is not None and stats.batches:
-        row["batches"] = " ".join(map(str, stats.batches[len((before or {}).get("batches", [])) :]))
+    if unlogged.get("batches"):
+        row["batches"] = " ".join(map(str, unlogged["batches"]))
     return row
 
 
-def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool, final: bool = False) -> None:
+def _save(
+    session: Session, trainer: Trainer, history: list[dict], unlogged: dict, weights: bool, final: bool = False
+) -> None:
     """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ)."""
     job, comm, identity = session.job, session.comm, session.identity
     states = comm.gather(trainer.state()) if job.recipe.recipe == "local" else [trainer.state()]
@@ -353,7 +363,7 @@ def _save(session: Session, trainer: Trainer, history: list[dict], weights: bool
             files.save_weights(out, name, state, meta)
         if final:
             files.save_weights(out, files.FINAL, state, meta)
-        files.save_latest(out, state, {**meta, "history": history}, states)
+        files.save_latest(out, state, {**meta, "history": history, "unlogged": unlogged}, states)
         files.write_log(out, history)
         files.write_run(
             out,

@@ -49,7 +49,7 @@ def test_a_run_in_steps_stops_at_its_budget_with_a_row_every_few_steps(tmp_path)
     flags = [*MLP, "--batch_size", "64", "--steps", "12", "--eval_every", "12", "--out", str(plain)]
     assert run("train", flags).returncode == 0
     assert same_weights(plain / "final.pt", out / "final.pt")
-    assert [r["step"] for r in log(plain)] == ["12"]
+    assert [(r["step"], r["steps"]) for r in log(plain)] == [("12", "12")]
 
 
 def test_lambda_max_is_logged_at_step_0_and_every_k_steps_as_the_curvature_command_finds_it(tmp_path):
@@ -85,7 +85,10 @@ def test_evaluations_every_few_epochs_log_only_those_epochs(tmp_path):
     out = tmp_path / "every"
     done = run("train", [*MLP, "--batch_size", "100", "--epochs", "5", "--eval_every", "2", "--out", str(out)])
     assert done.returncode == 0, done.stderr
-    assert [r["epoch"] for r in log(out)] == ["2", "4", "5"]
+    table = log(out)
+    assert [r["epoch"] for r in table] == ["2", "4", "5"]
+    assert [int(r["steps"]) for r in table] == [8, 8, 4]  # every step counted once: 4 an epoch of 320 samples
+    assert all(float(r["images_per_second"]) > 0 for r in table)
 
 
 @pytest.mark.slow
