@@ -9,6 +9,16 @@ of one mini-batch.  Each batch's product is a double backward (Pearlmutter's tri
 statistics (the model in eval mode), as at a grid point of a surface: the function differentiated is the
 one evaluated.
 
+The weights do not move between products, so the gradient g(w) of a batch and the graph that made it
+are the same for every v: a batch's graph is built once and kept, and each later product is one
+backward through it (``grad(g, w, grad_outputs=v)``), half or less of the cost of forward, backward
+and double backward.  Kept graphs hold the forward's and the backward's activations, several times the
+memory of a forward pass, so they are kept only within ``graph_budget`` bytes; a batch beyond it is
+recomputed at every product, with the same values.  By default the budget is half the memory free on
+the device when the first product is made, shared among the processes that may run beside this one
+(the node's cores over this process's threads, as ranks are given threads): whoever knows the ranks
+(``workflows.curvature.sharded_hessian``) passes the share exactly.
+
 Vectors are flat float64 numpy arrays over the parameters that require gradients, in
 ``named_parameters`` order: what ``scipy.sparse.linalg`` expects.  Data parallelism is applied from
 outside: ``reduce`` (a sum over ranks of a float64 array, in place) lets each rank hold a shard of the
@@ -19,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -44,6 +55,50 @@ def _twice_differentiable_attention():
     return sdpa_kernel(SDPBackend.MATH)
 
 
+def free_memory(device: torch.device | str) -> int:
+    """Bytes free on ``device`` now: the kernel's ``MemAvailable`` on a CPU, the allocator's free
+    memory on a GPU (0 where it cannot be read: nothing is then kept by default)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+class _SavedBytes:
+    """Counts the bytes of the distinct storages autograd saves while it is active: the memory a kept
+    graph holds (tensors the caller holds anyway, such as the inputs, are counted too: an upper bound)."""
+
+    def __init__(self):
+        self.storages: dict[int, int] = {}
+
+    def pack(self, tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        self.storages[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    @property
+    def total(self) -> int:
+        return sum(self.storages.values())
+
+    def __enter__(self):
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(self.pack, lambda tensor: tensor)
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+
+
 class Hessian:
     """``H v`` of the mean loss of ``model`` over ``samples``; ``products`` counts the calls.
 
@@ -63,10 +118,14 @@ class Hessian:
         reduce: Callable[[np.ndarray], None] | None = None,
         state: dict | None = None,
         copy_model: bool = True,
+        graph_budget: int | None = None,
     ):
         """``state``: tensors by name that replace the model's parameters or buffers (a grid point's
         weights); ``copy_model=False`` uses ``model`` as it is (already on ``device`` in ``dtype``, in eval
-        mode, and not changed here: the surface kernel's private copy)."""
+        mode, and not changed here: the surface kernel's private copy).  ``graph_budget``: bytes of
+        batches' gradient graphs kept between products (None: half the device's free memory at the first
+        product, shared with the processes that may run beside this one; 0: none kept, every product recomputes
+        its gradients)."""
         if dtype not in DTYPES:
             raise ValueError(f"dtype={dtype}: expected float32 or float64")
         self.dtype, self.device = DTYPES[dtype], torch.device(device)
@@ -93,6 +152,12 @@ class Hessian:
         self.count = count if count is not None else len(targets)
         self.reduce = reduce or (lambda array: None)
         self.products = 0
+        if graph_budget is not None and graph_budget < 0:
+            raise ValueError(f"graph_budget={graph_budget}: expected a number of bytes >= 0, or None")
+        self.graph_budget = graph_budget
+        self._graphs: dict[int, tuple[torch.Tensor, ...]] = {}  # batch index -> its kept gradient
+        self._leaves: list[torch.Tensor] | None = None
+        self.graph_bytes = 0  # bytes held by the kept graphs (an upper bound)
 
     def _batch_loss(self, params: dict, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         output = functional_call(self.model, {**params, **self.fixed}, (x,))
@@ -157,23 +222,56 @@ class Hessian:
                 (x[i : i + self.batch_size], y[i : i + self.batch_size]) for i in range(0, m, self.batch_size)
             ]
             part.count, part.reduce, part.products = m, (lambda array: None), 0
+            part._graphs, part._leaves, part.graph_bytes = {}, None, 0
             parts.append(part)
         return parts
 
+    def _gradient(self, index: int, x: torch.Tensor, y: torch.Tensor) -> tuple[tuple, bool]:
+        """Batch ``index``'s gradient with its graph (so that it can be differentiated again), and whether
+        that graph is kept: built at the first product and kept while the budget allows."""
+        if index in self._graphs:
+            return self._graphs[index], True
+        if self._leaves is None:  # one set of leaves: the kept graphs all hang from them
+            self._leaves = [self.params[n].detach().requires_grad_(True) for n in self.names]
+            if self.graph_budget is None:
+                neighbours = 1 if self.device.type == "cuda" else (os.cpu_count() or 1) // torch.get_num_threads()
+                self.graph_budget = free_memory(self.device) // (2 * max(1, neighbours))
+        leaves = dict(zip(self.names, self._leaves))
+        with _SavedBytes() as saved:
+            gradient = torch.autograd.grad(
+                self._batch_loss(leaves, x, y), self._leaves, create_graph=True, allow_unused=True
+            )
+        keep = self.graph_bytes + saved.total <= self.graph_budget
+        if keep:
+            self._graphs[index] = gradient
+            self.graph_bytes += saved.total
+        return gradient, keep
+
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``H v`` over all samples (all ranks), as a flat float64 array."""
-        tangent = self._unflat(np.asarray(v, dtype=np.float64).reshape(-1))
-        leaves = {n: p.clone().requires_grad_(True) for n, p in self.params.items()}
-        order = [leaves[n] for n in self.names]
-        out = np.zeros(self.dim)
+        flat = torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64).reshape(-1), device=self.device)
+        if flat.numel() != self.dim:
+            raise ValueError(f"a vector of {flat.numel()} entries: expected {self.dim} (the parameters)")
+        tangent = [t.view(s) for t, s in zip(torch.split(flat.to(self.dtype), self.sizes), self.shapes)]
+        out = torch.zeros(self.dim, dtype=torch.float64, device=self.device)
         with torch.enable_grad(), _twice_differentiable_attention():
-            for x, y in self.batches:
-                gradient = torch.autograd.grad(self._batch_loss(leaves, x, y), order, create_graph=True)
-                directional = sum((g * tangent[n]).sum() for g, n in zip(gradient, self.names))
-                product = torch.autograd.grad(directional, order, allow_unused=True)
-                out += self._flat(
-                    {n: (p if p is not None else torch.zeros_like(leaves[n])) for n, p in zip(self.names, product)}
+            for index, (x, y) in enumerate(self.batches):
+                gradient, kept = self._gradient(index, x, y)
+                # a parameter the loss does not reach, or whose gradient is constant, adds nothing
+                live = [i for i, g in enumerate(gradient) if g is not None and g.requires_grad]
+                if not live:
+                    continue
+                product = torch.autograd.grad(
+                    [gradient[i] for i in live],
+                    self._leaves,
+                    grad_outputs=[tangent[i] for i in live],
+                    retain_graph=kept,
+                    allow_unused=True,
                 )
+                out += torch.cat(
+                    [(p if p is not None else torch.zeros_like(q)).reshape(-1) for p, q in zip(product, self._leaves)]
+                )
+        out = out.cpu().numpy()
         self.reduce(out)
         self.products += 1
         return out
@@ -185,4 +283,4 @@ class Hessian:
         return LinearOperator((self.dim, self.dim), matvec=self.matvec, rmatvec=self.matvec, dtype=np.float64)
 
 
-__all__ = ["Hessian", "DTYPES"]
+__all__ = ["Hessian", "DTYPES", "free_memory"]

@@ -53,7 +53,7 @@ def identity(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, ev: Evaluator)
         "directions_sha256": d.digest,
     }
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
-        identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="eigsh")
+        identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="lanczos")
     for axis, info in zip("xy", d.axes[: job.grid.ndim]):
         identity[f"{axis}direction"] = info.kind
         identity[f"{axis}norm"] = info.norm

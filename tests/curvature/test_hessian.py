@@ -158,3 +158,21 @@ def test_slq_with_a_full_krylov_space_recovers_the_exact_spectrum(case):
     step = grid[1] - grid[0]
     assert estimate.sum() * step == pytest.approx(1.0, abs=1e-3)
     assert np.abs(estimate - truth).sum() * step < 0.15  # L1 distance of two densities (at most 2)
+
+
+def test_kept_gradient_graphs_give_the_products_of_recomputed_ones(case):
+    """Products through the batches' kept graphs (the default), none kept (budget 0) and some kept (a
+    budget of one batch's graph) are the same numbers, every time."""
+    _, samples, dense, _ = case
+    v, w = np.random.default_rng(3).standard_normal((2, dense.shape[0]))
+    kept = Hessian(tiny(), samples, batch_size=16)
+    none = Hessian(tiny(), samples, batch_size=16, graph_budget=0)
+    first = kept.matvec(v)
+    assert len(kept._graphs) == 4 and kept.graph_bytes > 0 and not none._graphs
+    some = Hessian(tiny(), samples, batch_size=16, graph_budget=kept.graph_bytes // 3)
+    for h in (kept, none, some):
+        assert np.array_equal(h.matvec(v), first)
+        assert np.allclose(h.matvec(w), dense @ w, rtol=1e-10, atol=1e-13)
+    assert 0 < len(some._graphs) < 4
+    with pytest.raises(ValueError, match="graph_budget=-1"):
+        Hessian(tiny(), samples, graph_budget=-1)
