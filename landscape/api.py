@@ -36,11 +36,16 @@ from .cli import info as info_cli
 from .cli import plot_1d, plot_2d
 from .cli import plot_training as plot_training_cli
 from .cli import report as report_cli
+from .cli import rescale as rescale_cli
 from .cli import study as study_cli
 from .cli import surface as surface_cli
 from .cli import sweep as sweep_cli
 from .cli import train as train_cli
 from .curvature import extremes, hutchinson
+from .curvature import fisher_rao as _fisher_rao
+from .curvature import layers as _layers
+from .curvature import noise_scale as _noise
+from .curvature import relative_flatness as _flatness
 from .curvature import sharpness as measures
 from .errors import LandscapeError, UsageError, describe, param
 from .parallel import comm as comm_module
@@ -50,6 +55,7 @@ from .workflows import export as _export
 from .workflows import info as _info
 from .workflows import plots as _plots
 from .workflows import report as _report
+from .workflows import rescale as _rescale
 from .workflows import study as _study
 from .workflows import surface as _surface
 from .workflows import sweep as _sweep
@@ -152,6 +158,9 @@ plot_training = _command(
     _plots.REQUIRED_TRAINING,
     _plots.FigureResult,
 )
+rescale = _command(
+    "rescale", rescale_cli.build_parser(), _rescale.run, _rescale.DEFAULTS, _rescale.REQUIRED, _rescale.RescaleResult
+)
 info = _command("info", info_cli.build_parser(), _info.run, _info.DEFAULTS, _info.REQUIRED, _info.InfoResult)
 demo = _command("demo", demo_cli.build_parser(), _demo.run, _demo.DEFAULTS, _demo.REQUIRED, _demo.DemoResult)
 
@@ -163,6 +172,7 @@ COMMANDS = {
     "curvature": curvature,
     "report": report,
     "study": study,
+    "rescale": rescale,
     "export": export,
     "plot1d": plot1d,
     "plot2d": plot2d,
@@ -216,12 +226,16 @@ def hessian_eigs(
     batch_size: int = 1024,
     device: str = "cpu",
     seed: int = 0,
+    method: str = "lanczos",
 ) -> dict:
     """The ``k`` largest (``'top'``) and/or smallest (``'bottom'``) eigenvalues of the Hessian of the mean
     ``loss`` of ``model`` over all of ``data`` (a pair of tensors, a ``Dataset``, or batches), by Lanczos.
 
     Returns ``{'top': Eigenvalues, 'bottom': Eigenvalues}`` (as ``which`` asks): ``values`` (most
-    extreme first), ``residuals``, ``converged``, ``products``, ``tol``, ``method``, ``note``.  BatchNorm
+    extreme first), ``residuals``, ``converged``, ``products``, ``tol``, ``method``, ``note``, ``dtype``.
+    ``method``: ``lanczos`` (ours, stopped on the Ritz residual; ARPACK takes over where it misses ``tol``
+    in ``maxiter`` steps) or ``eigsh`` (ARPACK).  ``dtype``: float64, or float32 (faster; enough for the
+    top eigenvalue to 1e-3 or so, not for eigenvalues near zero).  BatchNorm
     uses its running statistics.  Under ``mpiexec`` the ranks share the data (one all-reduce per
     product) and all return the same.  The model is not modified.
     """
@@ -233,6 +247,7 @@ def hessian_eigs(
             tol=tol,
             maxiter=maxiter,
             seed=seed,
+            method=method,
         )
     )
 
@@ -243,15 +258,17 @@ def hessian_trace(
     loss="crossentropy",
     *,
     samples: int = 100,
+    se: float | None = None,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
     seed: int = 0,
 ):
     """Hutchinson's estimate of the Hessian's trace (Rademacher vectors): ``Trace(value, stderr, samples,
-    products)``; arguments and ranks as ``hessian_eigs``."""
+    products, ...)``; with ``se``, stopped once ``stderr <= se * |value|`` (after 10 vectors, at most
+    ``samples``); arguments and ranks as ``hessian_eigs``."""
     return _guarded(
-        lambda: hutchinson(_sharded(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed)
+        lambda: hutchinson(_sharded(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed, se=se)
     )
 
 
@@ -309,3 +326,72 @@ def sharpness(
     if measure not in measures.MEASURES:
         raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")
     return _guarded(lambda: measures.compute(_sharded(model, data, loss, batch_size, dtype, device), measure, config))
+
+
+def hessian_layers(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    samples: int = 20,
+    tol: float = 1e-3,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+    seed: int = 0,
+) -> list:
+    """Each layer's diagonal block of the Hessian (a module's own parameters, the rest held fixed): a list
+    of ``LayerCurvature`` (layer, parameters, weight_norm, lambda_max with its residual and convergence,
+    trace with its standard error over ``samples`` shared Rademacher vectors); ranks as ``hessian_eigs``."""
+    return _guarded(
+        lambda: _layers.per_layer(_sharded(model, data, loss, batch_size, dtype, device), samples, tol, seed)
+    )
+
+
+def relative_flatness(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    samples: int = 20,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+    seed: int = 0,
+):
+    """Relative flatness (Petzka et al. 2021): Σ over parameter tensors of Σ_{s,s'} ⟨W_s, W_s'⟩ Tr H_{s,s'},
+    estimated from ``samples`` products (``RelativeFlatness``: value, stderr, by_layer); unchanged by a
+    function-preserving rescaling of the layers, where λmax and the trace are not.  Ranks as
+    ``hessian_eigs``."""
+    return _guarded(
+        lambda: _flatness.relative_flatness(_sharded(model, data, loss, batch_size, dtype, device), samples, seed)
+    )
+
+
+def fisher_rao_norm(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+):
+    """The Fisher–Rao norm (Liang et al. 2019), √E⟨θ, ∇ℓ⟩² over the model's own labels (``value``) and
+    over the data's (``empirical``), exactly from one forward-mode product per batch; built-in losses
+    (``crossentropy``, ``mse``).  Ranks as ``hessian_eigs``."""
+    return _guarded(lambda: _fisher_rao.fisher_rao(_sharded(model, data, loss, batch_size, dtype, device)))
+
+
+def noise_scale(
+    model: torch.nn.Module,
+    data,
+    loss="crossentropy",
+    *,
+    dtype: str = "float64",
+    batch_size: int = 1024,
+    device: str = "cpu",
+):
+    """The gradient noise scale B_simple = tr Σ / ‖G‖² (McCandlish et al. 2018) from every sample's
+    gradient (``NoiseScale``: value, trace_sigma, gradient_norm2).  Ranks as ``hessian_eigs``."""
+    return _guarded(lambda: _noise.noise_scale(_sharded(model, data, loss, batch_size, dtype, device)))

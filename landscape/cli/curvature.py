@@ -52,7 +52,39 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
         "--trace",
         type=int,
         metavar="SAMPLES",
-        help="Hutchinson's trace with this many Rademacher vectors " + _d("trace"),
+        help="Hutchinson's trace with this many Rademacher vectors (with --trace_se: at most) " + _d("trace"),
+    )
+    p.add_argument(
+        "--trace_se",
+        type=float,
+        metavar="REL",
+        help="stop the trace once its standard error is at most REL x |trace| (after 10 vectors) " + _d("trace_se"),
+    )
+    p.add_argument(
+        "--layers",
+        action="store_true",
+        help="each layer's block of the Hessian (a module's own parameters, the rest fixed): its λmax and "
+        "trace, from --layer_samples shared Rademacher vectors",
+    )
+    p.add_argument(
+        "--layer_samples", type=int, help="Hutchinson vectors of the per-layer traces " + _d("layer_samples")
+    )
+    p.add_argument(
+        "--relative_flatness",
+        type=int,
+        metavar="SAMPLES",
+        help="relative flatness (Petzka et al. 2021): Σ over parameter tensors W of Σ ⟨W_s, W_s'⟩ Tr H_ss', "
+        "unchanged by rescaling the layers, from this many samples",
+    )
+    p.add_argument(
+        "--fisher_rao",
+        action="store_true",
+        help="the Fisher–Rao norm (Liang et al. 2019), √E⟨θ, ∇ℓ⟩² over the model's own labels (and the data's)",
+    )
+    p.add_argument(
+        "--noise_scale",
+        action="store_true",
+        help="the gradient noise scale B_simple = tr Σ / ‖G‖² (McCandlish et al. 2018) from every sample's gradient",
     )
     p.add_argument("--density", action="store_true", help="the spectral density by SLQ, and its figure")
     p.add_argument("--density_steps", type=int, help="Lanczos steps per SLQ run " + _d("density_steps"))
@@ -73,7 +105,12 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--draws", type=int, help="adaptive_average: Gaussian draws " + _d("draws"))
     p.add_argument("--m", type=int, help="m_sharpness: samples per batch " + _d("m"))
     add_search_arguments(p)
-    p.add_argument("--dtype", choices=("float32", "float64"), help=_d("dtype"))
+    p.add_argument(
+        "--dtype",
+        choices=("float32", "float64"),
+        help="precision of the products, recorded in the output; float32 is faster and enough for "
+        "the top eigenvalue and the trace, not for eigenvalues near zero or the sharpness measures " + _d("dtype"),
+    )
     p.add_argument("--batch_size", type=int, help="samples per batch of a product " + _d("batch_size"))
     p.add_argument("--seed", type=int, help="start vectors, trace vectors, directions " + _d("seed"))
     p.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")

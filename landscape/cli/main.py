@@ -9,6 +9,7 @@
     landscape curvature ...                        Hessian eigenvalues, trace, density, sharpness
     landscape report ...                           the scorecard of a batch-size study, from a manifest
     landscape study ...                            train, measure and compare a batch-size study
+    landscape rescale ...                          the same network, one layer's units rescaled
     landscape export FILE... --vtk|--html          surfaces for ParaView, or a 3-D web page
     landscape info FILE...                         what a surface or direction file holds
     landscape demo ...                             the small- vs large-batch demo
@@ -81,6 +82,10 @@ COMMANDS = {
     "study": Command(
         "landscape.cli.study",
         "the batch-size study from one command: train (sweep), measure and compare (report) into figures/",
+    ),
+    "rescale": Command(
+        "landscape.cli.rescale",
+        "a checkpoint with one layer's units rescaled (the same function, other weights: Dinh et al. 2017)",
     ),
     "export": Command(
         "landscape.cli.export",

@@ -17,6 +17,11 @@ import torch
 from .. import checks
 from ..curvature import Hessian, extremes, hutchinson, slq
 from ..curvature import sharpness as measures
+from ..curvature.fisher_rao import fisher_rao
+from ..curvature.hessian import free_memory
+from ..curvature.layers import per_layer
+from ..curvature.noise_scale import noise_scale
+from ..curvature.relative_flatness import relative_flatness
 from ..data import DataConfig, load_data
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError
@@ -39,10 +44,16 @@ DEFAULTS = {
     "which": "both",
     "tol": 1e-4,
     "trace": 0,
+    "trace_se": None,
     "density": False,
     "density_steps": 80,
     "density_runs": 4,
     "sharpness": (),
+    "layers": False,  # per layer: λmax and trace of each layer's block (trace_samples vectors)
+    "relative_flatness": 0,  # Petzka et al.'s κ from this many samples (0: not computed)
+    "fisher_rao": False,
+    "noise_scale": False,
+    "layer_samples": 20,
     **measures.SharpnessConfig().record(),  # the measures' settings (seed: every random draw here)
     "dtype": "float64",
     "batch_size": 1024,
@@ -64,7 +75,8 @@ class CurvatureResult(Result):
 
 def sharded_hessian(model, data, loss, batch_size: int, dtype: str, device: str) -> Hessian:
     """The Hessian of ``model``'s mean ``loss`` over all of ``data``, this rank holding a contiguous
-    shard of it and the products summed over the ranks."""
+    shard of it and the products summed over the ranks.  The ranks of one node share its memory: each
+    keeps gradient graphs in its share of half the memory free."""
     world = comm_module.world()
     samples = as_samples(data, "data")
     n = len(samples)
@@ -80,6 +92,7 @@ def sharded_hessian(model, data, loss, batch_size: int, dtype: str, device: str)
         device=device,
         count=n,
         reduce=world.sum_ if world.size > 1 else None,
+        graph_budget=free_memory(device) // (2 * world.local_size),
     )
 
 
@@ -92,9 +105,14 @@ def settings_of(params: dict) -> dict:
     s = {**DEFAULTS, **params}
     for name in ("k", "density_steps", "density_runs", "batch_size"):
         checks.whole(name, s[name])
+    checks.whole("layer_samples", s["layer_samples"], least=2, expected="at least 2 vectors")
+    if s["relative_flatness"] != 0:
+        checks.whole("relative_flatness", s["relative_flatness"], least=2, expected="0 (none) or at least 2 samples")
     if s["trace"] != 0:
         checks.whole("trace", s["trace"], least=2, expected="0 (none) or at least 2 vectors")
     checks.number("tol", s["tol"], above=0)
+    if s["trace_se"] is not None:
+        checks.number("trace_se", s["trace_se"], above=0)
     s["sharpness_config"] = measures.SharpnessConfig(**{k: s[k] for k in measures.SharpnessConfig().record()})
     if s["which"] not in WHICH:
         raise ConfigError("which", s["which"], f"one of {', '.join(WHICH)}")
@@ -149,9 +167,10 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
             f"{max(e.residuals):.1e}; {e.products} products]"
         )
     if s["trace"]:
-        t = hutchinson(hessian, samples=s["trace"], seed=s["seed"])
+        t = hutchinson(hessian, samples=s["trace"], seed=s["seed"], se=s["trace_se"])
         report["trace"] = t.record()
-        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors)")
+        stop = f", stopped at a relative standard error of {s['trace_se']:g}" if t.samples < s["trace"] else ""
+        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors{stop})")
     figures = []
     if s["density"]:
         d = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
@@ -163,6 +182,28 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
             figures = [str(p) for p in write_density({name: d}, os.path.splitext(s["out"])[0] + "_density")]
             for path in figures:
                 say(f"wrote {path}")
+    if s["layers"]:
+        found = per_layer(hessian, samples=s["layer_samples"], tol=s["tol"], seed=s["seed"])
+        report["layers"] = [layer.record() for layer in found]
+        for layer in found:
+            say(
+                f"layer {layer.layer or '(model)'}: {layer.parameters:,} parameters, ‖w‖ {layer.weight_norm:.4g}, "
+                f"λmax {layer.lambda_max:.6g}{'' if layer.converged else ' (NOT converged)'}, "
+                f"trace {layer.trace:.6g} ± {layer.trace_stderr:.2g}"
+            )
+    if s["relative_flatness"]:
+        k = relative_flatness(hessian, samples=s["relative_flatness"], seed=s["seed"])
+        report["relative_flatness"] = k.record()
+        say(f"relative flatness {k.value:.6g} ± {k.stderr:.2g}: {k.definition} ({k.citation})")
+    if s["fisher_rao"]:
+        fr = fisher_rao(hessian)
+        report["fisher_rao"] = fr.record()
+        note = f" ({fr.note})" if fr.note else ""
+        say(f"Fisher–Rao norm {fr.value:.6g} (empirical {fr.empirical:.6g}): {fr.definition} ({fr.citation}){note}")
+    if s["noise_scale"]:
+        b = noise_scale(hessian)
+        report["noise_scale"] = b.record()
+        say(f"gradient noise scale B_simple {b.value:.6g} (tr Σ {b.trace_sigma:.4g}, ‖G‖² {b.gradient_norm2:.4g})")
     for measure in s["sharpness"]:
         m = measures.compute(hessian, measure, s["sharpness_config"])
         report.setdefault("sharpness", {})[measure] = m.record()

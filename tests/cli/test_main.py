@@ -18,13 +18,14 @@ def test_help_lists_every_command_and_its_alias(capsys):
         ("plot2d", "plot_2d"),
         ("report", ""),
         ("study", ""),
+        ("rescale", ""),
         ("demo", ""),
     ):
         assert f"\n  {command} " in out and (not alias or f"(alias: {alias})" in out)
     assert landscape() == 2
     assert capsys.readouterr().err.strip() == (
-        "landscape: error: a command is needed: one of surface, plot1d, "
-        "plot2d, train, sweep, plot-training, curvature, report, study, export, info, demo (see landscape --help)"
+        "landscape: error: a command is needed: one of surface, plot1d, plot2d, train, sweep, "
+        "plot-training, curvature, report, study, rescale, export, info, demo (see landscape --help)"
     )
 
 
@@ -34,7 +35,7 @@ def test_version_and_unknown_commands(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "landscape: error: unknown command 'surfcae': expected one of surface, plot1d, plot2d, train, "
-        "sweep, plot-training, curvature, report, study, export, info, demo (see landscape --help)"
+        "sweep, plot-training, curvature, report, study, rescale, export, info, demo (see landscape --help)"
     ]
 
 

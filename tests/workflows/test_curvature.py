@@ -33,6 +33,8 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
             model_file,
             "--trace",
             "10",
+            "--trace_se",
+            "1e-9",
             "--density",
             "--density_steps",
             "10",
@@ -54,6 +56,9 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     top, bottom = report["eigenvalues"]["top"], report["eigenvalues"]["bottom"]
     assert top["values"][0] >= top["values"][1] > bottom["values"][1] >= bottom["values"][0]
     assert report["trace"]["samples"] == 10 and report["density"]["runs"] == 2
+    assert (
+        report["trace"]["se"] == 1e-9 and report["trace"]["dtype"] == report["eigenvalues"]["top"]["dtype"] == "float64"
+    )
     assert set(report["sharpness"]) == {"adaptive", "epsilon", "average"}
     assert (tmp_path / "one_density.png").read_bytes()[:4] == b"\x89PNG"
     assert "top 2 eigenvalue(s)" in one.stdout and "converged" in one.stdout
@@ -71,5 +76,27 @@ def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
     model_file = checkpoint(tmp_path)
     bad = run("curvature", [*ARGS, "--model_file", model_file, "--trace", "1", "--out", str(tmp_path / "x.json")])
     assert bad.returncode == 2 and "--trace=1: expected 0 (none) or at least 2 vectors" in bad.stderr
+    bad_se = run(
+        "curvature",
+        [*ARGS, "--model_file", model_file, "--trace", "20", "--trace_se", "0", "--out", str(tmp_path / "x.json")],
+    )
+    assert bad_se.returncode == 2 and "--trace_se=0" in bad_se.stderr
     missing = run("curvature", [*ARGS, "--model_file", model_file, "--out", str(tmp_path / "no" / "x.json")])
     assert missing.returncode == 3 and "does not exist" in missing.stderr
+
+
+def test_the_scale_aware_measures_from_the_command_line(tmp_path):
+    model_file = checkpoint(tmp_path)
+    out = tmp_path / "c.json"
+    flags = ["--which", "top", "--layers", "--layer_samples", "4", "--relative_flatness", "4"]
+    done = run(
+        "curvature", [*ARGS, "--model_file", model_file, *flags, "--fisher_rao", "--noise_scale", "--out", str(out)]
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())
+    assert [layer["layer"] for layer in found["layers"]] == ["net.1", "net.3", "net.5"]
+    assert found["relative_flatness"]["citation"].startswith("Petzka") and found["relative_flatness"]["samples"] == 4
+    assert found["fisher_rao"]["value"] > 0 and found["noise_scale"]["samples"] == 120
+    assert "Fisher–Rao norm" in done.stdout and "B_simple" in done.stdout
+    bad = run("curvature", [*ARGS, "--model_file", model_file, "--relative_flatness", "1", "--out", str(out)])
+    assert bad.returncode == 2 and "relative_flatness" in bad.stderr
