@@ -42,8 +42,8 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         argument_default=argparse.SUPPRESS,
         description="Scorecard of trained networks by batch "
-        "size and recipe: losses, errors, gap, Hessian λmax and trace, ε- and adaptive "
-        "sharpness, average rise; tables, figures and a verdict.",
+        "size and recipe: losses, errors, gap, Hessian λmax and trace (also per layer), relative flatness, "
+        "Fisher–Rao norm, gradient noise scale, six sharpness measures by name; tables, figures and a verdict.",
     )
     p.add_argument(
         "manifest",
@@ -70,7 +70,11 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     )
     p.add_argument("--trace_samples", type=int, help="Hutchinson: Rademacher vectors " + _d("trace_samples"))
     p.add_argument("--tol", type=float, help="Lanczos tolerance of λmax " + _d("tol"))
-    p.add_argument("--rho", type=float, help="adaptive sharpness: |d| <= rho |w| " + _d("rho"))
+    p.add_argument("--rho", type=float, help="adaptive, its average and m-sharpness: |d| <= rho |w| " + _d("rho"))
+    p.add_argument("--rho_l2", type=float, help="adaptive ℓ2: the ball ||d / (|w| + eta)|| <= rho_l2 " + _d("rho_l2"))
+    p.add_argument("--eta", type=float, help="adaptive ℓ2: ASAM's eta (0 keeps it invariant) " + _d("eta"))
+    p.add_argument("--draws", type=int, help="average adaptive: Gaussian draws " + _d("draws"))
+    p.add_argument("--m", type=int, help="m-sharpness: training samples per batch " + _d("m"))
     p.add_argument("--epsilon", type=float, help="ε-sharpness: |d| <= epsilon (|w| + 1) " + _d("epsilon"))
     p.add_argument(
         "--subspace",
@@ -83,6 +87,18 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     p.add_argument("--train_subset", type=int, metavar="N", help="a seeded subset of N training samples")
     p.add_argument("--loss_name", help="crossentropy, mse or package.module:callable " + _d("loss_name"))
     p.add_argument("--seed", type=int, help="directions and random vectors " + _d("seed"))
+    p.add_argument(
+        "--endpoints",
+        nargs="+",
+        metavar="KEY",
+        help="the declared endpoints, Holm-adjusted; every other measure is exploratory: measure keys, "
+        "comma- or space-separated (default: " + ",".join(workflow.DEFAULTS["endpoints"]) + ")",
+    )
+    p.add_argument(
+        "--match_loss",
+        help="also measure each run at its first saved checkpoint with train loss at or below this: auto "
+        "(the largest final train loss of the runs, which every run reaches), a number, or off " + _d("match_loss"),
+    )
     p.add_argument("--alpha", type=float, help="significance level of the verdict " + _d("alpha"))
     p.add_argument(
         "--permutations",

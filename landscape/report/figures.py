@@ -1,8 +1,9 @@
 """The scorecard's figure: each measure against batch size, one panel per measure.
 
 Per recipe, the mean over seeds with ±1 standard deviation as error bars, each seed a faint dot;
-the batch axis in powers of two; each panel's corner gives Kendall's τ with batch size over all runs
-and its permutation p-value, in bold when below the report's alpha.
+the batch axis in powers of two; with one recipe, each panel's title gives Kendall's τ with batch size
+and its p-value by permutation within seeds (``stats.trend``), with Holm's adjustment for an endpoint,
+in bold when an endpoint's adjusted p-value is below the report's alpha.
 """
 
 from __future__ import annotations
@@ -69,12 +70,15 @@ def draw_measures(card, title: str | None = None) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
-        c = card.correlations[key]["batch_size"]
-        stats = "" if math.isnan(c.tau) else f"   τ = {c.tau:+.2f}, p = {c.p_value:.2g}"
+        t = card.test(recipes[0], key) if len(recipes) == 1 else None
+        shown = t is not None and not math.isnan(t.tau)
+        stats = f"   τ = {t.tau:+.2f}, p = {t.p_value:.2g}" if shown else ""
+        if shown and t.endpoint:
+            stats += f" (Holm {t.p_holm:.2g})"
         ax.set_title(
             BY_KEY[key].label + stats,
             fontsize=9,
-            fontweight="bold" if not math.isnan(c.tau) and c.p_value < card.alpha else "normal",
+            fontweight="bold" if shown and t.endpoint and t.p_holm < card.alpha else "normal",
         )
         ax.set_ylabel(UNITS[key], fontsize=8)
         ax.tick_params(labelsize=8)
@@ -86,12 +90,16 @@ def draw_measures(card, title: str | None = None) -> Figure:
     if len(recipes) > 1:
         axes[0].legend(frameon=False, fontsize=8)
     seeds = sorted({r["seed"] for r in card.runs})
-    pooled = f", {len(recipes)} recipes pooled" if len(recipes) > 1 else ""
+    tau = (
+        "; τ: Kendall with batch size, p by permutation within seeds, Holm-adjusted for the endpoints "
+        f"(bold: an endpoint with Holm p < {card.alpha:g})"
+        if len(recipes) == 1
+        else f"; {len(recipes)} recipes, tested apart: see the table"
+    )
     fig.suptitle(
         title
         or f"each measure against batch size: mean ± 1 s.d. over {len(seeds)} seed"
-        f"{'s' * (len(seeds) > 1)}, dots beside it = runs; τ: Kendall with batch size over all runs{pooled} "
-        f"(bold: p < {card.alpha:g})",
+        f"{'s' * (len(seeds) > 1)}, dots beside it = runs{tau}",
         fontsize=10,
     )
     return fig

@@ -5,10 +5,13 @@ For one checkpoint, in its own folder of the report (``<out>/runs/<run>/``):
 - a 1-D and a 2-D filter-normalized surface (``landscape surface``'s job, its file schema and resume),
   whose centre gives the train and test loss and error of the network, BatchNorm in eval mode, and
   whose 2-D grid gives the mean training-loss rise within ``radius`` of the minimum;
-- on the training set (all of it, or a seeded ``train_subset``): the Hessian's largest eigenvalue
-  (Lanczos), its trace (Hutchinson), Keskar's ε-sharpness, adaptive worst-case sharpness, and the
-  mean loss rise at ``radius`` along ``directions`` random filter-normalized directions
-  (``landscape.curvature``).
+- on the training set (all of it, or a seeded ``train_subset``, ``landscape.curvature``): the Hessian's
+  largest eigenvalue (Lanczos) and trace (Hutchinson), both also per layer (``details.layers``), relative
+  flatness, the Fisher–Rao norm, the gradient noise scale, and the six sharpness measures of
+  ``curvature.sharpness`` by their names (``SHARPNESS``): Keskar's ε-sharpness, worst-case adaptive
+  sharpness in the ℓ∞ box and the ℓ2 ball, its average case, m-sharpness, and the mean loss rise at
+  ``radius`` along ``directions`` random filter-normalized directions.  Each measure says whether a
+  function-preserving rescaling of a ReLU network can change it (``Measure.invariant``).
 
 Everything lands in ``measures.json`` with the settings and the checkpoint's SHA-256: a rerun with
 the same settings reads it back, one with other settings or a changed checkpoint is refused rather
@@ -27,7 +30,14 @@ import numpy as np
 
 from .. import checks
 from ..curvature import Hessian, extreme, hutchinson
+from ..curvature import fisher_rao as fisher_rao_module
+from ..curvature import noise_scale as noise_module
+from ..curvature import relative_flatness as flatness_module
 from ..curvature import sharpness as measures
+from ..curvature.fisher_rao import fisher_rao
+from ..curvature.layers import per_layer
+from ..curvature.noise_scale import noise_scale
+from ..curvature.relative_flatness import relative_flatness
 from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, MismatchError
 from ..grid import DEFAULT_X, Axis, Grid
@@ -45,6 +55,14 @@ from ..surface.rise import mean_rise_2d
 from .runs import Run
 
 MEASURES_FILE = "measures.json"
+SHARPNESS = {  # the scorecard's key of each sharpness measure of ``curvature.sharpness``
+    "epsilon_sharpness": "epsilon",
+    "adaptive_sharpness": "adaptive",
+    "adaptive_l2_sharpness": "adaptive_l2",
+    "adaptive_average": "adaptive_average",
+    "m_sharpness": "m_sharpness",
+    "average_rise": "average",
+}
 
 
 @dataclass(frozen=True)
@@ -53,22 +71,54 @@ class Measure:
     label: str  # plain text and Markdown
     latex: str
     sharpness: bool  # a measure of the minimum's shape, which the verdict weighs; else an outcome of training
+    invariant: str  # under a function-preserving rescaling of a ReLU network: "yes" (unit by unit),
+    # "layer-wise" (layer k times α, layer k + 1 divided by α, not unit by unit) or "no"; tests/report/
+    # test_measures_invariance.py rescales a network and checks every measure against its flag
 
 
 MEASURES = (
-    Measure("train_loss", "train loss", "train loss", False),
-    Measure("test_loss", "test loss", "test loss", False),
-    Measure("train_error", "train error %", r"train err.\ (\%)", False),
-    Measure("test_error", "test error %", r"test err.\ (\%)", False),
-    Measure("gap", "gap (points)", r"gap (pts)", False),
-    Measure("lambda_max", "λmax", r"$\lambda_{\max}$", True),
-    Measure("trace", "trace", r"$\mathrm{tr}\,H$", True),
-    Measure("epsilon_sharpness", "ε-sharpness", r"$\epsilon$-sharpness", True),
-    Measure("adaptive_sharpness", "adaptive sharpness", "adaptive", True),
-    Measure("average_rise", "average rise", "avg.\\ rise", True),
-    Measure("surface_rise", "2-D rise", "2-D rise", True),
+    Measure("train_loss", "train loss", "train loss", False, "yes"),
+    Measure("test_loss", "test loss", "test loss", False, "yes"),
+    Measure("train_error", "train error %", r"train err.\ (\%)", False, "yes"),
+    Measure("test_error", "test error %", r"test err.\ (\%)", False, "yes"),
+    Measure("gap", "gap (points)", r"gap (pts)", False, "yes"),
+    Measure("lambda_max", "λmax", r"$\lambda_{\max}$", True, "no"),
+    Measure("trace", "trace", r"$\mathrm{tr}\,H$", True, "no"),
+    Measure("relative_flatness", "relative flatness", r"$\kappa_{\mathrm{Tr}}$", True, "layer-wise"),
+    Measure("fisher_rao", "Fisher–Rao norm", r"$\|\theta\|_{\mathrm{fr}}$", True, "yes"),
+    Measure("epsilon_sharpness", "ε-sharpness", r"$\epsilon$-sharpness", True, "no"),
+    Measure("adaptive_sharpness", "adaptive sharpness", "adaptive", True, "yes"),
+    Measure("adaptive_l2_sharpness", "adaptive ℓ2 sharpness", r"adaptive $\ell_2$", True, "yes"),
+    Measure("adaptive_average", "average adaptive", "avg.\\ adaptive", True, "yes"),
+    Measure("m_sharpness", "m-sharpness", "$m$-sharpness", True, "yes"),
+    Measure("average_rise", "average rise", "avg.\\ rise", True, "layer-wise"),
+    Measure("surface_rise", "2-D rise", "2-D rise", True, "layer-wise"),
+    Measure("noise_scale", "noise scale B", r"$B_{\mathrm{simple}}$", False, "no"),
 )
 BY_KEY = {m.key: m for m in MEASURES}
+_DEFINED = {  # the measures not defined in their own modules
+    "train_loss": ("the mean loss over the training set at the weights", ""),
+    "test_loss": ("the mean loss over the test set at the weights", ""),
+    "train_error": ("the share of training samples misclassified, in %", ""),
+    "test_error": ("the share of test samples misclassified, in %", ""),
+    "gap": ("test error − train error, in points", ""),
+    "lambda_max": ("the largest eigenvalue of the Hessian of the training loss (Lanczos)", "Keskar et al. 2017"),
+    "trace": ("tr H, the Hessian's trace (Hutchinson's estimator)", "Hutchinson 1990"),
+    "relative_flatness": (flatness_module.DEFINITION, flatness_module.CITATION),
+    "fisher_rao": (fisher_rao_module.DEFINITION, fisher_rao_module.CITATION),
+    "noise_scale": (noise_module.DEFINITION, noise_module.CITATION),
+    "surface_rise": (
+        "the mean rise of the training loss over the 2-D filter-normalized grid's points within radius",
+        "Li et al. 2018 (directions)",
+    ),
+}
+
+
+def definition(key: str) -> tuple[str, str]:
+    """(definition, citation) of the scorecard measure ``key``: every value is reported with both."""
+    if key in SHARPNESS:
+        return measures.DEFINITIONS[SHARPNESS[key]]
+    return _DEFINED[key]
 
 
 def _plain(v: float) -> str:
@@ -86,7 +136,11 @@ class MeasureConfig:
     directions: int = 20  # the average rise: random filter-normalized directions
     trace_samples: int = 20  # Hutchinson: Rademacher vectors
     tol: float = 1e-3  # Lanczos: relative tolerance of λmax
-    rho: float = measures.SharpnessConfig.rho  # adaptive sharpness: the box |δ| <= rho |w|
+    rho: float = measures.SharpnessConfig.rho  # adaptive, its average and m-sharpness: |δ| <= rho |w|
+    rho_l2: float = measures.SharpnessConfig.rho_l2  # adaptive ℓ2: the ball ‖δ / (|w| + eta)‖₂ <= rho_l2
+    eta: float = measures.SharpnessConfig.eta
+    draws: int = measures.SharpnessConfig.draws  # average adaptive: Gaussian draws
+    m: int = measures.SharpnessConfig.m  # m-sharpness: samples per batch
     epsilon: float = measures.SharpnessConfig.epsilon  # Keskar's box |δ| <= epsilon (|w| + 1)
     subspace: int = measures.SharpnessConfig.subspace  # Keskar's random subspace dimension; 0: the full space
     method: str = measures.SharpnessConfig.method  # the worst-case searches (curvature.search): apgd or lbfgsb
@@ -129,6 +183,13 @@ class MeasureConfig:
         checks.whole("subspace", self.subspace, least=0, expected="0 (the full space) or a positive dimension")
         if self.train_subset is not None:
             checks.whole("train_subset", self.train_subset)
+            if self.m > self.train_subset:
+                raise ConfigError(
+                    "m",
+                    self.m,
+                    f"at most train_subset ({self.train_subset}): m-sharpness takes batches of m",
+                    literal=True,
+                )
         if self.dtype not in ("float32", "float64"):
             raise ConfigError("dtype", self.dtype, "float32 or float64")
         checks.whole("seed", self.seed, least=0)
@@ -140,6 +201,10 @@ class MeasureConfig:
         """The sharpness measures' settings (``curvature.sharpness``), from this report's."""
         return measures.SharpnessConfig(
             rho=self.rho,
+            rho_l2=self.rho_l2,
+            eta=self.eta,
+            draws=self.draws,
+            m=self.m,
             epsilon=self.epsilon,
             subspace=self.subspace,
             radius=self.radius,
@@ -249,25 +314,34 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
     )
     top = extreme(h, k=1, end="top", tol=config.tol, seed=config.seed)
     trace = hutchinson(h, samples=config.trace_samples, seed=config.seed)
+    flatness = relative_flatness(h, samples=config.trace_samples, seed=config.seed)
+    norm = fisher_rao(h)
+    noise = noise_scale(h)
+    layers = per_layer(h, samples=config.trace_samples, tol=config.tol, seed=config.seed)
     settings = config.sharpness()
-    eps = measures.compute(h, "epsilon", settings)
-    adaptive = measures.compute(h, "adaptive", settings)
-    average = measures.compute(h, "average", settings)
+    found = {key: measures.compute(h, measure, settings) for key, measure in SHARPNESS.items()}
     return {
         "values": {
             "lambda_max": top.values[0],
             "trace": trace.value,
-            "epsilon_sharpness": eps.value,
-            "adaptive_sharpness": adaptive.value,
-            "average_rise": average.value,
+            "relative_flatness": flatness.value,
+            "fisher_rao": norm.value,
+            "noise_scale": noise.value,
+            **{key: result.value for key, result in found.items()},
         },
-        "errors": {"trace": trace.stderr, "average_rise": average.stderr},
+        "errors": {
+            "trace": trace.stderr,
+            "relative_flatness": flatness.stderr,
+            **{key: result.stderr for key, result in found.items() if math.isfinite(result.stderr)},
+        },
         "details": {
             "lambda_max": top.record(),
             "trace": trace.record(),
-            "epsilon_sharpness": eps.record(),
-            "adaptive_sharpness": adaptive.record(),
-            "average_rise": average.record(),
+            "relative_flatness": flatness.record(),
+            "fisher_rao": norm.record(),
+            "noise_scale": noise.record(),
+            "layers": [layer.record() for layer in layers],
+            **{key: result.record() for key, result in found.items()},
             "parameters": h.dim,
             "samples": len(data.train),
         },
@@ -280,7 +354,7 @@ def flagged(result: dict) -> list[str]:
     details = result.get("details", {})
     return [
         f"{result['run']['name']}: {BY_KEY[key].label}: {note}"
-        for key in ("epsilon_sharpness", "adaptive_sharpness")
+        for key in SHARPNESS
         for note in (details.get(key) or {}).get("notes", [])
     ]
 
@@ -323,4 +397,4 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
     return result
 
 
-__all__ = ["Measure", "MEASURES", "BY_KEY", "MeasureConfig", "Target", "measure_run", "MEASURES_FILE"]
+__all__ = ["Measure", "MEASURES", "BY_KEY", "definition", "MeasureConfig", "Target", "measure_run", "MEASURES_FILE"]

@@ -1,23 +1,85 @@
-"""A scorecard: every measure of every run, their mean ± standard deviation per recipe and batch size,
-their rank correlation with batch size and with the generalization gap, and the verdict in words.
+"""A scorecard: every measure of every run, their mean ± standard deviation per arm (recipe) and batch
+size, one flat record per statistical test, and the verdict in words (``verdict``).
 
-The verdict weighs the sharpness measures (``Measure.sharpness``): a measure *separates the batch
-sizes* when Kendall's τ between it and the batch size, over all runs, has a permutation p-value
-below ``alpha``; it *tracks the gap* when the same holds against the gap (test error minus train
-error).  A measure that does neither is named as such, with its numbers: "no" is an answer.
+Each arm is tested on its own (its runs share a recipe).  For each measure of an arm:
+
+- ``against="batch_size"``, ``method="kendall_within_seeds"``: Kendall's τ-b with batch size, p-value by
+  permutation within seeds (``stats.trend``);
+- ``against="batch_size"``, ``method="friedman_within_seeds"``: any difference among batch sizes,
+  monotone or not (``stats.friedman``; with 3 batch sizes or more);
+- ``against="gap_within_batch"``, ``method="kendall_within_batch"``: τ with the generalization gap over
+  pairs of runs at the same batch size (``stats.within``), for the sharpness measures: a measure that
+  "tracks the gap" only across batch sizes may be the batch size measured twice;
+- on the batch-size records, the mean difference largest − smallest batch paired by seed, its 95 %
+  bootstrap interval and the minimum detectable difference at 80 % power (``effects``).
+
+The *endpoints* are declared before looking (by default test error, λmax and adaptive sharpness):
+their batch-size tests, over every arm, form the family of Holm's adjustment (``p_holm``); every other
+test is exploratory, its p-value unadjusted and labelled so.
+
+Loss mismatch (``matching``): when an arm's runs differ in training loss by more than a factor of 2, a
+measure whose runs carry ``<key>_matched`` in their values (the measure at a common training loss) is
+tested on those values instead (``basis="matched_loss"``); runs without one are left out of that
+measure's tests.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from .measures import MEASURES
-from .stats import Correlation, correlation, mean_sd
+from ..errors import ConfigError
+from . import effects, rescaling, stats
+from .matching import mismatched, values_of
+from .measures import BY_KEY, MEASURES, definition
+from .stats import ANY, GAP, TREND, mean_sd
+from .verdict import verdict
 
-AGAINST = ("batch_size", "gap")
+DEFAULT_ENDPOINTS = ("test_error", "lambda_max", "adaptive_sharpness")
+
+
+def endpoints_of(value) -> tuple[str, ...]:
+    """The declared endpoints from a comma-separated string or a list of them (each may hold commas),
+    checked against the measures' keys."""
+    given = [value] if isinstance(value, str) else list(value or ())
+    keys = [k.strip() for item in given for k in str(item).split(",") if k.strip()]
+    if not keys:
+        raise ConfigError("endpoints", value, f"one or more of {', '.join(BY_KEY)}, comma-separated")
+    for key in keys:
+        if key not in BY_KEY:
+            raise ConfigError("endpoints", key, f"measure keys from {', '.join(BY_KEY)}, comma-separated")
+    return tuple(dict.fromkeys(keys))
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test, flat: what was tested against what, how, and its numbers (NaN: not computed)."""
+
+    arm: str
+    measure: str
+    against: str  # batch_size or gap_within_batch
+    method: str  # TREND, ANY or GAP
+    tau: float  # Kendall's τ (NaN for Friedman)
+    statistic: float  # τ, or Friedman's χ²
+    p_value: float  # by permutation within blocks (seeds; batch sizes for GAP)
+    p_holm: float  # Holm-adjusted over the endpoints' batch-size tests; NaN for exploratory tests
+    endpoint: bool
+    difference: float  # mean over seeds of value(largest batch) - value(smallest batch)
+    ci_low: float  # ... its 95 % paired bootstrap interval
+    ci_high: float
+    mde: float  # ... the smallest such difference detectable at 80 % power with these seeds
+    pairs: int  # seeds with both the largest and the smallest batch
+    small: int | None  # the smallest and largest batch size of the arm
+    large: int | None
+    runs: int  # runs in the test
+    permutations: int
+    exact: bool
+    basis: str  # "trained" or "matched_loss" (the measure's _matched values)
+
+    def record(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -30,13 +92,17 @@ class Group:
 
 @dataclass(frozen=True)
 class Scorecard:
-    runs: list[dict]  # name, recipe, batch_size, seed, values, errors
+    runs: list[dict]  # name, recipe, batch_size, seed, values, errors, lambda_max_residual, lambda_max_converged
     groups: list[Group]
-    correlations: dict[str, dict[str, Correlation]]  # measure -> {"batch_size": ..., "gap": ...}
+    tests: list[Test]
+    endpoints: tuple[str, ...]
     alpha: float
     verdict: str
     settings: dict = field(default_factory=dict)
     left_out: list[str] = field(default_factory=list)  # runs of the manifest not finished, so not measured
+    permutations: int = 10000
+    seed: int = 0
+    rescaling: list[dict] = field(default_factory=list)  # the rescaling control (report.rescaling), if any
 
     def record(self) -> dict:
         return {
@@ -50,12 +116,109 @@ class Scorecard:
                 }
                 for g in self.groups
             ],
-            "correlations": {k: {a: c.record() for a, c in v.items()} for k, v in self.correlations.items()},
+            "measures": [
+                {
+                    "key": m.key,
+                    "label": m.label,
+                    "definition": definition(m.key)[0],
+                    "citation": definition(m.key)[1],
+                    "invariant_under_rescaling": m.invariant,
+                    "sharpness": m.sharpness,
+                }
+                for m in MEASURES
+            ],
+            "endpoints": list(self.endpoints),
+            "exploratory": [m.key for m in MEASURES if m.key not in self.endpoints],
+            "tests": [t.record() for t in self.tests],
             "alpha": self.alpha,
             "verdict": self.verdict,
             "settings": self.settings,
             "left_out": self.left_out,
+            "rescaling_control": self.rescaling,
         }
+
+    def arms(self) -> list[str]:
+        """The recipes compared across batch sizes (the rescaling control's runs are not an arm)."""
+        return list(dict.fromkeys(r["recipe"] for r in self.runs if not r.get("control")))
+
+    def test(self, arm: str, measure: str, method: str = TREND) -> Test | None:
+        return next((t for t in self.tests if (t.arm, t.measure, t.method) == (arm, measure, method)), None)
+
+
+def _run(result: dict) -> dict:
+    eigen = (result.get("details") or {}).get("lambda_max") or {}
+    residuals = eigen.get("residuals") or [math.nan]
+    return {
+        "name": result["run"]["name"],
+        "recipe": result["run"]["recipe"],
+        "batch_size": result["run"]["batch_size"],
+        "seed": result["run"]["seed"],
+        "values": dict(result["values"]),
+        "errors": result.get("errors", {}),
+        "lambda_max_residual": float(residuals[0]),
+        "lambda_max_converged": eigen.get("converged"),  # None: not recorded
+        "control": bool(result.get("rescaled")),  # a rescaled copy of another run (report.rescaling)
+    }
+
+
+def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, samples: int, seed: int) -> list[Test]:
+    batch = [r["batch_size"] for r in runs]
+    seeds = [r["seed"] for r in runs]
+    matched = mismatched(runs)
+    gap, _ = values_of(runs, "gap", matched)
+    out = []
+    for m in MEASURES:
+        y, basis = values_of(runs, m.key, matched)
+        endpoint = m.key in endpoints
+        d, small, large = effects.paired_differences(batch, y, seeds)
+        low, high, _ = effects.bootstrap(d, samples=samples, seed=seed)
+        sd = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
+        level = alpha / family if endpoint and family else alpha
+        shared = dict(
+            arm=arm,
+            measure=m.key,
+            p_holm=math.nan,
+            endpoint=endpoint,
+            difference=float(d.mean()) if len(d) else math.nan,
+            ci_low=low,
+            ci_high=high,
+            mde=effects.detectable(sd, len(d), level),
+            pairs=len(d),
+            small=small,
+            large=large,
+            basis=basis,
+        )
+        t = stats.trend(batch, y, seeds, samples, seed)
+        out.append(Test(**shared, against="batch_size", method=TREND, tau=t.statistic, **_numbers(t)))
+        if len(set(batch)) >= 3:
+            f = stats.friedman(batch, y, seeds, samples, seed)
+            out.append(Test(**shared, against="batch_size", method=ANY, tau=math.nan, **_numbers(f)))
+        if m.sharpness:
+            g = stats.within(gap, y, batch, samples, seed)
+            no_effect = dict(difference=math.nan, ci_low=math.nan, ci_high=math.nan, mde=math.nan, pairs=0)
+            out.append(
+                Test(
+                    **{**shared, **no_effect, "endpoint": False},
+                    against="gap_within_batch",
+                    method=GAP,
+                    tau=g.statistic,
+                    **_numbers(g),
+                )
+            )
+    return out
+
+
+def _numbers(p: stats.Permutation) -> dict:
+    return dict(statistic=p.statistic, p_value=p.p_value, runs=p.runs, permutations=p.permutations, exact=p.exact)
+
+
+def family_size(runs: list[dict], endpoints) -> int:
+    """How many tests Holm adjusts over, as planned: in every arm, each endpoint's τ, and its Friedman
+    test where the arm has 3 batch sizes or more (a test without a p-value, for want of values, drops
+    out of the adjustment itself)."""
+    arms = dict.fromkeys(r["recipe"] for r in runs)
+    batches = {arm: len({r["batch_size"] for r in runs if r["recipe"] == arm}) for arm in arms}
+    return sum(len(endpoints) * (2 if batches[arm] >= 3 else 1) for arm in arms)
 
 
 def build(
@@ -65,19 +228,11 @@ def build(
     seed: int = 0,
     settings: dict | None = None,
     left_out: list[str] | None = None,
+    endpoints=DEFAULT_ENDPOINTS,
 ) -> Scorecard:
     """The scorecard of ``results`` (``measure_run``'s dicts, one per run)."""
-    runs = [
-        {
-            "name": r["run"]["name"],
-            "recipe": r["run"]["recipe"],
-            "batch_size": r["run"]["batch_size"],
-            "seed": r["run"]["seed"],
-            "values": r["values"],
-            "errors": r.get("errors", {}),
-        }
-        for r in results
-    ]
+    endpoints = endpoints_of(endpoints)
+    runs = [_run(r) for r in results]
     groups = []
     for key in dict.fromkeys((r["recipe"], r["batch_size"]) for r in runs):
         members = [r for r in runs if (r["recipe"], r["batch_size"]) == key]
@@ -86,113 +241,39 @@ def build(
                 key[0],
                 key[1],
                 [r["seed"] for r in members],
-                {m.key: mean_sd([r["values"][m.key] for r in members]) for m in MEASURES},
+                {m.key: mean_sd([r["values"].get(m.key, math.nan) for r in members]) for m in MEASURES},
             )
         )
-    correlations = {}
-    for m in MEASURES:
-        y = [r["values"][m.key] for r in runs]
-        correlations[m.key] = {
-            "batch_size": correlation([r["batch_size"] for r in runs], y, permutations, seed),
-            "gap": correlation([r["values"]["gap"] for r in runs], y, permutations, seed),
-        }
-    card = Scorecard(runs, groups, correlations, alpha, "", settings or {}, list(left_out or []))
-    return Scorecard(
-        runs, groups, correlations, alpha, verdict(card, permutations, seed), settings or {}, list(left_out or [])
+    compared = [r for r in runs if not r["control"]]
+    family = family_size(compared, endpoints)
+    tests = []
+    for arm in dict.fromkeys(r["recipe"] for r in compared):
+        tests += _tests(arm, [r for r in compared if r["recipe"] == arm], endpoints, alpha, family, permutations, seed)
+    confirmatory = [i for i, t in enumerate(tests) if t.endpoint and t.against == "batch_size"]
+    for i, p in zip(confirmatory, stats.holm([tests[i].p_value for i in confirmatory])):
+        tests[i] = replace(tests[i], p_holm=p)
+    card = Scorecard(
+        runs,
+        groups,
+        tests,
+        endpoints,
+        alpha,
+        "",
+        settings or {},
+        list(left_out or []),
+        permutations,
+        seed,
+        rescaling.control(results),
     )
+    return replace(card, verdict=verdict(card))
 
 
-def _numbers(c: Correlation) -> str:
-    return f"τ = {c.tau:+.2f}, p = {c.p_value:.2g}"
-
-
-def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def smallest_p(batch_sizes: list[int], permutations: int = 10000, seed: int = 0) -> float:
-    """The p-value of a measure in perfect order with the batch sizes: no measure can do better."""
-    x = np.asarray(batch_sizes)
-    return correlation(x, np.argsort(np.argsort(x, kind="stable")), permutations, seed).p_value
-
-
-def verdict(card: Scorecard, permutations: int = 10000, seed: int = 0) -> str:
-    """Which sharpness measures separate the batch sizes and which track the gap, with τ and p."""
-    batches = sorted({r["batch_size"] for r in card.runs})
-    if len(batches) < 2:
-        return (
-            f"All {len(card.runs)} runs have batch size {batches[0]}: there is no batch size to compare "
-            "(the table gives each measure's spread over seeds)."
-        )
-    measures = [m for m in MEASURES if m.sharpness]
-    a = card.alpha
-    sentences = []
-    best = smallest_p([r["batch_size"] for r in card.runs], permutations, seed)
-    too_few = best >= a
-    if too_few:
-        sentences.append(
-            f"The smallest p-value any order of {len(card.runs)} runs can reach is {best:.2g}, not below "
-            f"{a:g}: more seeds or batch sizes are needed before any trend with batch size can be shown."
-        )
-    recipes = sorted({r["recipe"] for r in card.runs})
-    if len(recipes) > 1:
-        sentences.append(f"τ pools the runs of all {len(recipes)} recipes ({', '.join(recipes)}).")
-    away = [r["name"] for r in card.runs if r["values"].get("train_error", 0) > 1.0]
-    if away:
-        sentences.append(
-            f"Caution: {len(away)} of {len(card.runs)} runs have a training error above 1 % "
-            f"({', '.join(away[:4])}{', …' if len(away) > 4 else ''}): they are not at a minimum, and "
-            "sharpness there is not that of a minimum."
-        )
-    err = card.correlations["test_error"]["batch_size"]
-    if all(math.isnan(r["values"].get("test_error", math.nan)) for r in card.runs):
-        sentences.append("The data set has no test set: there is no test error and no gap to compare.")
-    elif not math.isnan(err.tau):
-        if err.p_value < a:
-            sentences.append(f"Test error {'rises' if err.tau > 0 else 'falls'} with batch size ({_numbers(err)}).")
-        elif too_few:
-            sentences.append(
-                f"Test error {'rises' if err.tau > 0 else 'falls' if err.tau < 0 else 'stays'} with "
-                f"batch size in these runs ({_numbers(err)}), which so few runs cannot confirm."
-            )
-        else:
-            sentences.append(f"Test error does not change with batch size at p < {a:g} ({_numbers(err)}).")
-
-    def named(pairs) -> str:
-        return _listed([f"{m.label} ({_numbers(c)})" for m, c in pairs])
-
-    def ranked(against: str) -> tuple[list, list]:
-        """The measures with a τ against ``against``: those with p < alpha, and the others."""
-        scored = [(m, card.correlations[m.key][against]) for m in measures]
-        scored = [(m, c) for m, c in scored if not math.isnan(c.tau)]
-        return [(m, c) for m, c in scored if c.p_value < a], [(m, c) for m, c in scored if c.p_value >= a]
-
-    yes, no = ranked("batch_size")
-    if not (yes or no):
-        sentences.append("No sharpness measure can be ranked against the batch sizes (too few runs with values).")
-    elif yes:
-        up, down = [(m, c) for m, c in yes if c.tau > 0], [(m, c) for m, c in yes if c.tau < 0]
-        parts = ([f"larger at large batch: {named(up)}"] if up else []) + (
-            [f"smaller at large batch: {named(down)}"] if down else []
-        )
-        sentences.append(
-            f"Measures that separate the batch sizes (Kendall τ with batch size, permutation "
-            f"p < {a:g}) — {'; '.join(parts)}."
-        )
-    else:
-        sentences.append(f"No sharpness measure separates the batch sizes at p < {a:g}.")
-    if no:
-        sentences.append(f"Not separating them: {named(no)}.")
-
-    yes, no = ranked("gap")
-    if yes:
-        sentences.append(
-            f"Tracking the generalization gap across runs: {named(yes)}"
-            + (f"; not tracking it: {named(no)}." if no else ".")
-        )
-    elif no:
-        sentences.append(f"No sharpness measure tracks the generalization gap at p < {a:g}: {named(no)}.")
-    return " ".join(sentences)
-
-
-__all__ = ["Group", "Scorecard", "build", "verdict", "AGAINST"]
+__all__ = [
+    "Group",
+    "Scorecard",
+    "Test",
+    "build",
+    "endpoints_of",
+    "family_size",
+    "DEFAULT_ENDPOINTS",
+]

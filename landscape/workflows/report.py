@@ -35,13 +35,15 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.twod import write_2d
 from ..report import tables
 from ..report.figures import write_measures
+from ..report.matching import MATCHED, final_loss, matched_checkpoint
 from ..report.measures import MeasureConfig, Target, flagged, measure_run
+from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
-from ..report.scorecard import build
+from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from . import study_file as studies
 from .command import Result, check_known, config_defaults, fields_of
 
-OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_correlations.csv", "{name}.md", "{name}.tex", "{name}.json")
+OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_tests.csv", "{name}.md", "{name}.tex", "{name}.json")
 FORMATS = ("png", "pdf", "svg")
 STYLES = ("default", "paper", "talk")
 DEFAULTS = {
@@ -55,6 +57,8 @@ DEFAULTS = {
     "datapath": None,
     "num_classes": None,
     **config_defaults(MeasureConfig),
+    "endpoints": DEFAULT_ENDPOINTS,
+    "match_loss": "auto",  # each run also at the first saved checkpoint with train loss <= this; "off": not
     "alpha": 0.05,
     "permutations": 10000,
     "formats": ("png", "pdf"),
@@ -88,6 +92,14 @@ def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
         if not s.get(name):
             raise ConfigError(name, s.get(name), "a value (or a study file, config, that gives it)")
     config = MeasureConfig(**fields_of(s, MeasureConfig))
+    s["endpoints"] = endpoints_of(s["endpoints"])
+    if s["match_loss"] not in ("auto", "off"):
+        try:
+            s["match_loss"] = float(s["match_loss"])
+        except (TypeError, ValueError):
+            s["match_loss"] = None
+        if s["match_loss"] is None or not s["match_loss"] > 0:
+            raise ConfigError("match_loss", params.get("match_loss"), "auto, off, or a positive training loss")
     checks.number("alpha", s["alpha"], above=0, below=1)
     checks.whole("permutations", s["permutations"], least=100, expected="at least 100")
     formats = [s["formats"]] if isinstance(s["formats"], str) else list(s["formats"])
@@ -159,6 +171,9 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
         flush=True,
     )
     agree(world, lambda: [os.makedirs(f, exist_ok=True) for f in (args.out, figures)] if world.rank == 0 else None)
+    args.match_target = agree(world, _match_target, args, runs)
+    if args.match_target is not None:
+        say(f"matched loss: each run also at its first saved checkpoint with train loss <= {args.match_target:.4g}")
 
     def mine() -> list[dict]:
         done = []
@@ -175,6 +190,11 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
             )
             for line in flagged(result):
                 print(f"  flagged: {line}", flush=True)
+            origin = origin_of(run.checkpoint)
+            if origin is not None:  # a rescaled copy of another run: the rescaling control
+                result["rescaled"] = origin
+            elif args.match_target is not None:
+                _add_matched(result, run, target, config, args)
             done.append(result)
         return done
 
@@ -190,9 +210,40 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
     return ReportResult(card, files, list(skipped))
 
 
+def _match_target(args, runs: list[Run]) -> float | None:
+    """The training loss the runs are also compared at: as given, or the largest final one (every run
+    reaches it); None when off or when no run has a log to match in."""
+    if args.match_loss == "off":
+        return None
+    if args.match_loss != "auto":
+        return float(args.match_loss)
+    finals = [v for v in (final_loss(r.checkpoint) for r in runs) if np.isfinite(v)]
+    return max(finals) if finals else None
+
+
+def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, args) -> None:
+    """The run measured again at its matched-loss checkpoint: ``<key>_matched`` values and ``matched``."""
+    found = matched_checkpoint(run.checkpoint, args.match_target)
+    result["matched"] = found.record()
+    if found.checkpoint is None:
+        print(f"  matched loss: {run.name}: {found.note}", flush=True)
+        return
+    name = os.path.splitext(os.path.basename(found.checkpoint))[0]
+    folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
+    at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder)
+    result["values"].update({f"{k}{MATCHED}": v for k, v in at["values"].items()})
+    print(
+        f"  matched loss: {run.name} at {name} (train loss {found.train_loss:.4g}): "
+        f"λmax {at['values']['lambda_max']:.4g}",
+        flush=True,
+    )
+
+
 def write_report(results: list[dict], args, config, figures: str, skipped: list[str] = ()) -> tuple[dict, list[str]]:
     """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
     settings = {k: v for k, v in config.record().items() if v is not None}
+    if getattr(args, "match_target", None) is not None:
+        settings["match_loss"] = args.match_target
     card = build(
         results,
         alpha=args.alpha,
@@ -200,6 +251,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         seed=args.seed,
         settings=settings,
         left_out=list(skipped),
+        endpoints=args.endpoints,
     )
     runs = [r["run"] for r in results]
     target = results[0]["target"]
@@ -214,7 +266,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
     for suffix, text in (
         ("", tables.groups_csv(card)),
         ("_runs", tables.runs_csv(card)),
-        ("_correlations", tables.correlations_csv(card)),
+        ("_tests", tables.tests_csv(card)),
     ):
         write_file(f"{stem}{suffix}.csv", text.encode())
     write_file(f"{stem}.md", tables.markdown(card, description=description).encode())

@@ -23,6 +23,8 @@ CONFIG = MeasureConfig(
     iterations=5,
     restarts=1,
     train_subset=120,
+    m=40,
+    draws=4,
     tol=1e-4,
 )
 

@@ -1,4 +1,5 @@
-"""The scorecard from made-up measurements whose answer is known: groups, verdict words, tables."""
+"""The scorecard from made-up measurements whose answer is known: groups, test records, verdict words,
+tables."""
 
 import csv
 import io
@@ -7,22 +8,26 @@ import math
 import numpy as np
 import pytest
 
+from landscape.errors import ConfigError
 from landscape.report import tables
 from landscape.report.measures import MEASURES
-from landscape.report.scorecard import build
+from landscape.report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
+from landscape.report.stats import holm
 
 BATCHES, SEEDS = (16, 64, 256, 1024), (0, 1, 2)
+RECORD = {"arm", "measure", "against", "tau", "p_value", "p_holm", "ci_low", "ci_high", "mde", "runs", "method"}
 
 
-def results(rising=("lambda_max", "trace"), falling=(), seed=0):
-    """12 runs: ``rising`` measures grow with the batch, ``falling`` shrink, the rest are noise."""
+def results(rising=("lambda_max", "trace"), falling=(), seed=0, batches=BATCHES, seeds=SEEDS):
+    """One run per batch size and seed: ``rising`` measures grow with the batch, ``falling`` shrink, the
+    rest are noise; every run at about the same training loss."""
     rng = np.random.default_rng(seed)
     out = []
-    for b in BATCHES:
-        for s in SEEDS:
+    for b in batches:
+        for s in seeds:
             level = math.log2(b)
             values = {m.key: float(rng.standard_normal()) for m in MEASURES}
-            values.update(train_error=0.0, test_error=1.0 + level / 4 + 0.01 * s)
+            values.update(train_loss=0.01 * (1 + 0.05 * s), train_error=0.0, test_error=1.0 + level / 4 + 0.01 * s)
             values["gap"] = values["test_error"] - values["train_error"]
             for key in rising:
                 values[key] = level + 0.1 * rng.standard_normal()
@@ -33,6 +38,7 @@ def results(rising=("lambda_max", "trace"), falling=(), seed=0):
                     "run": {"name": f"sgd_b{b}_s{s}", "recipe": "sgd", "batch_size": b, "seed": s},
                     "values": values,
                     "errors": {"trace": 0.5},
+                    "details": {"lambda_max": {"residuals": [2e-4], "converged": b != 1024}},
                 }
             )
     return out
@@ -45,21 +51,96 @@ def test_groups_hold_mean_and_sd_over_seeds():
     assert g.stats["test_error"] == (pytest.approx(1.0 + 10 / 4 + 0.01), pytest.approx(0.01), 3)
 
 
-def test_verdict_names_the_measures_that_separate_and_those_that_do_not():
+def test_the_record_holds_endpoints_flat_tests_and_every_value_of_every_run():
+    card = build(results())
+    record = card.record()
+    assert record["endpoints"] == list(DEFAULT_ENDPOINTS) == ["test_error", "lambda_max", "adaptive_sharpness"]
+    assert "trace" in record["exploratory"] and "lambda_max" not in record["exploratory"]
+    tests = record["tests"]
+    assert all(RECORD <= set(t) for t in tests)
+    methods = {(t["measure"], t["against"], t["method"]) for t in tests}
+    assert ("lambda_max", "batch_size", "kendall_within_seeds") in methods
+    assert ("lambda_max", "batch_size", "friedman_within_seeds") in methods  # 4 batch sizes: a peak can be seen
+    assert ("lambda_max", "gap_within_batch", "kendall_within_batch") in methods
+    assert ("test_error", "gap_within_batch", "kendall_within_batch") not in methods  # a tautology: not tested
+    run = record["runs"][0]
+    assert set(run["values"]) >= {m.key for m in MEASURES}
+    assert run["lambda_max_residual"] == 2e-4 and run["lambda_max_converged"] is True
+
+
+def test_holm_adjusts_the_endpoints_batch_size_tests_and_nothing_else():
+    card = build(results())
+    family = [t for t in card.tests if t.endpoint and t.against == "batch_size"]
+    assert len(family) == 6  # 3 endpoints x (τ, Friedman)
+    assert [t.p_holm for t in family] == pytest.approx(holm([t.p_value for t in family]))
+    assert all(math.isnan(t.p_holm) for t in card.tests if t not in family)
+
+
+def test_an_endpoint_that_survives_holm_is_stated_with_its_interval():
     card = build(results(rising=("lambda_max", "trace"), falling=("surface_rise",)))
     v = card.verdict
-    assert card.correlations["lambda_max"]["batch_size"].p_value < 0.05
-    assert "Test error rises with batch size" in v
-    assert "larger at large batch: λmax (τ = +" in v and "trace (τ = +" in v
-    assert "smaller at large batch: 2-D rise (τ = -" in v
-    assert "Not separating them: " in v and "ε-sharpness (τ = " in v
-    assert "Tracking the generalization gap across runs: λmax" in v
+    lam = card.test("sgd", "lambda_max")
+    assert lam.p_holm < 0.05 and lam.ci_low < lam.difference < lam.ci_high and lam.ci_low > 0
+    assert "Endpoints (Holm-adjusted over 6 tests, alpha 0.05):" in v
+    assert "test error rises with batch size (τ = +" in v
+    assert "λmax rises with batch size (τ = +" in v and "batch 1024 − batch 16: +" in v and "95 % CI [" in v
+    assert "adaptive sharpness: no evidence of a difference at this power (" in v and "smallest detectable: " in v
+    assert "Exploratory (p-values not adjusted): trace rises with batch size" in v
+    assert "2-D rise falls with batch size" in v
+    assert "does not change" not in v and "separates" not in v
 
 
-def test_verdict_says_no_when_no_measure_separates_the_batch_sizes():
+def test_no_evidence_is_worded_with_the_smallest_detectable_difference():
     v = build(results(rising=())).verdict
-    assert "No sharpness measure separates the batch sizes at p < 0.05." in v
-    assert "No sharpness measure tracks the generalization gap" in v
+    assert "λmax: no evidence of a difference at this power (τ = " in v
+    assert "smallest detectable: " in v and "at 80 % power with 3 seeds" in v
+    assert "no evidence of a difference at this power for trace (τ = " in v
+    assert "No sharpness measure tracks the generalization gap among runs of the same batch size" in v
+
+
+def test_a_peak_at_a_middle_batch_size_is_found_by_friedman():
+    runs = results(rising=())
+    for r in runs:
+        bump = {16: 0.0, 64: 3.0, 256: 2.9, 1024: 0.1}[r["run"]["batch_size"]]
+        r["values"]["lambda_max"] = bump + 0.01 * r["run"]["seed"]
+    card = build(runs)
+    assert card.test("sgd", "lambda_max").p_value > 0.5
+    assert card.test("sgd", "lambda_max", "friedman_within_seeds").p_holm < 0.05
+    assert "λmax differs among batch sizes, not monotonically (Friedman p = " in card.verdict
+    assert "highest at batch 64" in card.verdict
+
+
+def test_tracking_the_gap_is_judged_within_a_batch_size():
+    runs = results(rising=("trace",))  # trace rises with batch size, as the gap does: across batch sizes only
+    for r in runs:
+        r["values"]["lambda_max"] = 5.0 * r["values"]["gap"] + 0.001 * r["run"]["seed"] ** 2  # seed by seed too
+    card = build(runs)
+    assert card.test("sgd", "trace", "kendall_within_batch").p_value > 0.05
+    within = card.test("sgd", "lambda_max", "kendall_within_batch")
+    assert within.tau == pytest.approx(1.0) and within.p_value == pytest.approx(2 / 6**4)
+    assert "Tracking the generalization gap among runs of the same batch size (exploratory): λmax" in card.verdict
+
+
+def test_a_loss_mismatch_is_said_first_and_matched_values_are_used():
+    runs = results(rising=("trace",))
+    for r in runs:
+        b = r["run"]["batch_size"]
+        r["values"]["train_loss"] = 0.003 if b == 16 else 0.15  # the small batch trained much further
+        r["values"]["trace_matched"] = -math.log2(b) + 0.01 * r["run"]["seed"]  # reversed at matched loss
+    card = build(runs)
+    assert card.verdict.startswith("Loss mismatch: the runs compared differ in training loss by a factor of 50")
+    assert "Below, the values at matched training loss are used for trace." in card.verdict
+    trace = card.test("sgd", "trace")
+    assert trace.basis == "matched_loss" and trace.tau < 0
+    assert card.test("sgd", "lambda_max").basis == "trained"
+    assert "trace (at matched loss) falls with batch size" in card.verdict
+    assert "trace_matched" in card.record()["runs"][0]["values"]
+    assert "trace_matched" in tables.runs_csv(card).splitlines()[0]
+
+    for r in runs:
+        del r["values"]["trace_matched"]
+    v = build(runs).verdict
+    assert "No values at matched loss were given" in v and "trace rises with batch size" in v
 
 
 def test_one_batch_size_has_nothing_to_compare():
@@ -68,9 +149,33 @@ def test_one_batch_size_has_nothing_to_compare():
 
 
 def test_too_few_runs_for_any_p_below_alpha_is_said():
-    few = [r for r in results() if r["run"]["batch_size"] in (16, 1024) and r["run"]["seed"] < 2]
+    few = results(batches=(16, 1024), seeds=(0, 1))
     v = build(few).verdict
-    assert "smallest p-value any order of 4 runs can reach is 0.33" in v
+    assert "The smallest p-value that permuting each seed's values among its batch sizes can reach here is 0.5" in v
+    assert "1 after Holm's adjustment over 3 endpoint tests" in v  # 2 batch sizes: no Friedman test
+
+
+def test_several_arms_are_tested_apart_and_holm_spans_them():
+    runs = results()
+    for r in results(seed=1):
+        r["run"] = {**r["run"], "recipe": "adam", "name": r["run"]["name"].replace("sgd", "adam")}
+        runs.append(r)
+    card = build(runs)
+    assert {t.arm for t in card.tests} == {"sgd", "adam"}
+    assert sum(math.isfinite(t.p_holm) for t in card.tests) == 12
+    assert "Each of the 2 arms (sgd, adam) is tested on its own." in card.verdict and "adam: Endpoints" in card.verdict
+
+
+def test_endpoints_are_declared_and_checked():
+    assert endpoints_of("trace, lambda_max") == ("trace", "lambda_max")
+    assert endpoints_of(["trace", "gap,trace"]) == ("trace", "gap")
+    with pytest.raises(ConfigError, match=r"endpoints=sharpness: expected measure keys from train_loss, "):
+        endpoints_of("trace,sharpness")
+    with pytest.raises(ConfigError, match="endpoints"):
+        endpoints_of("")
+    card = build(results(), endpoints=("trace",))
+    assert card.record()["endpoints"] == ["trace"] and card.test("sgd", "trace").endpoint
+    assert math.isnan(card.test("sgd", "lambda_max").p_holm)
 
 
 def test_tables_carry_every_number():
@@ -80,19 +185,23 @@ def test_tables_carry_every_number():
     assert float(rows[0]["lambda_max_mean"]) == pytest.approx(card.groups[0].stats["lambda_max"][0], rel=1e-5)
     runs = list(csv.DictReader(io.StringIO(tables.runs_csv(card))))
     assert len(runs) == 12 and float(runs[0]["trace_stderr"]) == 0.5
-    corr = list(csv.DictReader(io.StringIO(tables.correlations_csv(card))))
-    assert {r["measure"] for r in corr} == {m.key for m in MEASURES}
+    assert float(runs[0]["lambda_max_residual"]) == 2e-4 and runs[-1]["lambda_max_converged"] == "False"
+    tests = list(csv.DictReader(io.StringIO(tables.tests_csv(card))))
+    assert len(tests) == len(card.tests) and RECORD <= set(tests[0])
 
     md = tables.markdown(card, description="12 runs.")
     table = [line for line in md.splitlines() if line.startswith("| sgd |")]
     assert len(table) == 4 and all(line.count("|") == len(MEASURES) + 4 for line in table)
-    assert " ± " in table[0] and "**Verdict.**" in md and "**+" in md  # significant τ in bold
+    assert " ± " in table[0] and "**Verdict.**" in md and "| λmax | endpoint | **+" in md  # survives Holm: bold
+    assert "| trace | exploratory | +" in md
+    assert "| Lanczos residual | converged |" in md and "| sgd_b1024_s0 | sgd | 1024 | 0 |" in md and "**no** |" in md
 
     tex = tables.latex(card)
     assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 2
     body = [line for line in tex.splitlines() if line.startswith("sgd &")]
     assert len(body) == 4 and all(line.count("&") == len(MEASURES) + 2 for line in body)
     assert r"\pm" in body[0] and r"$\mathbf{+" in tex and "e-0" not in tex  # 1e-05 as 1\times10^{-5}
+    assert "τ" not in tex.split("\\caption")[-1] and "<" not in tex.split("\\caption")[-1].replace("$<$", "")
     assert tables.tex_number(3.6e-05) == r"3.6\times10^{-5}" and tables.tex_number(math.nan) == "--"
 
 

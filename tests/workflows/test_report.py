@@ -3,6 +3,7 @@ numbers on one rank and on two; bad input refused with one line before anything 
 
 import csv
 import json
+import math
 
 import pytest
 import torch
@@ -29,6 +30,8 @@ FLAGS = [
     "5",
     "--restarts",
     "1",
+    "--m",
+    "40",
     "--threads",
     "1",
     "--formats",
@@ -60,7 +63,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     for name in (
         "scorecard.csv",
         "scorecard_runs.csv",
-        "scorecard_correlations.csv",
+        "scorecard_tests.csv",
         "scorecard.md",
         "scorecard.tex",
         "scorecard.json",
@@ -72,7 +75,11 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "one" / "scorecard.csv")))
     assert [(r["batch_size"], r["seeds"]) for r in rows] == [("16", "2"), ("256", "2")]
     card = json.loads((tmp_path / "one" / "scorecard.json").read_text())
-    assert card["correlations"]["lambda_max"]["batch_size"]["exact"] and "smallest p-value" in card["verdict"]
+    assert card["endpoints"] == ["test_error", "lambda_max", "adaptive_sharpness"]
+    lam = next(t for t in card["tests"] if (t["measure"], t["method"]) == ("lambda_max", "kendall_within_seeds"))
+    assert lam["exact"] and lam["permutations"] == 4 and lam["runs"] == 4  # 2 seeds x 2 batch sizes: 2! x 2!
+    assert all(isinstance(r["lambda_max_converged"], bool) and r["lambda_max_residual"] >= 0 for r in card["runs"])
+    assert "smallest p-value" in card["verdict"] and "does not change" not in card["verdict"]
     assert "**Verdict.**" in one.stdout and "4 runs: recipe sgd, batch sizes 16, 256, seeds 0, 1" in one.stdout
 
     two = run("report", [manifest, "--out", str(tmp_path / "two"), *FLAGS], ranks=2, timeout=300)
@@ -89,10 +96,11 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
     lost = tmp_path / "one" / "runs" / "sgd_b256_s1" / "measures.json"
     before = json.loads(lost.read_text())
     lost.unlink()
-    again = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS, "--alpha", "0.4"])
+    again = run("report", [manifest, "--out", str(tmp_path / "one"), *FLAGS, "--alpha", "0.4", "--endpoints", "trace"])
     assert again.returncode == 0, again.stderr
     assert json.loads(lost.read_text())["values"] == before["values"]
-    assert "smallest p-value" not in json.loads((tmp_path / "one" / "scorecard.json").read_text())["verdict"]
+    card = json.loads((tmp_path / "one" / "scorecard.json").read_text())
+    assert card["alpha"] == 0.4 and card["endpoints"] == ["trace"]
 
 
 @pytest.mark.parametrize(
@@ -102,6 +110,7 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
         (["--grid_1d=-1:1:4"], 2, "--grid_1d=-1:1:4: expected a grid holding 0"),
         (["--model", "nonsense"], 2, "model=nonsense"),
         (["--name", "a/b"], 2, "--name='a/b': expected a file name stem"),
+        (["--endpoints", "test_error,sharp"], 2, "--endpoints=sharp: expected measure keys from train_loss, "),
     ],
 )
 @pytest.mark.slow
@@ -118,3 +127,28 @@ def test_missing_manifest_and_an_out_that_is_a_file(tmp_path):
     (tmp_path / "file").write_text("keep")
     clash = run("report", [networks(tmp_path), "--out", str(tmp_path / "file"), *FLAGS])
     assert clash.returncode == 3 and "is a file" in clash.stderr and (tmp_path / "file").read_text() == "keep"
+
+
+@pytest.mark.slow
+def test_each_run_is_also_measured_at_the_first_checkpoint_below_the_common_training_loss(tmp_path):
+    sweep = tmp_path / "sweep"
+    trained = run(
+        "sweep",
+        ["--out", str(sweep), "--recipes", "naive", "--batch_sizes", "16", "160", "--seeds", "0", "1"]
+        + ["--model", "mnist1d_mlp", "--dataset", "mnist1d_200", "--steps", "60", "--eval_every", "10"]
+        + ["--lr", "0.1", "--threads", "1", "--quiet"],
+        timeout=300,
+    )
+    assert trained.returncode == 0, trained.stderr
+    flags = [f for f in FLAGS if f not in ("digits_mlp", "--model", "--train_subset", "120")]
+    done = run("report", [str(sweep), "--out", str(tmp_path / "report"), *flags], timeout=600)
+    assert done.returncode == 0, done.stderr
+    card = json.loads((tmp_path / "report" / "scorecard.json").read_text())
+    finals = [r["values"]["train_loss"] for r in card["runs"]]
+    target = card["settings"]["match_loss"]
+    assert target == pytest.approx(max(finals), rel=1e-4)  # auto: the largest final loss, which every run reaches
+    for r in card["runs"]:
+        assert r["values"]["train_loss_matched"] <= target * (1 + 1e-4)
+        assert math.isfinite(r["values"]["lambda_max_matched"])
+    assert any(r["values"]["train_loss_matched"] > r["values"]["train_loss"] for r in card["runs"])  # an earlier one
+    assert "matched loss: " in done.stdout

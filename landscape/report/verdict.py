@@ -1,0 +1,205 @@
+"""The scorecard's verdict in words, each word backed by a test record.
+
+In this order: a loss mismatch between the runs compared (before anything else, because it changes
+what every later sentence means); too few runs for any p-value to go below alpha; runs not at a
+minimum; then per arm the declared endpoints, each either a difference that survives Holm's adjustment,
+stated with its direction, its paired difference largest − smallest batch and that difference's 95 %
+interval, or "no evidence of a difference at this power" with the smallest difference the seeds could
+have detected; then the exploratory measures, their p-values unadjusted and labelled so; then whether
+a sharpness measure tracks the generalization gap among runs of the same batch size.
+
+A null is never stated as "does not change": with three seeds a real effect of a seed-to-seed standard
+deviation is seen about a third of the time, and the minimum detectable effect says how large a
+difference could hide.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import rescaling
+from .matching import LOSS_RATIO, loss_ratio
+from .measures import BY_KEY, MEASURES
+from .stats import ANY, GAP, TREND, trend
+
+
+def _name(key: str) -> str:
+    """A measure's label as a word in a sentence: 'test error', not 'test error %'."""
+    return BY_KEY[key].label.replace(" %", "").replace(" (points)", "")
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def smallest_p(runs: list[dict], samples: int = 10000, seed: int = 0) -> float:
+    """The within-seed permutation p-value of a measure in perfect order with the batch sizes, for these
+    runs' design: no measure can do better."""
+    batches = sorted({r["batch_size"] for r in runs})
+    seeds = sorted({r["seed"] for r in runs})
+    ordered = [batches.index(r["batch_size"]) + 1e-3 * seeds.index(r["seed"]) for r in runs]
+    return trend([r["batch_size"] for r in runs], ordered, [r["seed"] for r in runs], samples, seed).p_value
+
+
+def _effect(t) -> str:
+    if not math.isfinite(t.difference):
+        return "no seed has both the smallest and the largest batch"
+    interval = f", 95 % CI [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else ""
+    return f"batch {t.large} − batch {t.small}: {t.difference:+.3g}{interval} over {t.pairs} seed{'s' * (t.pairs != 1)}"
+
+
+def _detectable(t) -> str:
+    if not math.isfinite(t.mde):
+        return f"smallest detectable: not estimable from {t.pairs} seed{'s' * (t.pairs != 1)} at both ends"
+    return (
+        f"smallest detectable: {t.mde:.3g} for batch {t.large} − batch {t.small} at 80 % power with "
+        f"{t.pairs} seeds; observed {t.difference:+.3g}"
+        + (f", 95 % CI [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else "")
+    )
+
+
+def _peak(card, arm: str, key: str) -> int | None:
+    means = [(g.stats[key][0], g.batch_size) for g in card.groups if g.recipe == arm and math.isfinite(g.stats[key][0])]
+    return max(means)[1] if means else None
+
+
+def _p(t, holm: bool) -> str:
+    return f"p = {t.p_value:.2g}" + (f", Holm p = {t.p_holm:.2g}" if holm else "")
+
+
+def _judged(card, arm: str, key: str, holm: bool) -> tuple[bool, str] | None:
+    """One measure of one arm in words, from its trend and Friedman records: whether a difference was
+    shown, and the words (for a null, the words after "no evidence of a difference at this power");
+    None without a τ."""
+    t, f = card.test(arm, key, TREND), card.test(arm, key, ANY)
+    if t is None or math.isnan(t.tau):
+        return None
+    level = (lambda r: r.p_holm) if holm else (lambda r: r.p_value)
+    name = _name(key) + (" (at matched loss)" if t.basis == "matched_loss" else "")
+    friedman = f is not None and math.isfinite(f.p_value)
+    if level(t) < card.alpha:
+        moves = "rises" if t.tau > 0 else "falls"
+        return True, f"{name} {moves} with batch size (τ = {t.tau:+.2f}, {_p(t, holm)}; {_effect(t)})"
+    if friedman and level(f) < card.alpha:
+        return True, (
+            f"{name} differs among batch sizes, not monotonically (Friedman {_p(f, holm)}, highest at batch "
+            f"{_peak(card, arm, key)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)})"
+        )
+    also = f"; Friedman {_p(f, holm)}" if friedman else ""
+    if holm:
+        return (
+            False,
+            f"{name}: no evidence of a difference at this power "
+            f"(τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {_detectable(t)})",
+        )
+    mde = f"smallest detectable {t.mde:.3g}" if math.isfinite(t.mde) else "smallest detectable not estimable"
+    return False, f"{name} (τ = {t.tau:+.2f}, p = {t.p_value:.2g}{also}; {mde})"
+
+
+def _mismatch(card, arm: str, mine: list[dict], prefix: str) -> str | None:
+    ratio = loss_ratio(mine)
+    if not ratio > LOSS_RATIO:
+        return None
+    valued = [r for r in mine if r["values"].get("train_loss", math.nan) > 0]
+    low = min(valued, key=lambda r: r["values"]["train_loss"])
+    high = max(valued, key=lambda r: r["values"]["train_loss"])
+    sentence = (
+        f"{prefix}Loss mismatch: the runs compared differ in training loss by a factor of {ratio:.3g} "
+        f"({low['values']['train_loss']:.2g} at batch {low['batch_size']}, seed {low['seed']}, to "
+        f"{high['values']['train_loss']:.2g} at batch {high['batch_size']}, seed {high['seed']}), so their "
+        "sharpness differs with the loss reached as well as with the batch size."
+    )
+    matched = [m.key for m in MEASURES if (t := card.test(arm, m.key)) is not None and t.basis == "matched_loss"]
+    if matched:
+        return (
+            sentence
+            + f" Below, the values at matched training loss are used for {_listed([_name(k) for k in matched])}."
+        )
+    return sentence + (
+        " No values at matched loss were given (a run's `<measure>_matched`): the statements below "
+        "compare networks at different losses."
+    )
+
+
+def _gap(card, arm: str, prefix: str) -> str | None:
+    tests = [t for t in card.tests if t.arm == arm and t.method == GAP and math.isfinite(t.tau)]
+    if not tests:
+        return None
+    yes = [t for t in tests if t.p_value < card.alpha]
+    named = _listed([f"{_name(t.measure)} (τ = {t.tau:+.2f}, p = {t.p_value:.2g})" for t in (yes or tests)])
+    if yes:
+        return f"{prefix}Tracking the generalization gap among runs of the same batch size (exploratory): {named}."
+    return (
+        f"{prefix}No sharpness measure tracks the generalization gap among runs of the same batch size at "
+        f"p < {card.alpha:g} (exploratory): {named}."
+    )
+
+
+def verdict(card) -> str:
+    """The verdict of a scorecard (``scorecard.Scorecard``) from its test records."""
+    batches = sorted({r["batch_size"] for r in card.runs})
+    if len(batches) < 2:
+        return (
+            f"All {len(card.runs)} runs have batch size {batches[0]}: there is no batch size to compare "
+            "(the table gives each measure's spread over seeds)."
+        )
+    a, arms = card.alpha, card.arms()
+    confirmatory = [t for t in card.tests if math.isfinite(t.p_holm)]
+    family = len(confirmatory)
+    sentences = []
+    for arm in arms:
+        prefix = f"{arm}: " if len(arms) > 1 else ""
+        mismatch = _mismatch(card, arm, [r for r in card.runs if r["recipe"] == arm], prefix)
+        if mismatch:
+            sentences.append(mismatch)
+    best = min(smallest_p([r for r in card.runs if r["recipe"] == arm], card.permutations, card.seed) for arm in arms)
+    after = f", {min(1.0, best * family):.2g} after Holm's adjustment over {family} endpoint tests" if family else ""
+    if best >= a or (family and best * family >= a):
+        sentences.append(
+            f"The smallest p-value that permuting each seed's values among its batch sizes can reach here is "
+            f"{best:.2g}{after}, not below {a:g}: more seeds or batch sizes are needed before an "
+            f"endpoint's difference can be shown."
+        )
+    if len(arms) > 1:
+        sentences.append(f"Each of the {len(arms)} arms ({', '.join(arms)}) is tested on its own.")
+    away = [r["name"] for r in card.runs if r["values"].get("train_error", 0) > 1.0]
+    if away:
+        sentences.append(
+            f"Caution: {len(away)} of {len(card.runs)} runs have a training error above 1 % "
+            f"({', '.join(away[:4])}{', …' if len(away) > 4 else ''}): they are not at a minimum, and "
+            "sharpness there is not that of a minimum."
+        )
+    no_test = all(not np.isfinite(r["values"].get("test_error", math.nan)) for r in card.runs)
+    if no_test:
+        sentences.append("The data set has no test set: there is no test error and no gap to compare.")
+    for arm in arms:
+        prefix = f"{arm}: " if len(arms) > 1 else ""
+        said = [w for key in card.endpoints if (w := _judged(card, arm, key, holm=True))]
+        if said:
+            sentences.append(
+                f"{prefix}Endpoints (Holm-adjusted over {family} tests, alpha {a:g}): "
+                + "; ".join(text for _, text in said)
+                + "."
+            )
+        else:
+            sentences.append(f"{prefix}No endpoint can be tested against the batch sizes (too few runs with values).")
+        exploratory = [
+            m.key for m in MEASURES if m.key not in card.endpoints and (m.sharpness or m.key == "test_error")
+        ]
+        said = [w for key in exploratory if (w := _judged(card, arm, key, holm=False))]
+        shown = [text for yes, text in said if yes]
+        nulls = [text for yes, text in said if not yes]
+        if nulls:
+            shown.append(f"no evidence of a difference at this power for {_listed(nulls)}")
+        if shown:
+            sentences.append(f"{prefix}Exploratory (p-values not adjusted): " + "; ".join(shown) + ".")
+        gap = None if no_test else _gap(card, arm, prefix)
+        if gap:
+            sentences.append(gap)
+    control = rescaling.sentence(card.rescaling)
+    return " ".join(sentences + ([control] if control else []))
+
+
+__all__ = ["verdict", "smallest_p"]
