@@ -21,8 +21,10 @@ import time
 from dataclasses import dataclass
 
 from ..errors import InputError, UsageError
+from ..io.atomic import write_file
 from ..io.toml_file import table_flags
 from ..parallel.launch import cli_command
+from ..train.sweep import read_manifest
 from .command import Result
 from .report import settings_of
 from .study_file import DEFAULTS, EXAMPLE, PARAMETERS, REQUIRED, report_flags, report_params, report_threads, settings
@@ -30,35 +32,44 @@ from .study_file import DEFAULTS, EXAMPLE, PARAMETERS, REQUIRED, report_flags, r
 __all__ = ["DEFAULTS", "EXAMPLE", "PARAMETERS", "REQUIRED", "StudyResult", "execute", "run", "settings"]
 
 
-def _sweep_flags(study: dict) -> list[str]:
+def _sweep_flags(study: dict, recipe: str) -> list[str]:
+    """``landscape sweep``'s flags for one recipe (an arm) of the study: the shared [train] settings and
+    the recipe's own [train.<recipe>] table."""
+    shared = {k: v for k, v in study["train"].items() if not isinstance(v, dict)}
+    own = study["train"].get(recipe, {})
     return [
         "--out",
         study["out"],
         "--recipes",
-        *map(str, study["recipes"]),
+        recipe,
         "--batch_sizes",
         *map(str, study["batch_sizes"]),
         "--seeds",
         *map(str, study["seeds"]),
-        *table_flags({"threads": 1, "progress_seconds": 60, **study["train"]}),
+        *table_flags({"threads": 1, "progress_seconds": 60, **shared, **own}),
     ]
 
 
-def _tasks(study: dict) -> list[list[str]]:
-    """The sweep's configurations (index, name), asked of ``landscape sweep --list``: it checks the
-    [train] settings before anything is made."""
-    listed = subprocess.run(cli_command("sweep", [*_sweep_flags(study), "--list"]), capture_output=True, text=True)
-    if listed.returncode != 0:
-        message = listed.stderr.strip().splitlines()[-1] if listed.stderr.strip() else f"exit {listed.returncode}"
-        error = UsageError if listed.returncode == 2 else InputError
-        raise error("[train]: " + message.split(": error: ", 1)[-1])
-    return [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+def _tasks(study: dict) -> list[tuple[str, str, str]]:
+    """The sweep's configurations (recipe, index within the recipe's sweep, name), asked of ``landscape
+    sweep --list`` per recipe: it checks the [train] settings before anything is made."""
+    tasks = []
+    for recipe in study["recipes"]:
+        listed = subprocess.run(
+            cli_command("sweep", [*_sweep_flags(study, recipe), "--list"]), capture_output=True, text=True
+        )
+        if listed.returncode != 0:
+            message = listed.stderr.strip().splitlines()[-1] if listed.stderr.strip() else f"exit {listed.returncode}"
+            error = UsageError if listed.returncode == 2 else InputError
+            raise error(f"[train] ({recipe}): " + message.split(": error: ", 1)[-1])
+        tasks += [(recipe, *line.split("\t")) for line in listed.stdout.splitlines() if "\t" in line]
+    return tasks
 
 
-def _train(study: dict, tasks: list[list[str]]) -> float:
+def _train(study: dict, tasks: list[tuple[str, str, str]]) -> float:
     """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took."""
-    out, common = study["out"], _sweep_flags(study)
-    order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][1].rsplit("_b", 1)[1].split("_s")[0]))
+    out = study["out"]
+    order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][2].rsplit("_b", 1)[1].split("_s")[0]))
     logs = os.path.join(out, "logs")
     os.makedirs(logs, exist_ok=True)
     print(f"training {len(tasks)} networks, {study['jobs']} at a time (logs: {logs}/)", flush=True)
@@ -66,11 +77,13 @@ def _train(study: dict, tasks: list[list[str]]) -> float:
     while pending or running:
         while pending and len(running) < study["jobs"]:
             i = pending.pop(0)
-            name = tasks[i][1]
+            recipe, index, name = tasks[i]
             log = open(os.path.join(logs, f"{name}.log"), "w")
             running[
                 subprocess.Popen(
-                    cli_command("sweep", [*common, "--task", tasks[i][0]]), stdout=log, stderr=subprocess.STDOUT
+                    cli_command("sweep", [*_sweep_flags(study, recipe), "--task", index]),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
                 )
             ] = (name, log, time.perf_counter())
         finished = next((p for p in running if p.poll() is not None), None)
@@ -89,6 +102,36 @@ def _train(study: dict, tasks: list[list[str]]) -> float:
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
     return time.perf_counter() - started
+
+
+def _rescaled(study: dict) -> str:
+    """The rescaling control ([rescale]): each seed's network of one recipe and batch size with a layer's
+    units rescaled (``landscape rescale``), listed with every trained run in ``out/runs.csv``, the
+    report's manifest.  Returns that manifest's path."""
+    r, out = study["rescale"], study["out"]
+    recipe, batch = r.get("recipe", study["recipes"][0]), r.get("batch_size", min(study["batch_sizes"]))
+    folder = os.path.join(out, "rescaled")
+    os.makedirs(folder, exist_ok=True)
+    rows = [
+        [row["checkpoint"], row["batch_size"], row["seed"], row["recipe"], row["run"]]
+        for row in read_manifest(os.path.join(out, "manifest.json"))
+        if row["done"]
+    ]
+    for seed in study["seeds"]:
+        name = f"{recipe}_b{batch}_s{seed}"
+        target = os.path.join(folder, f"{name}_x{r['alpha']:g}.pt")
+        if not os.path.exists(target):
+            flags = [
+                "--model", study["train"]["model"], "--dataset", study["train"].get("dataset", "digits"),
+                "--model_file", os.path.join(out, name, "final.pt"), "--alpha", str(r["alpha"]), "--out", target,
+            ] + (["--layer", r["layer"]] if r.get("layer") else [])  # fmt: skip
+            if subprocess.run(cli_command("rescale", flags)).returncode != 0:
+                raise InputError(f"[rescale]: the rescaling of {name} failed (its message is above)")
+        rows.append([os.path.relpath(target, out), batch, seed, "rescaled", f"rescaled_b{batch}_s{seed}"])
+    text = "checkpoint,batch_size,seed,recipe,run\n" + "".join(",".join(map(str, row)) + "\n" for row in rows)
+    manifest = os.path.join(out, "runs.csv")
+    write_file(manifest, text.encode())
+    return manifest
 
 
 @dataclass(frozen=True)
@@ -111,7 +154,10 @@ def execute(study: dict) -> StudyResult:
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
     train_s = _train(study, tasks)
-    cmd = cli_command("report", [*report_flags(study), *threads], study["jobs"] if study["jobs"] > 1 else None)
+    flags = report_flags(study)
+    if study.get("rescale"):
+        flags[0] = _rescaled(study)  # the trained runs and the rescaled ones
+    cmd = cli_command("report", [*flags, *threads], study["jobs"] if study["jobs"] > 1 else None)
     print("$ " + " ".join(cmd[cmd.index("-m") + 1 :]), flush=True)
     report_started = time.perf_counter()
     code = subprocess.run(cmd).returncode

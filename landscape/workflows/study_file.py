@@ -23,6 +23,7 @@ DEFAULTS = {
     # (both ends of the batch range reach 100 % training accuracy, measured in the demo).
     "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 300, "weight_decay": 5e-4},
     "report": {},
+    "rescale": {},
 }
 QUICK = {
     "batch_sizes": [16, 256],
@@ -38,7 +39,7 @@ QUICK = {
     },
 }
 LISTS = ("recipes", "batch_sizes", "seeds")
-TABLES = ("train", "report")
+TABLES = ("train", "report", "rescale")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
 # the parameters of the command (None: the defaults', or the config file's)
 PARAMETERS = {"config": None, "out": None, "figures": None, "name": None, "jobs": None, "quick": False}
@@ -66,6 +67,7 @@ file: scripts/slurm/submit_study.sh runs the same study as a job array and a rep
   weight_decay = 5e-4
   [report]                     # landscape report flags, without the dashes
   grid_2d = "-1:1:21"
+  endpoints = ["test_error", "lambda_max", "adaptive_sharpness"]   # declared before the study: Holm-adjusted
 """
 
 
@@ -108,10 +110,28 @@ def settings(params: dict) -> dict:
             chosen[key] = getattr(args, key)
     jobs = chosen["jobs"]
     checks.whole("jobs", jobs)
+    _check_rescale(chosen)
     for key in LISTS:
         if not isinstance(chosen[key], list) or not chosen[key]:
             raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")
     return chosen
+
+
+def _check_rescale(study: dict) -> None:
+    """[rescale]: which runs the rescaling control transforms, and by how much."""
+    r = study.get("rescale") or {}
+    if not r:
+        return
+    unknown = sorted(set(r) - {"recipe", "batch_size", "alpha", "layer"})
+    if unknown:
+        raise UsageError(f"[rescale] {unknown[0]}: unknown key; expected recipe, batch_size, alpha, layer")
+    checks.number("alpha", r.get("alpha"), above=0, expected="a positive factor ([rescale] alpha)")
+    if r.get("recipe", study["recipes"][0]) not in study["recipes"]:
+        raise UsageError(f"[rescale] recipe={r['recipe']!r}: expected one of the study's recipes {study['recipes']}")
+    if r.get("batch_size", min(study["batch_sizes"])) not in study["batch_sizes"]:
+        raise UsageError(
+            f"[rescale] batch_size={r['batch_size']!r}: expected one of the study's batch sizes {study['batch_sizes']}"
+        )
 
 
 def study_file(path: str) -> dict:

@@ -4,7 +4,9 @@ folder of its own, and keep a manifest of the runs (CSV and JSON).
 The sweep's own parameters say what varies (``recipes``, ``batch_sizes``, ``seeds``) and where it goes
 (``out``); every other parameter is a ``landscape train`` parameter shared by all runs.  A TOML file
 (``config``) may say it all: its ``out``, ``recipes``, ``batch_sizes``, ``seeds`` and a ``[train]``
-table; the parameters given win.  A finished run is skipped and an unfinished one resumed.
+table, whose sub-tables ``[train.<recipe>]`` hold what only that recipe's runs take (``steps = 2000``
+for ``naive``, ``epochs = 30`` for ``linear``: the arms of a study); the parameters given win.  A
+finished run is skipped and an unfinished one resumed.
 """
 
 from __future__ import annotations
@@ -32,12 +34,19 @@ OWN = {
     "config": None,
     "task": None,
     "list": False,
+    "by_recipe": None,  # {recipe: {train parameter: value}}: a config file's [train.<recipe>] tables
 }
 VARIED = ("recipe", "batch_size", "seed", "out")  # set per run by the sweep
 SHARED = {"model": None, **{k: v for k, v in training.DEFAULTS.items() if k not in VARIED}}  # train's, every run
 DEFAULTS = {**OWN, **SHARED}
 REQUIRED = ()
-STUDY_KEYS = ("figures", "name", "jobs", "report")  # a landscape study file is a sweep file with these keys more
+STUDY_KEYS = (
+    "figures",
+    "name",
+    "jobs",
+    "report",
+    "rescale",
+)  # a landscape study file is a sweep file with these keys more
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,14 @@ def config_file(path: str) -> dict:
             f"{param('config')} {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
             "batch_sizes, seeds and a [train] table of landscape train parameters"
         )
-    return {**train, **data}
+    by_recipe = {k: train.pop(k) for k in list(train) if isinstance(train[k], dict)}
+    wrong = sorted(set(by_recipe) - set(data.get("recipes", OWN["recipes"])))
+    if wrong:
+        raise InputError(
+            f"{param('config')} {path}: [train.{wrong[0]}] is not a recipe of this sweep; expected a table per "
+            f"recipe among {', '.join(data.get('recipes', OWN['recipes']))}"
+        )
+    return {**train, **data, **({"by_recipe": by_recipe} if by_recipe else {})}
 
 
 def plan(params: dict, argv: tuple[str, ...] = ()):
@@ -101,6 +117,7 @@ def plan(params: dict, argv: tuple[str, ...] = ()):
     for c in configs if s["list"] else chosen:
         # a recipe's own hyper-parameters (trust, sync_every...) go to the runs of that recipe only
         own = {k: v for k, v in shared.items() if k not in ONLY_FOR or c.recipe in ONLY_FOR[k]}
+        own.update((s["by_recipe"] or {}).get(c.recipe, {}))
         own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(s["out"], c.name))
         jobs.append((c, training.job_of(own, argv)))
     settings = {
@@ -109,6 +126,7 @@ def plan(params: dict, argv: tuple[str, ...] = ()):
         "batch_sizes": list(s["batch_sizes"]),
         "seeds": list(s["seeds"]),
         "train": shared,
+        **({"by_recipe": s["by_recipe"]} if s["by_recipe"] else {}),
     }
     return s["out"], configs, jobs, settings, s["list"]
 

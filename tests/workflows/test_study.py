@@ -1,9 +1,13 @@
 """``landscape study``: its settings (defaults, config file, flags) and, marked slow, the quick study end to end."""
 
+import json
+
 import pytest
 
-from landscape.errors import InputError, UsageError
+from landscape.errors import ConfigError, InputError, UsageError
+from landscape.workflows.report import settings_of
 from landscape.workflows.study import DEFAULTS, settings
+from landscape.workflows.study_file import report_flags, report_params
 
 from conftest import run
 
@@ -31,6 +35,17 @@ def test_a_config_file_then_flags_override(tmp_path):
     assert s["batch_sizes"] == [16, 64, 256, 1024]
     assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the digits settings
     assert s["report"] == {"train_subset": 10000}
+
+
+def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked_before_training(tmp_path):
+    (tmp_path / "s.toml").write_text('[report]\nendpoints = ["trace", "lambda_max"]\n')
+    study = settings(args(config=str(tmp_path / "s.toml")))
+    assert report_flags(study)[-3:] == ["--endpoints", "trace", "lambda_max"]
+    params, _ = settings_of(report_params(study))
+    assert params.endpoints == ("trace", "lambda_max")
+    (tmp_path / "s.toml").write_text('[report]\nendpoints = "trace,sharp"\n')
+    with pytest.raises(ConfigError, match="endpoints=sharp: expected measure keys from train_loss, "):
+        settings_of(report_params(settings(args(config=str(tmp_path / "s.toml")))))
 
 
 @pytest.mark.parametrize(
@@ -89,3 +104,71 @@ def test_a_study_file_is_also_a_sweep_file(tmp_path):
     listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == ["0", "sgd_b16_s0", "1", "sgd_b16_s1", "2", "sgd_b256_s0", "3", "sgd_b256_s1"]
+
+
+ARMS = """
+batch_sizes = [32, 128]
+seeds = [0, 1]
+recipes = ["naive", "linear"]
+[train]
+model = "digits_mlp"
+dataset = "digits"
+weight_decay = 0
+lr = 0.05
+milestones = []
+[train.naive]            # arm A: the same rate and the same number of steps at every batch size
+steps = 24
+[train.linear]           # arm B: the rate follows the batch, the same epochs
+epochs = 2
+base_batch = 32
+[rescale]                # arm C: arm A's batch-32 networks, the same functions rescaled
+recipe = "naive"
+alpha = 4
+[report]
+grid_1d = "-1:1:5"
+grid_2d = "-1:1:5"
+directions = 2
+trace_samples = 3
+iterations = 5
+restarts = 1
+draws = 3
+m = 64
+"""
+
+
+def test_arms_with_their_own_budgets_are_swept_and_a_sweep_reads_the_same_file(tmp_path):
+    (tmp_path / "s.toml").write_text(f'out = "{tmp_path / "o"}"\n' + ARMS)
+    listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[1::2] == [
+        "naive_b32_s0", "naive_b32_s1", "naive_b128_s0", "naive_b128_s1",
+        "linear_b32_s0", "linear_b32_s1", "linear_b128_s0", "linear_b128_s1",
+    ]  # fmt: skip
+    (tmp_path / "bad.toml").write_text(ARMS.replace("[train.linear]", "[train.lars]"))
+    bad = run("sweep", ["--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "x"), "--list"])
+    assert bad.returncode == 3 and "[train.lars] is not a recipe of this sweep" in bad.stderr
+    with pytest.raises(UsageError, match="alpha"):
+        (tmp_path / "r.toml").write_text(ARMS.replace("alpha = 4", "alpha = -1"))
+        settings(args(config=str(tmp_path / "r.toml")))
+
+
+@pytest.mark.slow
+def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
+    (tmp_path / "s.toml").write_text(ARMS)
+    done = run(
+        "study",
+        ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")],
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    card = json.loads((tmp_path / "f" / "study.json").read_text())
+    runs = {r["name"]: r for r in card["runs"]}
+    assert {"naive_b32_s0", "linear_b128_s1", "rescaled_b32_s0", "rescaled_b32_s1"} <= set(runs)
+    identity = json.loads((tmp_path / "o" / "naive_b128_s0" / "run.json").read_text())["identity"]
+    assert identity["steps"] == 24
+    assert json.loads((tmp_path / "o" / "linear_b128_s0" / "run.json").read_text())["identity"]["epochs"] == 2
+    assert {t["arm"] for t in card["tests"]} == {"naive", "linear"}  # the control is not an arm
+    control = {r["measure"]: r for r in card["rescaling_control"]}
+    assert control["lambda_max"]["changed"] is True and control["train_loss"]["changed"] is False
+    assert control["adaptive_sharpness"]["changed"] is False and control["fisher_rao"]["changed"] is False
+    assert "Rescaling control" in card["verdict"]
