@@ -72,7 +72,7 @@ def test_bad_training_settings_are_refused_before_training(tmp_path):
         "study", ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")]
     )
     assert bad.returncode == 2 and bad.stderr.strip() == (
-        "landscape study: error: [train]: --epochs=-1: expected a positive whole number"
+        "landscape study: error: [train] (sgd): --epochs=-1: expected a positive whole number"
     )
     assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()  # nothing made
 
