@@ -26,7 +26,8 @@ examples:
 
 def _d(name: str) -> str:
     value = workflow.DEFAULTS[name]
-    return f"(default: {value if value not in ((), None, 0) or name == 'seed' else 'none'})"
+    unset = value in ((), None) or (value == 0 and isinstance(value, int) and name != "seed")  # 0 vectors: none
+    return f"(default: {'none' if unset else value})"
 
 
 def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:

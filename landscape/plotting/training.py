@@ -23,7 +23,7 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator, ScalarFormatter
+from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
 
 from ..errors import InputError
 from ..train.checkpoints import read_run
@@ -179,14 +179,15 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
 
 
 def _plain_numbers(ax) -> None:
-    """A log axis labelled 3, 4, 10, not 3×10⁰."""
-    for axis in (ax.yaxis,):
-        axis.set_major_formatter(ScalarFormatter())
-        axis.set_minor_formatter(ScalarFormatter())
+    """A log axis labelled 1, 2, 5, 10, 20, ... (not 3×10⁰), its minor ticks unlabelled."""
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict) -> None:
     """λmax against the step per (recipe, batch), the mean over seeds, each with its stability limit."""
+    highest = []
     for (recipe, b), curves in sharp.items():
         if not curves:
             continue
@@ -195,15 +196,14 @@ def _draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict) -> Non
         mean = np.mean([[v for _, v, _ in c[:length]] for c in curves], axis=0)
         style = STYLES[recipes.index(recipe) % len(STYLES)]
         ax.plot(steps, mean, style, color=colour_of[b], linewidth=1.4)
-        ax.plot(
-            steps,
-            [limit for _, _, limit in curves[0][:length]],
-            color=colour_of[b],
-            linewidth=0.9,
-            alpha=0.7,
-            linestyle=(0, (4, 3)),
+        limits = [limit for _, _, limit in curves[0][:length]]
+        ax.plot(  # the rate logged at a row held over the steps before it: a step at each change
+            steps, limits, color=colour_of[b], linewidth=0.9, alpha=0.7, linestyle=(0, (4, 3)), drawstyle="steps-pre"
         )
+        highest.append(max(float(np.max(mean)), min(limits)))
     ax.set_yscale("log")
+    if highest:  # a limit that leaps after a decay of the rate does not squash the curves
+        ax.set_ylim(top=1.5 * max(highest))
     _plain_numbers(ax)
     ax.set_xlabel("optimizer step")
     ax.set_ylabel(r"$\lambda_{\max}$ of the training loss")

@@ -158,6 +158,7 @@ def _run(result: dict) -> dict:
         "lambda_max_residual": float(residuals[0]),
         "lambda_max_converged": eigen.get("converged"),  # None: not recorded
         "control": bool(result.get("rescaled")),  # a rescaled copy of another run (report.rescaling)
+        "matched": result.get("matched"),  # where the run was also measured at the common loss (report.matching)
     }
 
 

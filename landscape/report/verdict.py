@@ -47,6 +47,8 @@ def _effect(t) -> str:
     if not math.isfinite(t.difference):
         return "no seed has both the smallest and the largest batch"
     interval = f", 95 % CI [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else ""
+    if interval and t.pairs < 5:  # a percentile bootstrap over so few seeds stays inside the observed range
+        interval += f" (a bootstrap over {t.pairs} seeds: narrower than a true 95 % interval)"
     return f"batch {t.large} − batch {t.small}: {t.difference:+.3g}{interval} over {t.pairs} seed{'s' * (t.pairs != 1)}"
 
 
@@ -69,7 +71,7 @@ def _p(t, holm: bool) -> str:
     return f"p = {t.p_value:.2g}" + (f", Holm p = {t.p_holm:.2g}" if holm else "")
 
 
-def _judged(card, arm: str, key: str, holm: bool) -> tuple[bool, str] | None:
+def _judged(card, arm: str, key: str, holm: bool, blocked: bool = False) -> tuple[bool, str] | None:
     """One measure of one arm in words, from its trend and Friedman records: whether a difference was
     shown, and the words (for a null, the words after "no evidence of a difference at this power");
     None without a τ."""
@@ -88,6 +90,13 @@ def _judged(card, arm: str, key: str, holm: bool) -> tuple[bool, str] | None:
             f"{_peak(card, arm, key)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)})"
         )
     also = f"; Friedman {_p(f, holm)}" if friedman else ""
+    if blocked and not holm:  # no order of the values reaches alpha: no detectable size to promise
+        return False, f"{name} (τ = {t.tau:+.2f}, p = {t.p_value:.2g}{also})"
+    if blocked:  # no order of the values reaches alpha: a detectable size would be a false promise
+        return False, (
+            f"{name}: no difference of any size could be shown by these tests with this design "
+            f"(τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {_effect(t)})"
+        )
     if holm:
         return (
             False,
@@ -156,6 +165,7 @@ def verdict(card) -> str:
             sentences.append(mismatch)
     best = min(smallest_p([r for r in card.runs if r["recipe"] == arm], card.permutations, card.seed) for arm in arms)
     after = f", {min(1.0, best * family):.2g} after Holm's adjustment over {family} endpoint tests" if family else ""
+    blocked = best >= a
     if best >= a or (family and best * family >= a):
         sentences.append(
             f"The smallest p-value that permuting each seed's values among its batch sizes can reach here is "
@@ -176,7 +186,8 @@ def verdict(card) -> str:
         sentences.append("The data set has no test set: there is no test error and no gap to compare.")
     for arm in arms:
         prefix = f"{arm}: " if len(arms) > 1 else ""
-        said = [w for key in card.endpoints if (w := _judged(card, arm, key, holm=True))]
+        endpoints_blocked = blocked or bool(family and best * family >= a)
+        said = [w for key in card.endpoints if (w := _judged(card, arm, key, True, endpoints_blocked))]
         if said:
             sentences.append(
                 f"{prefix}Endpoints (Holm-adjusted over {family} tests, alpha {a:g}): "
@@ -188,10 +199,12 @@ def verdict(card) -> str:
         exploratory = [
             m.key for m in MEASURES if m.key not in card.endpoints and (m.sharpness or m.key == "test_error")
         ]
-        said = [w for key in exploratory if (w := _judged(card, arm, key, holm=False))]
+        said = [w for key in exploratory if (w := _judged(card, arm, key, False, blocked))]
         shown = [text for yes, text in said if yes]
         nulls = [text for yes, text in said if not yes]
-        if nulls:
+        if nulls and blocked:  # no order reaches alpha: neither a difference nor a detectable size
+            shown.append(f"no difference of any size could be shown with this design for {_listed(nulls)}")
+        elif nulls:
             shown.append(f"no evidence of a difference at this power for {_listed(nulls)}")
         if shown:
             sentences.append(f"{prefix}Exploratory (p-values not adjusted): " + "; ".join(shown) + ".")

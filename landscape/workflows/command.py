@@ -63,6 +63,9 @@ def _plain(value):
     return value
 
 
+plain = _plain  # values as strict JSON holds them (NaN and infinities as null)
+
+
 @dataclass(frozen=True)
 class Result:
     """Base of the commands' results: ``record()`` is the result as plain JSON-able values (fields

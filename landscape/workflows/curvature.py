@@ -32,7 +32,7 @@ from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree, threads_per_rank
 from ..plotting.spectrum import write_density
-from .command import Result, check_known
+from .command import Result, check_known, plain
 
 DEFAULTS = {
     "num_classes": None,
@@ -209,6 +209,6 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
         report.setdefault("sharpness", {})[measure] = m.record()
         say(f"sharpness {m.describe()}")
     if world.rank == 0:
-        write_file(s["out"], json.dumps(report, indent=2, default=float).encode())
+        write_file(s["out"], json.dumps(plain(report), indent=2).encode())  # NaN: null
         say(f"wrote {s['out']}")
     return CurvatureResult(s["out"], json.loads(json.dumps(report, default=float)), figures)

@@ -35,13 +35,13 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.twod import write_2d
 from ..report import tables
 from ..report.figures import write_measures
-from ..report.matching import MATCHED, final_loss, matched_checkpoint
+from ..report.matching import LOSS_RATIO, MATCHED, final_loss, matched_checkpoint
 from ..report.measures import MeasureConfig, Target, flagged, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from . import study_file as studies
-from .command import Result, check_known, config_defaults, fields_of
+from .command import Result, check_known, config_defaults, fields_of, plain
 
 OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_tests.csv", "{name}.md", "{name}.tex", "{name}.json")
 FORMATS = ("png", "pdf", "svg")
@@ -228,6 +228,11 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
     if found.checkpoint is None:
         print(f"  matched loss: {run.name}: {found.note}", flush=True)
         return
+    if found.train_loss < args.match_target / LOSS_RATIO:
+        found = replace(found, note=f"the first saved checkpoint at or below {args.match_target:.4g} is at "
+                        f"{found.train_loss:.4g}, far below it: save more often to match closer")  # fmt: skip
+        result["matched"] = found.record()
+        print(f"  matched loss: {run.name}: {found.note}", flush=True)
     name = os.path.splitext(os.path.basename(found.checkpoint))[0]
     folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
     at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder)
@@ -271,7 +276,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         write_file(f"{stem}{suffix}.csv", text.encode())
     write_file(f"{stem}.md", tables.markdown(card, description=description).encode())
     write_file(f"{stem}.tex", tables.latex(card).encode())
-    write_file(f"{stem}.json", (json.dumps(card.record(), indent=2, default=float) + "\n").encode())
+    write_file(f"{stem}.json", (json.dumps(plain(card.record()), indent=2) + "\n").encode())  # NaN: null
     paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
     with use(args.style) as look:
         paths += _figures(results, args, config, card, stem, look)

@@ -153,6 +153,9 @@ def test_too_few_runs_for_any_p_below_alpha_is_said():
     v = build(few).verdict
     assert "The smallest p-value that permuting each seed's values among its batch sizes can reach here is 0.5" in v
     assert "1 after Holm's adjustment over 3 endpoint tests" in v  # 2 batch sizes: no Friedman test
+    # no order of 4 runs reaches alpha: no measure gets a "smallest detectable" size it could never reach
+    assert "smallest detectable" not in v and "no difference of any size could be shown" in v
+    assert "narrower than a true 95 % interval" in v  # 2 seeds: the bootstrap says what it is
 
 
 def test_several_arms_are_tested_apart_and_holm_spans_them():
