@@ -14,14 +14,13 @@ from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
 from ..plugins import call_factory, is_plugin
 from .digits import DigitsCNN, DigitsMLP
-from .mnist1d import MNIST1DMLP
 from .zoo import REGISTRY as ZOO
 
 # name -> factory(num_classes) -> nn.Module
 REGISTRY = {
     "digits_mlp": lambda num_classes=10: DigitsMLP(classes=num_classes),
     "digits_cnn": lambda num_classes=10: DigitsCNN(classes=num_classes),
-    "mnist1d_mlp": lambda num_classes=10: MNIST1DMLP(classes=num_classes),
+    "mnist1d_mlp": lambda num_classes=10: DigitsMLP(hidden=(100, 100), classes=num_classes, inputs=40),
     **ZOO,
 }
 

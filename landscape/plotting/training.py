@@ -16,7 +16,6 @@ stability; a curve below its line is a batch whose gradient noise keeps it flatt
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 
@@ -26,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
 
 from ..errors import InputError
-from ..train.checkpoints import read_run
+from ..train.checkpoints import read_log, read_run
 from . import save
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
@@ -39,12 +38,7 @@ def _in_steps(folder: str) -> bool:
 
 def _curve(folder: str, by_step: bool = False) -> list[tuple[int, float]]:
     """(epoch or step, test error %) of one run's log; the training error where the run has no test set."""
-    path = os.path.join(folder, "log.csv")
-    try:
-        with open(path) as handle:
-            rows = list(csv.DictReader(handle))
-    except FileNotFoundError:
-        return []
+    rows = read_log(folder)
     out = []
     for r in rows:
         acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r["train_acc"])
@@ -61,12 +55,7 @@ def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) ->
 
 def _sharpness(folder: str) -> list[tuple[int, float, float]]:
     """(step, λmax, the stability limit at that step's rate) of every row of a run's log with a λmax."""
-    path = os.path.join(folder, "log.csv")
-    try:
-        with open(path) as handle:
-            rows = list(csv.DictReader(handle))
-    except FileNotFoundError:
-        return []
+    rows = read_log(folder)
     identity = (read_run(folder) or {}).get("identity", {})
     momentum, nesterov = float(identity.get("momentum", 0.0)), bool(identity.get("nesterov", False))
     out = []

@@ -18,10 +18,11 @@ whoever computes it, e.g. from a checkpoint saved when training crossed that los
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from dataclasses import asdict, dataclass
+
+from ..train.checkpoints import read_log
 
 LOSS_RATIO = 2.0  # training losses further apart than this factor: the runs are not at comparable minima
 MATCHED = "_matched"  # suffix of a measure's key at a matched training loss, in a run's values
@@ -63,24 +64,16 @@ class Matched:
         return asdict(self)
 
 
-def _log(folder: str) -> list[dict]:
-    try:
-        with open(os.path.join(folder, "log.csv")) as handle:
-            return list(csv.DictReader(handle))
-    except FileNotFoundError:
-        return []
-
-
 def final_loss(checkpoint: str) -> float:
     """The training loss of a run's last log row (NaN without a log: a checkpoint from elsewhere)."""
-    rows = _log(os.path.dirname(checkpoint))
+    rows = read_log(os.path.dirname(checkpoint))
     return float(rows[-1]["train_loss"]) if rows else math.nan
 
 
 def matched_checkpoint(checkpoint: str, target: float) -> Matched:
     """The first saved checkpoint of the run that wrote ``checkpoint`` whose training loss is <= ``target``."""
     folder = os.path.dirname(checkpoint)
-    rows = _log(folder)
+    rows = read_log(folder)
     if not rows:
         return Matched(target, None, note=f"no log.csv beside {checkpoint}: its training path is unknown")
     for row in rows:

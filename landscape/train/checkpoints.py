@@ -106,6 +106,15 @@ def write_log(out: str, history: list[dict]) -> None:
     _write(os.path.join(out, LOG), text.getvalue().encode())
 
 
+def read_log(out: str) -> list[dict]:
+    """The rows of ``log.csv`` in ``out`` as strings by column (none when the run has no log)."""
+    try:
+        with open(os.path.join(out, LOG)) as handle:
+            return list(csv.DictReader(handle))
+    except FileNotFoundError:
+        return []
+
+
 def write_run(out: str, record: dict) -> None:
     _write(os.path.join(out, RUN), (json.dumps(record, indent=2, default=str) + "\n").encode())
 
@@ -129,6 +138,7 @@ __all__ = [
     "load_latest",
     "check_same_run",
     "write_log",
+    "read_log",
     "write_run",
     "read_run",
     "compact",
