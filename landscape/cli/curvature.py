@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..workflows import curvature as workflow
@@ -42,7 +43,11 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="registry name or package.module:factory")
     p.add_argument("--model_file", required=True, help="checkpoint of the trained model")
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
-    p.add_argument("--dataset", help="digits, cifar10, cifar100 or package.module:factory " + _d("dataset"))
+    p.add_argument(
+        "--dataset",
+        help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: the one a landscape train "
+        "checkpoint records, else digits)",
+    )
     p.add_argument("--datapath", help="folder of the CIFAR files")
     p.add_argument("--train_subset", type=int, metavar="N", help="a fixed seeded subset of N training samples")
     p.add_argument("--loss_name", help="crossentropy, mse or package.module:callable " + _d("loss_name"))

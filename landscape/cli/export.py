@@ -4,7 +4,8 @@
 whose height is one quantity and whose point data are all of them, a 1-D surface as a polyline
 (``.vtu``), one file per surface.  ``--html``: one self-contained web page that turns in 3-D
 (``plotting.interactive``), every surface given side by side on one colour scale.  Files are read
-from the HDF5 alone; no model is loaded.
+from the HDF5 alone; no model is loaded.  ``--out`` is a path without extension, or a folder (one that
+exists, or a path ending in ``/``) into which each file's export goes under its input's name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ examples:
   landscape export demo_out/cnn_bs16_2d.h5 --vtk                      (writes demo_out/cnn_bs16_2d.vts)
   landscape export demo_out/cnn_bs16_2d.h5 --vtk --z test_loss --log --zmax 10 --out figures/bs16
   landscape export demo_out/cnn_bs16_1d.h5 --vtk                      (a polyline: demo_out/cnn_bs16_1d.vtu)
+  landscape export demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --vtk --out figures/
+                                              (a folder: figures/cnn_bs16_2d.vts, figures/cnn_bs1024_2d.vts)
   landscape export demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --html --labels "batch 16" "batch 1024" \
       --out figures/demo_3d                                            (figures/demo_3d.html)
 then in ParaView: File > Open the .vts; colour by any quantity; Warp is not needed (z is the height).
@@ -53,7 +56,9 @@ def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="PREFIX",
-        help="output path without extension (--vtk: one input file only; default: the first input's path without .h5)",
+        help="output path without extension (--vtk: one input file only; default: the first input's path without "
+        ".h5); or a folder (existing, or ending in /): each export goes into it named after its input "
+        "(s.h5 -> FOLDER/s.vts; --html: the first input's name)",
     )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p

@@ -36,7 +36,15 @@ def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
         help="curves to draw; 'both' draws test curves (dashed) where the file has them (default: both)",
     )
     p.add_argument("--error", action="store_true", help="plot the error 100 - accuracy instead of the accuracy")
-    p.add_argument("--log", action="store_true", help="log scale for the loss axis")
+    scale = p.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--log",
+        action="store_const",
+        const=True,
+        help="log scale for the loss axis (default: log where every loss drawn is positive and they span "
+        "more than two decades, else linear)",
+    )
+    scale.add_argument("--linear", dest="log", action="store_const", const=False, help="linear scale for the loss axis")
     for low, high, what, defaults in (
         ("xmin", "xmax", "α axis", ("the grid's", "the grid's")),
         ("loss_min", "loss_max", "loss axis", ("automatic", "automatic")),

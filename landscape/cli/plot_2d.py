@@ -31,7 +31,7 @@ def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
         epilog=EPILOG,
         argument_default=argparse.SUPPRESS,
         description="Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and "
-        "_3dsurface.<format>; the star marks the trained model at (0, 0).",
+        "_3dsurface.<format>; a cross (a star in 3-D) marks the trained model at (0, 0).",
     )
     add_common_arguments(p)
     p.add_argument(
@@ -49,7 +49,17 @@ def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
     p.add_argument(
         "--vlevel", type=float, help="step between contour levels; with --log, in decades (default: about 20 levels)"
     )
-    p.add_argument("--log", action="store_true", help="log-spaced levels and a log colour scale")
+    scale = p.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--log",
+        action="store_const",
+        const=True,
+        help="log-spaced levels and a log colour scale (default: so where every value is positive and they "
+        "span more than two decades, no --vlevel is given and the quantity is not an accuracy; else linear)",
+    )
+    scale.add_argument(
+        "--linear", dest="log", action="store_const", const=False, help="evenly spaced levels, a linear colour scale"
+    )
     p.add_argument(
         "--kind",
         nargs="+",

@@ -43,7 +43,8 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
         description="Scorecard of trained networks by batch "
         "size and recipe: losses, errors, gap, Hessian λmax and trace (also per layer), relative flatness, "
-        "Fisher–Rao norm, gradient noise scale, six sharpness measures by name; tables, figures and a verdict.",
+        "Fisher–Rao norm, gradient noise scale, six sharpness measures by name, the Hessian's spectral density, "
+        "1-D surfaces along a random and the top Hessian direction; tables, figures and a verdict.",
     )
     p.add_argument(
         "manifest",
@@ -70,6 +71,17 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     )
     p.add_argument("--trace_samples", type=int, help="Hutchinson: Rademacher vectors " + _d("trace_samples"))
     p.add_argument("--tol", type=float, help="Lanczos tolerance of λmax " + _d("tol"))
+    p.add_argument(
+        "--density_steps",
+        type=int,
+        help="the Hessian's spectral density (stochastic Lanczos quadrature): Lanczos steps per run "
+        + _d("density_steps"),
+    )
+    p.add_argument(
+        "--density_runs",
+        type=int,
+        help="the spectral density: runs from random vectors, averaged; 0: no density " + _d("density_runs"),
+    )
     p.add_argument("--rho", type=float, help="adaptive, its average and m-sharpness: |d| <= rho |w| " + _d("rho"))
     p.add_argument("--rho_l2", type=float, help="adaptive ℓ2: the ball ||d / (|w| + eta)|| <= rho_l2 " + _d("rho_l2"))
     p.add_argument("--eta", type=float, help="adaptive ℓ2: ASAM's eta (0 keeps it invariant) " + _d("eta"))

@@ -31,9 +31,14 @@ def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the new checkpoint (an existing file is not overwritten)")
     p.add_argument("--layer", help="the layer whose units are scaled (default: the first linear or convolution layer)")
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
-    p.add_argument("--dataset", help="the data the outputs are compared on (default: digits)")
+    p.add_argument(
+        "--dataset",
+        help="the data the outputs are compared on (default: the one a landscape train checkpoint records, "
+        "else digits)",
+    )
     p.add_argument("--datapath", help="folder of the CIFAR files")
     p.add_argument("--allow_pickle", action="store_true", help="unpickle the checkpoint fully (trusted files only)")
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

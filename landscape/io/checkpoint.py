@@ -58,6 +58,30 @@ def read_state_dict(path: str, allow_pickle: bool = False, mmap: bool = False) -
     return _unwrapped(obj)
 
 
+def trained_on(path) -> dict:
+    """What a ``landscape train`` checkpoint records it was trained on: ``{"model": ..., "dataset": ...,
+    "num_classes": ...}`` from its ``meta.identity`` (weights only, nothing unpickled), or ``{}`` for any other file —
+    a checkpoint from elsewhere, or one that cannot be read (the loader's own checks speak then)."""
+    if not isinstance(path, str) or not os.path.isfile(path) or not _looks_like_torch_file(path):
+        return {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # noqa: BLE001 - any unreadable file: no record
+        return {}
+    meta = obj.get("meta") if isinstance(obj, dict) else None
+    identity = meta.get("identity") if isinstance(meta, dict) else None
+    if not isinstance(identity, dict) or not isinstance(identity.get("dataset"), str):
+        return {}
+    classes, model = identity.get("num_classes"), identity.get("model")
+    return {
+        "dataset": identity["dataset"],
+        **({"model": model} if isinstance(model, str) else {}),
+        **({"num_classes": classes} if isinstance(classes, int) else {}),
+    }
+
+
 def _unwrapped(state: dict) -> dict:
     """Drop a wrapper's prefix (``module.``, ``_orig_mod.``) when every key carries it."""
     while state:

@@ -8,7 +8,6 @@ they are read as they are (``io.reference``).
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
 
 import h5py
@@ -27,42 +26,37 @@ ROOT_FIELDS = ("dir_type", "seed", "same_dir", "origin_sha256", "model", "digest
 
 def write(path: str, directions: Directions) -> None:
     """Write ``directions`` to ``path`` atomically; an existing file is never replaced."""
-    atomic.remove_stale_partials(path)
-    tmp = atomic.partial_path(path)
-    try:
-        with atomic.new_hdf5(tmp, "direction file", path) as f:
-            f.attrs["schema"] = DIRECTION_SCHEMA
-            f.attrs["schema_version"] = DIRECTION_SCHEMA_VERSION
-            root = {
-                "dir_type": directions.dir_type,
-                "seed": directions.seed,
-                "same_dir": directions.same_dir,
-                "origin_sha256": directions.origin_sha256,
-                "model": directions.model,
-                "digest": directions.digest,
-                **directions.extra,
-            }
-            for key, value in root.items():
-                f.attrs[key] = value
-            for group_name, tensors, info in zip(AXES, (directions.x, directions.y), directions.axes):
-                group = f.create_group(group_name)
-                for key, value in asdict(info).items():
-                    group.attrs[key] = value
-                for name, tensor in tensors.items():
-                    group.create_dataset(name, data=tensor.detach().cpu().to(torch.float64).numpy())
-            path_ = directions.trajectory
-            if path_ is not None:
-                group = f.create_group(TRAJECTORY)
-                group.create_dataset("coordinates", data=np.asarray(path_.coordinates, dtype=np.float64))
-                group.create_dataset("files", data=np.array(path_.files, dtype=object), dtype=h5py.string_dtype())
-                group.create_dataset("labels", data=np.asarray(path_.labels, dtype=np.int64))
-                group.attrs["explained_variance_ratio"] = np.asarray(path_.explained, dtype=np.float64)
-                group.attrs["random_walk_ratio"] = np.asarray(path_.random_walk, dtype=np.float64)
-        atomic.publish(tmp, path, "direction file")
-        atomic.fsync_directory(path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    def fill(f: h5py.File) -> None:  # its groups and datasets stay in this frame (atomic.make_hdf5)
+        f.attrs["schema"] = DIRECTION_SCHEMA
+        f.attrs["schema_version"] = DIRECTION_SCHEMA_VERSION
+        root = {
+            "dir_type": directions.dir_type,
+            "seed": directions.seed,
+            "same_dir": directions.same_dir,
+            "origin_sha256": directions.origin_sha256,
+            "model": directions.model,
+            "digest": directions.digest,
+            **directions.extra,
+        }
+        for key, value in root.items():
+            f.attrs[key] = value
+        for group_name, tensors, info in zip(AXES, (directions.x, directions.y), directions.axes):
+            group = f.create_group(group_name)
+            for key, value in asdict(info).items():
+                group.attrs[key] = value
+            for name, tensor in tensors.items():
+                group.create_dataset(name, data=tensor.detach().cpu().to(torch.float64).numpy())
+        path_ = directions.trajectory
+        if path_ is not None:
+            group = f.create_group(TRAJECTORY)
+            group.create_dataset("coordinates", data=np.asarray(path_.coordinates, dtype=np.float64))
+            group.create_dataset("files", data=np.array(path_.files, dtype=object), dtype=h5py.string_dtype())
+            group.create_dataset("labels", data=np.asarray(path_.labels, dtype=np.int64))
+            group.attrs["explained_variance_ratio"] = np.asarray(path_.explained, dtype=np.float64)
+            group.attrs["random_walk_ratio"] = np.asarray(path_.random_walk, dtype=np.float64)
+
+    atomic.make_hdf5(path, "direction file", fill)
 
 
 def _text(value):

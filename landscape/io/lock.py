@@ -9,6 +9,11 @@ The sidecar holds the owner (host, pid, start time) so a refused job can say
 who has the file.  Where the file system has no locks at all, the sidecar is
 created exclusively instead and an owner on this host that is no longer alive
 is taken over.  The sidecar is removed when the job ends.
+
+The sidecar's path is predictable, so whoever may write to the folder could plant a symbolic link
+there to make the job overwrite the file it points to: the sidecar is opened without following
+links (``O_NOFOLLOW``), and a link, a file with other hard links or a file that holds no owner
+record of ours is refused rather than truncated.
 """
 
 from __future__ import annotations
@@ -17,14 +22,16 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import time
 
 from ..errors import InputError, param
 from .atomic import HOST, pid_alive
-from .paths import kind
 
 SUFFIX = ".lock"
 NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+OWNER_KEYS = {"host", "pid", "started", "command"}
 
 
 class SurfaceLock:
@@ -52,15 +59,12 @@ class SurfaceLock:
 
     def __enter__(self) -> SurfaceLock:
         for _ in range(100):  # retried only when the file was replaced between open and lock
-            found = kind(self.path)
-            if found not in ("missing", "file"):
-                raise InputError(
-                    f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
-                    f"landscape made it) or give another {param(self.field)}",
-                )
+            self._check_entry()
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | NOFOLLOW, 0o644)
             except OSError as exc:
+                if exc.errno == errno.ELOOP:  # a link planted between the check and the open
+                    raise self._foreign("a symbolic link") from None
                 raise InputError(
                     f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
                     f"{self.surface}, remove it"
@@ -75,6 +79,11 @@ class SurfaceLock:
                     raise self._busy() from None
                 raise
             if self._same_file(fd):
+                try:
+                    self._check_ours(fd)
+                except InputError:
+                    os.close(fd)
+                    raise
                 self.fd = fd
                 self._write_owner(fd)
                 return self
@@ -95,9 +104,47 @@ class SurfaceLock:
 
     def _same_file(self, fd: int) -> bool:
         try:
-            return os.path.samestat(os.fstat(fd), os.stat(self.path))
+            return os.path.samestat(os.fstat(fd), os.lstat(self.path))
         except FileNotFoundError:
             return False
+
+    def _foreign(self, what: str) -> InputError:
+        return InputError(
+            f"lock file {self.path} is {what}, which no job of landscape makes; remove it or give another "
+            f"{param(self.field)} (it is left as it is)",
+        )
+
+    def _check_entry(self) -> None:
+        """What is at the sidecar's path, without following a link: nothing, or a regular file."""
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode):
+            raise self._foreign(f"a symbolic link to {os.readlink(self.path)}")
+        if not stat.S_ISREG(mode):
+            found = "directory" if stat.S_ISDIR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "special file"
+            raise InputError(
+                f"lock file {self.path} is a {found}, not a regular file; remove it (no job of "
+                f"landscape made it) or give another {param(self.field)}",
+            )
+
+    def _check_ours(self, fd: int) -> None:
+        """Before truncating the sidecar: a file of one name only, empty or holding an owner record (a
+        job that died leaves one), never another file hard-linked here."""
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise self._foreign("not a regular file")
+        if info.st_nlink > 1:
+            raise self._foreign(f"a file with {info.st_nlink} names (hard links)")
+        if info.st_size == 0:
+            return
+        try:
+            owner = json.loads(os.pread(fd, 4096, 0).decode()) if info.st_size <= 4096 else None
+        except (UnicodeDecodeError, ValueError):
+            owner = None
+        if not (isinstance(owner, dict) and owner and set(owner) <= OWNER_KEYS):
+            raise self._foreign(f"a file of {info.st_size} bytes that holds no lock record")
 
     def _write_owner(self, fd: int) -> None:
         os.ftruncate(fd, 0)
@@ -122,11 +169,16 @@ class SurfaceLock:
 
     def _read_owner(self) -> dict:
         try:
-            with open(self.path) as handle:
-                owner = json.loads(handle.read() or "{}")
-            return owner if isinstance(owner, dict) else {}
-        except (OSError, ValueError):
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
+        except OSError:
             return {}
+        try:
+            owner = json.loads(os.read(fd, 4096) or b"{}")
+            return owner if isinstance(owner, dict) else {}
+        except ValueError:
+            return {}
+        finally:
+            os.close(fd)
 
     def _busy(self) -> InputError:
         owner = self._read_owner()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import dataclass, field
 
 import h5py
@@ -88,21 +87,29 @@ def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> Inp
 
 @contextlib.contextmanager
 def reading(path: str, what: str, mode: str = "r"):
-    """Open an existing file; any failure while reading it is an input error naming the file."""
+    """Open an existing file; any failure while reading it is an input error naming the file, and so is a
+    write the system refuses (mode ``r+``: a full disk).  On failure the file is closed after the datasets
+    the failed code still holds (``atomic.abandon``)."""
     path = readable_file(path, what)
     try:
         f = h5py.File(path, mode)
     except (OSError, ValueError) as exc:
         raise open_error(path, exc, what, mode) from None
     try:
-        with f:
-            yield f
-    except LandscapeError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - h5py raises many kinds for a damaged file
+        yield f
+    except BaseException as exc:
+        atomic.abandon(f, exc)
+        if isinstance(exc, LandscapeError) or not isinstance(exc, Exception):
+            raise
+        if mode != "r" and atomic.refusal(exc) is not None:
+            raise atomic.write_error(what, path, exc) from None
         raise InputError(
             f"{what} {path} is damaged and cannot be read ({describe(exc)}); it is left as it is"
         ) from None
+    try:
+        f.close()
+    except Exception as exc:  # noqa: BLE001 - the last of the writes (r+) may be refused at the close
+        raise atomic.write_error(what, path, exc) from None
 
 
 def _damaged(path: str, detail: str) -> InputError:
@@ -129,43 +136,38 @@ def create(
     ``columns`` maps each quantity's name to its dataset attributes (``long_name``, ``units``).
     """
     shape = (len(xcoords),) if ycoords is None else (len(xcoords), len(ycoords))
-    atomic.remove_stale_partials(path)
-    tmp = atomic.partial_path(path)
-    try:
-        with atomic.new_hdf5(tmp, "surface file", path) as f:
-            scales = []
-            for name, coords in ((X, xcoords), (Y, ycoords)):
-                if coords is None:
-                    continue
-                scale = f.create_dataset(name, data=np.asarray(coords, dtype=np.float64))
-                scale.attrs["long_name"] = COORDINATE_NAMES[name]
-                scale.make_scale(name)
-                scales.append(scale)
-            datasets = {name: (np.float64, np.nan, attrs) for name, attrs in columns.items()}
-            datasets[DONE] = (np.uint8, 0, {"long_name": "1 where the point has been computed"})
-            datasets[CHECKSUM] = (
-                np.uint64,
-                0,
-                {"long_name": "checksum of the point's index and values (landscape.io.schema.point_checksums)"},
-            )
-            for name, (dtype, fill, attrs) in datasets.items():
-                dset = _allocated(f, name, shape, dtype, fill)
-                for key, value in attrs.items():
-                    dset.attrs[key] = value
-                for axis, scale in enumerate(scales):
-                    dset.dims[axis].attach_scale(scale)
-            slots = f.create_dataset(RUNS, data=runs.empty_slots())
-            slots.attrs["long_name"] = "run records: JSON, one per slot (landscape.io.runs)"
-            f.attrs["schema"] = SURFACE_SCHEMA
-            f.attrs["schema_version"] = SCHEMA_VERSION
-            f.attrs[IDENTITY] = json.dumps(identity, sort_keys=True)
-            for key, value in identity.items():
-                f.attrs[key] = value
-        atomic.publish(tmp, path, "surface file")
-        atomic.fsync_directory(path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    def fill(f: h5py.File) -> None:  # its datasets stay in this frame (atomic.make_hdf5)
+        scales = []
+        for name, coords in ((X, xcoords), (Y, ycoords)):
+            if coords is None:
+                continue
+            scale = f.create_dataset(name, data=np.asarray(coords, dtype=np.float64))
+            scale.attrs["long_name"] = COORDINATE_NAMES[name]
+            scale.make_scale(name)
+            scales.append(scale)
+        datasets = {name: (np.float64, np.nan, attrs) for name, attrs in columns.items()}
+        datasets[DONE] = (np.uint8, 0, {"long_name": "1 where the point has been computed"})
+        datasets[CHECKSUM] = (
+            np.uint64,
+            0,
+            {"long_name": "checksum of the point's index and values (landscape.io.schema.point_checksums)"},
+        )
+        for name, (dtype, blank, attrs) in datasets.items():
+            dset = _allocated(f, name, shape, dtype, blank)
+            for key, value in attrs.items():
+                dset.attrs[key] = value
+            for axis, scale in enumerate(scales):
+                dset.dims[axis].attach_scale(scale)
+        slots = f.create_dataset(RUNS, data=runs.empty_slots())
+        slots.attrs["long_name"] = "run records: JSON, one per slot (landscape.io.runs)"
+        f.attrs["schema"] = SURFACE_SCHEMA
+        f.attrs["schema_version"] = SCHEMA_VERSION
+        f.attrs[IDENTITY] = json.dumps(identity, sort_keys=True)
+        for key, value in identity.items():
+            f.attrs[key] = value
+
+    atomic.make_hdf5(path, "surface file", fill)
 
 
 # --------------------------------------------------------------------------- checking

@@ -18,14 +18,22 @@ def toml():
     return tomllib
 
 
+# Flags with a --no- form (argparse.BooleanOptionalAction): false is said, not left to the default.
+# tests/io/test_toml_file.py checks that every such flag of every command is listed here.
+NEGATABLE = ("nesterov",)
+
+
 def table_flags(table: dict) -> list[str]:
-    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key."""
+    """A TOML table as command-line flags: key = value -> --key=value; lists after --key; true -> --key;
+    false -> --no-key for the flags of ``NEGATABLE``, else nothing (the flag's default is off)."""
     flags = []
     for key, value in table.items():
         if value is True:
             flags.append(f"--{key}")
+        elif value is False:
+            flags += [f"--no-{key}"] if key in NEGATABLE else []
         elif isinstance(value, list):
             flags += [f"--{key}", *map(str, value)]
-        elif value is not False:
+        else:
             flags.append(f"--{key}={value}")
     return flags

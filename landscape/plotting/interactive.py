@@ -5,19 +5,43 @@ The page shows every quantity of the file (and the error, 100 − accuracy, wher
 accuracy), one at a time from a selector; a log-scale toggle; contours projected on the floor;
 hover read-outs of α, β and every quantity at the point; two or more files side by side, each
 quantity on one colour scale across them.  Points not computed are gaps, not zeros.
+
+A surface file may come from anyone, and its attributes (``loss_name``), quantity names and file
+names reach the page: plotly reads every label as a subset of HTML, so each is HTML-escaped (``_text``),
+and the page's own script embeds JSON with ``<``, ``>`` and ``&`` escaped (``_js``), so no string can
+close the ``<script>`` block (plotly escapes its own JSON the same way).
 """
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..io.atomic import write_file
 from ..io.paraview import quantities
 from . import default_label, quantity_label
 
 CMAP = "Viridis"
+
+
+# JSON escapes that keep a string's value and make it inert inside <script>: no "</script>", no
+# "<!--", no line separator that older JavaScript parsers take for the end of a string
+_IN_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _js(value) -> str:
+    """``value`` as a JavaScript literal that is safe inside a ``<script>`` block.  ``{plot_id}`` is
+    escaped too: plotly replaces it in the page's script with the plot's id."""
+    return json.dumps(value).translate(_IN_SCRIPT).replace("{plot_id}", "\\u007bplot_id}")
+
+
+def _text(value) -> str:
+    """A string shown by plotly (a title, a label, a hover line), which reads it as a subset of HTML:
+    escaped, so that it shows as written and holds no tag."""
+    return html.escape(str(value), quote=False)
 
 
 def _quantities(surface) -> dict[str, np.ndarray]:
@@ -26,9 +50,10 @@ def _quantities(surface) -> dict[str, np.ndarray]:
 
 
 def _label(name: str, attrs: dict) -> str:
+    """The words for a quantity, escaped for plotly (the file's ``loss_name`` is among them)."""
     if name.endswith("_err"):
         return f"{'training' if name.startswith('train') else 'test'} error (%)"
-    return quantity_label(name, attrs)
+    return _text(quantity_label(name, attrs))
 
 
 def _log(values: np.ndarray) -> np.ndarray:
@@ -44,7 +69,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
     for s in surfaces:
         if s.ndim != 2:
             raise UsageError(f"{s.path} is a 1-D surface: the 3-D page needs 2-D surfaces (plot1d draws 1-D files)")
-    labels = labels or ([default_label(s.path) for s in surfaces] if len(surfaces) > 1 else [""])
+    labels = [_text(a) for a in labels or ([default_label(s.path) for s in surfaces] if len(surfaces) > 1 else [""])]
     per = [_quantities(s) for s in surfaces]
     names = [q for q in per[0] if all(q in p for p in per)]
     if not names:
@@ -60,7 +85,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
     linear, logged, visible_by_name, ranges = [], [], {q: [] for q in names}, {}
     for col, (s, values) in enumerate(zip(surfaces, per), start=1):
         readout = np.stack([values[q] for q in names], axis=-1)  # (nx, ny, quantities): every value on hover
-        lines = "".join(f"<br>{q} %{{customdata[{i}]:.5g}}" for i, q in enumerate(names))
+        lines = "".join(f"<br>{_text(q)} %{{customdata[{i}]:.5g}}" for i, q in enumerate(names))
         for q in names:
             together = np.concatenate([p[q][np.isfinite(p[q])] for p in per])
             positive = together[together > 0]
@@ -78,7 +103,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
                     y=s.y,
                     z=z,
                     customdata=np.transpose(readout, (1, 0, 2)),
-                    name=f"{labels[col - 1]} {q}".strip(),
+                    name=f"{labels[col - 1]} {_text(q)}".strip(),
                     visible=q == shown,
                     colorscale=CMAP,
                     cmin=scale["lin"][0],
@@ -116,7 +141,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
     ]
     fig.update_layout(
         title={
-            "text": title or "loss landscape: drag to turn, scroll to zoom, hover for values",
+            "text": _text(title) if title else "loss landscape: drag to turn, scroll to zoom, hover for values",
             "y": 0.98,
             "x": 0.5,
             "xanchor": "center",
@@ -170,8 +195,8 @@ def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str) -> str
 
     return (
         "var gd = document.getElementById('{plot_id}');"
-        f"var labels = {json.dumps(labels_of)}, ranges = {json.dumps(ranges)}, scenes = {json.dumps(scenes)};"
-        f"var state = {{q: {json.dumps(shown)}, scale: 'lin'}};"
+        f"var labels = {_js(labels_of)}, ranges = {_js(ranges)}, scenes = {_js(scenes)};"
+        f"var state = {{q: {_js(shown)}, scale: 'lin'}};"
         "gd.on('plotly_buttonclicked', function (e) {"
         "  var label = e.button.label;"
         "  if (label in labels) { state.q = labels[label]; } else { state.scale = label === 'log10' ? 'log' : 'lin'; }"
@@ -184,9 +209,11 @@ def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str) -> str
 
 def save(page, path: str) -> str:
     """Write ``page`` (``build``'s figure and script) to ``path``, plotly's JavaScript inlined: no network
-    is needed to open it."""
+    is needed to open it.  Written whole under a temporary name and renamed (``io.atomic``): a symbolic
+    link at ``path`` is replaced, never written through."""
     fig, script = page
-    fig.write_html(path, include_plotlyjs=True, full_html=True, config={"displaylogo": False}, post_script=script)
+    text = fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False}, post_script=script)
+    write_file(path, text.encode("utf-8"))
     return path
 
 

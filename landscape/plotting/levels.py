@@ -2,6 +2,10 @@
 
 As in the reference code, ``levels = arange(vmin, vmax + tiny, vlevel)``; what is not given is chosen
 from the data: a round step, and a top level that one diverged corner does not decide.
+
+The scale is logarithmic by default where the values span decades (``log="auto"``, ``log_scale``): a
+trained network's basin sits at a loss of 0.001-0.1 and the grid's edge at 10-50, and on a linear scale
+the whole basin is one colour (or one flat stretch of a curve).  The 1-D figures follow the same rule.
 """
 
 from __future__ import annotations
@@ -11,13 +15,47 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib import colormaps
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..errors import InputError, UsageError
-from . import plain_number
+from . import log_ticks, plain_number
 
 CMAP = colormaps["viridis"]
 AUTO_LEVELS = 20  # about this many levels when none are given
 MAX_LEVELS = 500  # more than this is a typo in --vlevel, not a wish
+AUTO = "auto"  # the scale's default: log where the values span more than DECADES decades, else linear
+DECADES = 2.0
+
+
+def spans_decades(arrays, decades: float = DECADES) -> bool:
+    """Whether the finite values of ``arrays`` are all positive and the largest is more than
+    ``10 ** decades`` times the smallest (NaN, not computed, and inf, diverged, are left out)."""
+    finite = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays] or [np.empty(0)])
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0 or not finite.min() > 0:
+        return False
+    return bool(finite.max() > finite.min() * 10.0**decades)
+
+
+def log_scale(log, arrays, lowest: float | None = None) -> bool:
+    """The scale a figure uses: ``log`` when it is True or False; for ``"auto"``, log where the values
+    span decades (``spans_decades``) and a given lower limit ``lowest`` is positive."""
+    if log != AUTO:
+        return bool(log)
+    return (lowest is None or lowest > 0) and spans_decades(arrays)
+
+
+def log_axis(axis, arrays) -> None:
+    """Ticks of a log-scaled ``axis`` drawn over ``arrays``: at 1, 2 and 5 times powers of ten within three
+    decades, at the powers of ten alone beyond (where 1-2-5 labels would crowd), written plainly."""
+    finite = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays] or [np.empty(0)])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size and finite.max() > 1e3 * finite.min():
+        axis.set_major_locator(LogLocator(base=10.0))
+        axis.set_major_formatter(FuncFormatter(plain_number))
+        axis.set_minor_formatter(NullFormatter())
+    else:
+        log_ticks(axis)
 
 
 @dataclass(frozen=True)
@@ -27,11 +65,13 @@ class Style2D:
     vmin: float | None = None
     vmax: float | None = None
     vlevel: float | None = None
-    log: bool = False
+    log: bool | str = AUTO  # True, False, or "auto": log where the values span decades and no vlevel is given
     title: str | None = None
     columns: int | None = None  # panels per row when several surfaces are drawn (default: all in one row)
 
     def __post_init__(self):
+        if not (isinstance(self.log, bool) or self.log == AUTO):
+            raise UsageError(f"log {self.log!r}: expected True, False or {AUTO!r}")
         for flag in ("vmin", "vmax", "vlevel"):
             value = getattr(self, flag)
             if value is not None and not math.isfinite(value):
@@ -40,10 +80,22 @@ class Style2D:
             raise UsageError(f"--vlevel {self.vlevel:g}: expected a positive step between contour levels")
         if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
             raise UsageError(f"--vmin {self.vmin:g} must be smaller than --vmax {self.vmax:g}")
-        if self.log and self.vmin is not None and self.vmin <= 0:
+        if self.log is True and self.vmin is not None and self.vmin <= 0:
             raise UsageError(f"--vmin {self.vmin:g} with --log: expected a positive value")
-        if self.log and self.vmax is not None and self.vmax <= 0:
+        if self.log is True and self.vmax is not None and self.vmax <= 0:
             raise UsageError(f"--vmax {self.vmax:g} with --log: expected a positive value")
+
+    def uses_log(self, arrays) -> bool:
+        """Whether ``arrays`` are drawn on a log scale: as given, or for "auto" where the values within the
+        given limits span decades, no ``vlevel`` is given (a step is in the values' units unless --log
+        says decades) and the given limits are positive."""
+        if self.log != AUTO:
+            return bool(self.log)
+        if self.vlevel is not None or (self.vmax is not None and self.vmax <= 0):
+            return False
+        low = -np.inf if self.vmin is None else self.vmin
+        high = np.inf if self.vmax is None else self.vmax
+        return log_scale(AUTO, [np.clip(np.asarray(a, dtype=float), low, high) for a in arrays], self.vmin)
 
 
 def _nice_step(span: float, count: int) -> float:

@@ -4,7 +4,8 @@ Several surfaces are overlaid on the same axes, one colour per surface, as in
 Li et al. (2018), Fig. 2/3 (e.g. small- vs large-batch minima along the same
 kind of filter-normalized direction).  Training curves are solid, test curves
 dashed; the loss is drawn thick and the accuracy thin, and a second legend says
-so.  NaN (not computed) points are gaps.
+so.  NaN (not computed) points are gaps.  The loss axis is logarithmic by default
+where the losses drawn span more than two decades (``levels.log_scale``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from matplotlib.lines import Line2D
 from ..errors import InputError, UsageError
 from ..io.surface_file import Surface
 from . import axis_label, default_label, log_ticks, quantity_label, save
+from .levels import AUTO, log_scale
 
 SPLITS = ("train", "test", "both")
 LINESTYLE = {"train": "-", "test": "--"}
@@ -33,7 +35,7 @@ class Style1D:
 
     split: str = "both"  # train, test, or both (test only where the file has it)
     error: bool = False  # plot 100 - accuracy instead of accuracy
-    log: bool = False  # log scale for the loss axis
+    log: bool | str = AUTO  # log scale for the loss axis: True, False, or "auto" (where the losses span decades)
     xlim: tuple = (None, None)
     loss_lim: tuple = (None, None)
     acc_lim: tuple = (None, None)  # default 0-100 %: the full range, so figures compare at a glance
@@ -48,6 +50,8 @@ class Style1D:
             for flag, value in zip(flags, pair):
                 if value is not None and not math.isfinite(value):
                     raise UsageError(f"--{flag} {value}: expected a finite number")
+        if not (isinstance(self.log, bool) or self.log == AUTO):
+            raise UsageError(f"log {self.log!r}: expected True, False or {AUTO!r}")
         if self.split not in SPLITS:
             raise UsageError(f"split {self.split!r}: expected one of {', '.join(SPLITS)}")
         for flags, (lo, hi) in (
@@ -62,7 +66,7 @@ class Style1D:
             raise UsageError(f"--acc_min {lo:g}: expected less than 100 (percent), or an --acc_max above it")
         if hi is not None and lo is None and hi <= 0:
             raise UsageError(f"--acc_max {hi:g}: expected more than 0 (percent), or an --acc_min below it")
-        if self.log and self.loss_lim[0] is not None and self.loss_lim[0] <= 0:
+        if self.log is True and self.loss_lim[0] is not None and self.loss_lim[0] <= 0:
             raise UsageError(f"--loss_min {self.loss_lim[0]:g} with --log: expected a positive value")
 
 
@@ -90,13 +94,21 @@ def check_1d(surfaces: list[Surface]) -> None:
             raise InputError(f"{s.path} has no computed points; expected at least one (is the run still going?)")
 
 
-def draw_1d(surfaces: list[Surface], labels: list[str] | None = None, style: Style1D = Style1D()) -> Figure:
-    """Overlay the curves of ``surfaces`` (1-D) in one figure; ``labels`` default to file names."""
+def draw_1d(
+    surfaces: list[Surface], labels: list[str] | None = None, style: Style1D = Style1D(), colours: list | None = None
+) -> Figure:
+    """Overlay the curves of ``surfaces`` (1-D) in one figure; ``labels`` default to file names, ``colours``
+    (one per surface) to matplotlib's cycle."""
     check_1d(surfaces)
     labels_given = labels is not None
     labels = list(labels) if labels is not None else [default_label(s.path) for s in surfaces]
     if len(labels) != len(surfaces):
         raise UsageError(f"got {len(labels)} labels for {len(surfaces)} surfaces; expected one label per surface")
+    colours = list(colours) if colours is not None else [f"C{k % 10}" for k in range(len(surfaces))]
+    if len(colours) != len(surfaces):
+        raise UsageError(f"got {len(colours)} colours for {len(surfaces)} surfaces; expected one colour per surface")
+    drawn = [s.values.get(f"{split}_loss") for s in surfaces for split in splits_to_draw(s, style.split)]
+    log = log_scale(style.log, [v for v in drawn if v is not None], style.loss_lim[0])
 
     fig = Figure(figsize=(6.4, 4.6), layout="constrained")
     ax_loss = fig.add_subplot()
@@ -105,8 +117,7 @@ def draw_1d(surfaces: list[Surface], labels: list[str] | None = None, style: Sty
     single = len(surfaces) == 1
     drawn_splits = set()
 
-    for k, surf in enumerate(surfaces):
-        colour = f"C{k % 10}"
+    for surf, colour in zip(surfaces, colours):
         for split in splits_to_draw(surf, style.split):
             drawn_splits.add(split)
             loss, acc = surf.values.get(f"{split}_loss"), surf.values.get(f"{split}_acc")
@@ -116,11 +127,17 @@ def draw_1d(surfaces: list[Surface], labels: list[str] | None = None, style: Sty
                 shown = 100.0 - acc if style.error else acc
                 _curve(ax_acc, surf.x, shown, SINGLE_ACC_COLOUR if single else colour, split, ACC_WIDTH)
 
-    _label_axes(ax_loss, ax_acc, surfaces, style, single)
+    _label_axes(ax_loss, ax_acc, surfaces, style, single, log)
     if single and labels_given:  # one curve set needs no legend entry; its label is the title
         ax_loss.set_title(labels[0])
     _legends(
-        fig, labels if not single else [], sorted(drawn_splits, key=SPLITS.index), ax_acc is not None, style, single
+        fig,
+        labels if not single else [],
+        colours,
+        sorted(drawn_splits, key=SPLITS.index),
+        ax_acc is not None,
+        style,
+        single,
     )
     if style.title:
         fig.suptitle(style.title)
@@ -136,11 +153,11 @@ def _curve(ax, x, y, colour, split, width):
     )
 
 
-def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None:
+def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool, log: bool) -> None:
     attrs = surfaces[0].attrs
     ax_loss.set_xlabel(axis_label(attrs, "x"))
-    ax_loss.set_ylabel(quantity_label("loss", attrs))
-    if style.log:
+    ax_loss.set_ylabel(quantity_label("loss", attrs) + (", log scale" if log else ""))
+    if log:
         ax_loss.set_yscale("log")
         log_ticks(ax_loss.yaxis)
     ax_loss.set_xlim(*_limits(style.xlim, np.concatenate([s.x for s in surfaces])))
@@ -159,7 +176,7 @@ def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None
         # By default a little room beyond 0 and 100 %, so a curve at 100 % is not hidden by the frame.
         ax_acc.set_ylim(lo if lo is not None else -2.0, hi if hi is not None else 102.0)
         ax_acc.set_yticks([t for t in range(0, 101, 20) if ax_acc.get_ylim()[0] <= t <= ax_acc.get_ylim()[1]])
-        _align_zeros(ax_loss, ax_acc, style)
+        _align_zeros(ax_loss, ax_acc, style, log)
     if single:  # colour the axes like their curves, as only colour tells them apart
         ax_loss.yaxis.label.set_color(SINGLE_LOSS_COLOUR)
         ax_loss.tick_params(axis="y", colors=SINGLE_LOSS_COLOUR)
@@ -168,10 +185,10 @@ def _label_axes(ax_loss, ax_acc, surfaces, style: Style1D, single: bool) -> None
             ax_acc.tick_params(axis="y", colors=SINGLE_ACC_COLOUR)
 
 
-def _align_zeros(ax_loss, ax_acc, style: Style1D) -> None:
+def _align_zeros(ax_loss, ax_acc, style: Style1D, log: bool) -> None:
     """Put loss 0 at the height of 0 % on the right axis, so that curves near the minimum do not
     seem to dip below zero (only when the loss axis is linear, its bottom free and the losses >= 0)."""
-    if style.log or style.loss_lim[0] is not None:
+    if log or style.loss_lim[0] is not None:
         return
     bottom, top = ax_loss.get_ylim()
     low, high = ax_acc.get_ylim()
@@ -188,7 +205,7 @@ def _limits(given: tuple, x: np.ndarray) -> tuple:
     return (float(np.min(x)) if lo is None else lo, float(np.max(x)) if hi is None else hi)
 
 
-def _legends(fig, labels, splits, has_acc: bool, style: Style1D, single: bool) -> None:
+def _legends(fig, labels, colours, splits, has_acc: bool, style: Style1D, single: bool) -> None:
     """A legend below the axes (never hiding a curve): a column of surface colours, then
     one column per split saying what line style and width mean.  Columns are padded
     with blank entries because matplotlib fills a legend column by column."""
@@ -197,7 +214,7 @@ def _legends(fig, labels, splits, has_acc: bool, style: Style1D, single: bool) -
         return Line2D([], [], color=colour, linestyle=style_, linewidth=width, label=label)
 
     words = "error" if style.error else "accuracy"
-    columns = [[line(label, f"C{k % 10}") for k, label in enumerate(labels)]] if labels else []
+    columns = [[line(label, colour) for label, colour in zip(labels, colours)]] if labels else []
     for split in splits:
         name = {"train": "training", "test": "test"}[split]
         column = [line(f"{name} loss (left)", SINGLE_LOSS_COLOUR if single else "0.2", LINESTYLE[split])]
@@ -220,7 +237,8 @@ def write_1d(
     dpi: int = 150,
     style: Style1D = Style1D(),
     look=None,
+    colours: list | None = None,
 ) -> tuple[list[str], Figure]:
     """Draw ``surfaces`` overlaid and write ``<out>_1d.<fmt>``; return (paths, figure)."""
-    fig = draw_1d(surfaces, labels, style)
+    fig = draw_1d(surfaces, labels, style, colours)
     return save(fig, f"{out}_1d", formats, dpi, look), fig

@@ -27,6 +27,7 @@ from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarForm
 from ..errors import InputError
 from ..train.checkpoints import read_log, read_run
 from . import save
+from .palette import batch_colours
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
 
@@ -53,16 +54,23 @@ def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) ->
     return (2 + 2 * momentum) / lr
 
 
-def _sharpness(folder: str) -> list[tuple[int, float, float]]:
-    """(step, λmax, the stability limit at that step's rate) of every row of a run's log with a λmax."""
+def sharpness_curve(folder: str, by_step: bool = True) -> list[tuple[float, float, float]]:
+    """(step, or epoch where ``by_step`` is false, λmax, the stability limit at that step's rate) of every
+    row of a run's log with a λmax.  Epochs are fractional: the step over the run's steps per epoch, so
+    runs of equal epochs and very unequal steps (a learning rate that follows the batch) share an axis."""
     rows = read_log(folder)
     identity = (read_run(folder) or {}).get("identity", {})
     momentum, nesterov = float(identity.get("momentum", 0.0)), bool(identity.get("nesterov", False))
+    last = rows[-1] if rows else {}
+    per_epoch = int(last.get("step") or 0) / int(last.get("epoch") or 1) if not by_step else 1.0
     out = []
     for r in rows:
         if r.get("lambda_max") in (None, "", "nan"):
             continue
-        out.append((int(r["step"]), float(r["lambda_max"]), stability_limit(float(r["lr"]), momentum, nesterov)))
+        limit = stability_limit(float(r["lr"]), momentum, nesterov)
+        out.append(
+            (int(r["step"]) / (per_epoch or 1.0) if not by_step else int(r["step"]), float(r["lambda_max"]), limit)
+        )
     return out
 
 
@@ -91,10 +99,10 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
         raise InputError("the manifests list no finished run with a test error: nothing to draw")
     recipes = list(dict.fromkeys(r["recipe"] for r in done))
     batches = sorted({r["batch_size"] for r in done})
+    by_step = any(_in_steps(r["folder"]) for r in done)  # equal steps: the curves against the step
+    curves = {id(r): sharpness_curve(r["folder"], by_step) for r in done}
     sharp = {
-        (recipe, b): [
-            c for c in (_sharpness(r["folder"]) for r in done if (r["recipe"], r["batch_size"]) == (recipe, b)) if c
-        ]
+        (recipe, b): [curves[id(r)] for r in done if (r["recipe"], r["batch_size"]) == (recipe, b) and curves[id(r)]]
         for recipe in recipes
         for b in batches
     }
@@ -131,9 +139,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     left.grid(alpha=0.3)
     left.legend(frameon=False)
 
-    by_step = any(_in_steps(r["folder"]) for r in done)  # equal steps: the curves against the step
-    cmap = __import__("matplotlib").colormaps["tab10"]  # batch sizes told apart at a glance
-    colour_of = {b: cmap(k % 10) for k, b in enumerate(batches)}
+    colour_of = batch_colours(batches)  # the report's colours: one per batch size, the smallest darkest
     for i, recipe in enumerate(recipes):
         for b in batches:
             curves = [_curve(r["folder"], by_step) for r in done if r["recipe"] == recipe and r["batch_size"] == b]
@@ -155,7 +161,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     handles += [Line2D([], [], color="0.3", linestyle=STYLES[i % len(STYLES)], label=r) for i, r in enumerate(recipes)]
     right.legend(handles=handles, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if third:
-        _draw_sharpness(third[0], sharp, recipes, colour_of)
+        draw_sharpness(third[0], sharp, recipes, colour_of, by_step)
     if "adaptive" in recipes:
         left.text(
             0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7, color="0.4"
@@ -174,8 +180,9 @@ def _plain_numbers(ax) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def _draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict) -> None:
-    """λmax against the step per (recipe, batch), the mean over seeds, each with its stability limit."""
+def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step: bool = True) -> None:
+    """λmax against the step (or epoch) per (recipe, batch), the mean over seeds, each with its stability
+    limit."""
     highest = []
     for (recipe, b), curves in sharp.items():
         if not curves:
@@ -194,7 +201,7 @@ def _draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict) -> Non
     if highest:  # a limit that leaps after a decay of the rate does not squash the curves
         ax.set_ylim(top=1.5 * max(highest))
     _plain_numbers(ax)
-    ax.set_xlabel("optimizer step")
+    ax.set_xlabel("optimizer step" if by_step else "epoch")
     ax.set_ylabel(r"$\lambda_{\max}$ of the training loss")
     ax.set_title("sharpness along training (dashed: the stability limit of the rate)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
@@ -210,4 +217,4 @@ def write_training(
     return save(figure, stem, formats, dpi, look, panels=len(figure.axes))
 
 
-__all__ = ["draw", "write_training"]
+__all__ = ["draw", "write_training", "draw_sharpness", "sharpness_curve", "stability_limit"]

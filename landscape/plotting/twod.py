@@ -95,8 +95,11 @@ def draw_2d(
         labels = [default_label(s.path) for s in surfaces]
 
     arrays = [plot_arrays(s, name) for s in surfaces]
-    levels = levels_for([z for _, _, z in arrays], style.vmin, style.vmax, style.vlevel, style.log)
-    norm = LogNorm(levels[0], levels[-1]) if style.log else Normalize(levels[0], levels[-1])
+    # "auto": log where the values span decades; never for an accuracy, whose best values (near 100 %)
+    # a log scale would squeeze together
+    log = style.uses_log([z for _, _, z in arrays]) and (style.log is True or not name.endswith("_acc"))
+    levels = levels_for([z for _, _, z in arrays], style.vmin, style.vmax, style.vlevel, log)
+    norm = LogNorm(levels[0], levels[-1]) if log else Normalize(levels[0], levels[-1])
     extend = _extend(np.concatenate([z.ravel() for _, _, z in arrays]), levels)
     words = quantity_label(name, surfaces[0].attrs)
 
@@ -109,13 +112,13 @@ def draw_2d(
     for k, (surf, (X, Y, Z)) in enumerate(zip(surfaces, arrays)):
         if kind == "surface":
             ax = fig.add_subplot(rows, columns, k + 1, projection="3d")  # not Axes3D(fig): blank on matplotlib >= 3.6
-            mappable, was_cut = draw_surface(ax, X, Y, Z, levels, norm, style.log)
+            mappable, was_cut = draw_surface(ax, X, Y, Z, levels, norm, log)
             cut = cut or was_cut
             ax.set(xlabel="α", ylabel="β")  # long labels collide in 3-D; the 2-D figures carry them
         else:
             ax = fig.add_subplot(rows, columns, k + 1)
-            mappable = _contours(ax, X, Y, Z, levels, norm, style.log, extend, filled=kind == "contourf")
-            _mark_origin(ax, surf)
+            mappable = _contours(ax, X, Y, Z, levels, norm, log, extend, filled=kind == "contourf")
+            _mark_origin(ax, surf, filled=kind == "contourf")
             if np.isclose(np.ptp(surf.x), np.ptp(surf.y)):
                 ax.set_aspect("equal")
             ax.set(xlabel=axis_label(surf.attrs, "x"), ylabel=axis_label(surf.attrs, "y"))
@@ -129,14 +132,17 @@ def draw_2d(
 
     if kind == "contour":  # lines carry their own labels; say once what they measure
         above = f"; grey: above {plain_number(levels[-1])}" if extend in ("max", "both") else ""
-        fig.text(0.5, 0.0, f"contours of {words}; ☆ = trained model{above}", ha="center", va="top", fontsize="small")
+        scale = ", spaced by factors (log scale)" if log else ""
+        fig.text(
+            0.5, 0.0, f"contours of {words}{scale}; + = trained model{above}", ha="center", va="top", fontsize="small"
+        )
     else:
         bar = fig.colorbar(
             mappable, ax=axes, shrink=0.8 if kind == "contourf" else 0.6, pad=0.02 if kind == "contourf" else 0.03
         )
-        bar.set_label(words)
-        if style.log:
+        if log:
             log_ticks(bar.ax.yaxis)
+        bar.set_label(words + (" (log scale)" if log else ""))
         if kind == "surface":  # said once for every panel, where no axis label can collide with it
             what = f"; cut open above {plain_number(levels[-1])}: the surface above is left out" if cut else ""
             fig.text(0.5, 0.0, f"☆ = trained model{what}", ha="center", va="top", fontsize="small")
@@ -175,7 +181,7 @@ def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tupl
     matplotlib's automatic placement labels every piece of every level, which piles
     labels up where lines crowd (a diverging corner).  Here each level gets one
     label, chosen greedily among the points of its lines: far from labels already
-    placed and from the trained model's star, away from the frame, and where
+    placed and from the trained model's cross, away from the frame, and where
     neighbouring lines are not too close (line spacing = level step / gradient, in
     log10 with --log).  Coordinates are scaled to the unit square.
     """
@@ -189,7 +195,7 @@ def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tupl
     levels = np.log10(cs.levels) if log else np.asarray(cs.levels)
     step = float(np.min(np.diff(levels))) if len(levels) > 1 else 1.0
     labelled, spots = [], []
-    avoid = [(0.0, 0.0)]  # the star
+    avoid = [(0.0, 0.0)]  # the trained model's cross
     for level in wanted:
         match = np.flatnonzero(np.isclose(cs.levels, level))
         pieces = [seg for seg in cs.allsegs[match[0]] if len(seg) > 1] if match.size else []
@@ -203,6 +209,7 @@ def _label_spots(cs, wanted, X, Y, Z, log: bool) -> tuple[list[float], list[tupl
         su, sv = np.array(avoid + spots).T
         nearest = np.hypot(u[:, None] - (su[None] - x0) / dx, v[:, None] - (sv[None] - y0) / dy).min(axis=1)
         score = score * np.clip(nearest / 0.15, 0.0, 1.0)
+        score = np.where(np.hypot(u - (0.0 - x0) / dx, v - (0.0 - y0) / dy) < 0.08, 0.0, score)  # not on the cross
         col = np.clip(np.searchsorted(X[0], points[:, 0]), 0, X.shape[1] - 1)
         row = np.clip(np.searchsorted(Y[:, 0], points[:, 1]), 0, Y.shape[0] - 1)
         spacing = step / np.maximum(steepness[row, col], 1e-12)
@@ -248,17 +255,17 @@ def _trajectory(ax, path) -> None:
     )
 
 
-def _mark_origin(ax, surf: Surface) -> None:
-    """A star at (0, 0), the trained model, when the grid contains it."""
+def _mark_origin(ax, surf: Surface, filled: bool) -> None:
+    """A thin cross at (0, 0), the trained model, when the grid contains it: white on the filled map
+    (whose basin is dark), black over contour lines; thin and hollow, so the basin under it shows."""
     if surf.x.min() <= 0 <= surf.x.max() and surf.y.min() <= 0 <= surf.y.max():
         ax.plot(
             0.0,
             0.0,
-            marker="*",
-            markersize=11,
-            markerfacecolor="white",
-            markeredgecolor="black",
-            markeredgewidth=0.8,
+            marker="+",
+            markersize=9,
+            markeredgewidth=0.9,
+            color="white" if filled else "black",
             linestyle="none",
             zorder=5,
         )

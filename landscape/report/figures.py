@@ -1,18 +1,31 @@
-"""The scorecard's figure: each measure against batch size, one panel per measure.
+"""The scorecard's figures of measures against batch size: ``draw_measures`` (one panel per measure) and
+``draw_seeds`` (the endpoints, one line per seed).
 
-Per recipe, the mean over seeds with ±1 standard deviation as error bars, each seed a faint dot;
-the batch axis in powers of two; with one recipe, each panel's title gives Kendall's τ with batch size
-and its p-value by permutation within seeds (``stats.trend``), with Holm's adjustment for an endpoint,
-in bold when an endpoint's adjusted p-value is below the report's alpha.
+Per recipe, the mean over seeds with its 95 % t-interval (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n, ``t_interval``: an
+interval for the mean over seeds, which ±1 standard deviation is not), each seed's value beside it; the
+batch axis in powers of two, one colour per batch size (``plotting.palette``) as in every figure of the
+report.  Each panel shows the values the scorecard tested (``matching.values_of``): at a matched training
+loss when the runs' training losses differ by more than a factor of 2 and they carry ``<key>_matched``,
+and the panel says so.  Each title gives Kendall's τ with batch size and its p-value by permutation within
+seeds (``stats.trend``), with Holm's adjustment for an endpoint, in bold when an endpoint's adjusted
+p-value is below the report's alpha.  The per-seed panels show the within-seed trends that permutation
+test compares.  The runs of the rescaling control are no arm of the study and are left out.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from scipy import stats as scipy_stats
 
-from ..plotting import save
+from ..plotting import log_ticks, save
+from ..plotting.levels import spans_decades
+from ..plotting.palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
+from .matching import mismatched, values_of
 from .measures import BY_KEY
 
 PANELS = (
@@ -26,81 +39,234 @@ PANELS = (
     "surface_rise",
 )
 UNITS = {
+    "train_loss": "training loss",
+    "test_loss": "test loss",
+    "train_error": "training error (%)",
     "test_error": "test error (%)",
     "gap": "test − train error (points)",
     "lambda_max": "λmax of the Hessian",
     "trace": "Hessian trace (Hutchinson)",
+    "relative_flatness": "relative flatness κ_Tr",
+    "fisher_rao": "Fisher–Rao norm",
     "epsilon_sharpness": "Keskar ε-sharpness (%)",
-    "adaptive_sharpness": "adaptive worst-case rise",
-    "average_rise": "mean loss rise, random directions",
-    "surface_rise": "mean loss rise on the 2-D grid",
+    "adaptive_sharpness": "adaptive worst-case rise (loss)",
+    "adaptive_l2_sharpness": "adaptive ℓ2 worst-case rise (loss)",
+    "adaptive_average": "mean rise, adaptive noise (loss)",
+    "m_sharpness": "m-sharpness (loss rise)",
+    "average_rise": "mean rise, random directions (loss)",
+    "surface_rise": "mean rise on the 2-D grid (loss)",
+    "noise_scale": "noise scale B_simple (samples)",
 }
+RESCALED = "rescaled"  # the recipe of the rescaling control's runs
+MATCHED_WORDS = "at matched train loss"
+LEVEL = 0.95
 
 
-def draw_measures(card, title: str | None = None) -> Figure:
-    recipes = list(dict.fromkeys(r["recipe"] for r in card.runs))
-    batches = sorted({r["batch_size"] for r in card.runs})
-    columns = 4
-    rows = math.ceil(len(PANELS) / columns)
-    fig = Figure(figsize=(3.3 * columns, 2.9 * rows + 0.6), layout="constrained")
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    for ax, key in zip(axes, PANELS):
-        for i, recipe in enumerate(recipes):
-            colour = f"C{i}"
-            mine = [r for r in card.runs if r["recipe"] == recipe]
-            seeds = sorted({r["seed"] for r in mine})
-            # each run beside the mean, not under it: seeds spread a little along the (log) batch axis
-            xs = [r["batch_size"] * 2 ** (0.12 * (seeds.index(r["seed"]) - (len(seeds) - 1) / 2) + 0.25) for r in mine]
-            ys = [r["values"][key] for r in mine]
-            ax.scatter(xs, ys, s=12, color=colour, alpha=0.55, linewidths=0)
-            groups = [g for g in card.groups if g.recipe == recipe]
-            means = [g.stats[key][0] for g in groups]
-            sds = [0.0 if math.isnan(g.stats[key][1]) else g.stats[key][1] for g in groups]
-            ax.errorbar(
-                [g.batch_size for g in groups],
-                means,
-                yerr=sds,
-                color=colour,
-                marker="o",
-                markersize=4,
-                capsize=3,
-                linewidth=1.5,
-                label=recipe,
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(batches, [str(b) for b in batches])
-        ax.minorticks_off()
-        t = card.test(recipes[0], key) if len(recipes) == 1 else None
-        shown = t is not None and not math.isnan(t.tau)
-        stats = f"   τ = {t.tau:+.2f}, p = {t.p_value:.2g}" if shown else ""
-        if shown and t.endpoint:
-            stats += f" (Holm {t.p_holm:.2g})"
-        ax.set_title(
-            BY_KEY[key].label + stats,
-            fontsize=9,
-            fontweight="bold" if shown and t.endpoint and t.p_holm < card.alpha else "normal",
-        )
-        ax.set_ylabel(UNITS[key], fontsize=8)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3)
-    for ax in axes[len(PANELS) :]:
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    low: float  # NaN with fewer than two values
+    high: float
+    n: int
+
+
+def t_interval(values, level: float = LEVEL) -> Interval:
+    """The mean of the finite ``values`` and its two-sided ``level`` t-interval over them."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    mean = float(v.mean())
+    if v.size < 2:
+        return Interval(mean, math.nan, math.nan, 1)
+    half = float(scipy_stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return Interval(mean, mean - half, mean + half, int(v.size))
+
+
+def compared(card) -> list[dict]:
+    """The runs of the study's arms: the rescaling control's are left out."""
+    return [r for r in card.runs if not r.get("control") and r["recipe"] != RESCALED]
+
+
+def arms_of(runs: list[dict]) -> list[str]:
+    return list(dict.fromkeys(r["recipe"] for r in runs))
+
+
+def tested(runs: list[dict], key: str) -> tuple[list[float], str]:
+    """One arm's values of ``key`` as the scorecard tests them, and their basis (``matching.values_of``)."""
+    return values_of(runs, key, mismatched(runs))
+
+
+def batch_axis(ax, batches: list[int]) -> None:
+    """A batch-size axis in powers of two, ticked at the study's batch sizes."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(batches, [str(b) for b in batches])
+    ax.minorticks_off()
+    ax.set_xlim(batches[0] / 2**0.5, batches[-1] * 2**0.6)
+
+
+def measure_label(key: str, basis: str) -> str:
+    return BY_KEY[key].label + (f" ({MATCHED_WORDS})" if basis == "matched_loss" else "")
+
+
+def stats_line(card, arm: str, key: str) -> tuple[str, bool]:
+    """τ with batch size, its p (and Holm's for an endpoint) of one arm; and whether to set it in bold."""
+    t = card.test(arm, key)
+    if t is None or math.isnan(t.tau):
+        return "", False
+    words = f"τ = {t.tau:+.2f}, p = {t.p_value:.2g}" + (f" (Holm {t.p_holm:.2g})" if t.endpoint else "")
+    return words, bool(t.endpoint and t.p_holm < card.alpha)
+
+
+def draw_by_batch(ax, card, key: str, colours: dict | None = None) -> None:
+    """One measure against batch size on ``ax``, titled: per arm the mean with its t-interval, each seed
+    beside it, the values the scorecard tested (``tested``)."""
+    runs = compared(card)
+    arms, batches = arms_of(runs), sorted({r["batch_size"] for r in runs})
+    colours = colours or batch_colours(batches)
+    markers, styles = seed_markers(r["seed"] for r in runs), recipe_styles(arms)
+    seeds = sorted(markers)
+    bases, drawn = {}, []
+    for i, arm in enumerate(arms):
+        mine = [r for r in runs if r["recipe"] == arm]
+        values, bases[arm] = tested(mine, key)
+        centre = 0.5 * (i - (len(arms) - 1) / 2) / max(len(arms) - 1, 1)  # arms side by side (log2 units)
+        means = []
+        for b in batches:
+            here = [(r, v) for r, v in zip(mine, values) if r["batch_size"] == b]
+            for r, v in here:  # each seed beside the mean, not under it
+                j = seeds.index(r["seed"])
+                shift = centre + 0.12 + (0.16 * j / (len(seeds) - 1) if len(seeds) > 1 else 0.0)
+                ax.plot(b * 2**shift, v, markers[r["seed"]], color=colours[b], alpha=0.55, markersize=3.5, mew=0)
+            ci = t_interval([v for _, v in here])
+            if math.isnan(ci.mean):
+                continue
+            x = b * 2**centre
+            means.append((x, ci.mean))
+            error = [[ci.mean - ci.low], [ci.high - ci.mean]] if ci.n > 1 else None
+            ax.errorbar(x, ci.mean, yerr=error, fmt="none", ecolor=colours[b], elinewidth=1.4, capsize=3, zorder=3)
+            ax.plot(x, ci.mean, "o", color=colours[b], markersize=5, fillstyle=styles[arm][1], zorder=4, mew=1.2)
+            drawn += [v for _, v in here] + ([ci.low, ci.high] if ci.n > 1 else [])
+        if means:
+            xs, ys = zip(*means)
+            ax.plot(xs, ys, styles[arm][0], color=NEUTRAL, linewidth=1.0, zorder=2)
+    batch_axis(ax, batches)
+    if spans_decades([drawn]):  # a measure spanning decades (a trace of 40 and of 4000) on a log axis
+        ax.set_yscale("log")
+        log_ticks(ax.yaxis)
+    ax.set_ylabel(UNITS.get(key, BY_KEY[key].label))
+    ax.grid(alpha=0.3)
+    shared = set(bases.values())
+    text = measure_label(key, shared.pop() if len(shared) == 1 else "trained")
+    words = {arm: stats_line(card, arm, key) for arm in arms}
+    for arm, (line, _) in words.items():
+        mixed = len(set(bases.values())) > 1 and bases[arm] == "matched_loss"
+        head = f"{arm}: " if len(arms) > 1 else ""
+        if line or mixed:
+            text += f"\n{head}{line}" + (f" ({MATCHED_WORDS})" if mixed else "")
+    ax.set_title(text, fontsize="small", fontweight="bold" if any(b for _, b in words.values()) else "normal")
+
+
+def recipe_handles(arms: list[str]) -> list[Line2D]:
+    styles = recipe_styles(arms)
+    return [
+        Line2D([], [], color=NEUTRAL, linestyle=styles[a][0], marker="o", fillstyle=styles[a][1], label=a) for a in arms
+    ]
+
+
+def seed_handles(seeds) -> list[Line2D]:
+    return [
+        Line2D([], [], color="0.45", marker=m, linestyle="none", markersize=5, label=f"seed {s}")
+        for s, m in seed_markers(seeds).items()
+    ]
+
+
+def columns_for(look, most: int = 4, width: float = 3.3) -> int:
+    """Panels per row: ``most``, or as many as the look's page width holds at its font size (a panel
+    ``width`` inches wide at 10 pt), so that titles and labels keep their size against the panels when
+    ``save`` fits the figure to a paper's two columns."""
+    if look is None or not look.two:
+        return most
+    return max(1, min(most, int(look.two // (width * (look.font or 10) / 10))))
+
+
+def draw_measures(card, title: str | None = None, keys=PANELS, columns: int = 4) -> Figure:
+    runs = compared(card)
+    arms, batches = arms_of(runs), sorted({r["batch_size"] for r in runs})
+    columns = min(columns, len(keys))
+    rows = math.ceil(len(keys) / columns)
+    fig = Figure(figsize=(3.3 * columns, (3.0 if columns > 2 else 2.4) * rows + 0.9), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False, sharex=True).ravel()
+    colours = batch_colours(batches)
+    for ax, key in zip(axes, keys):
+        draw_by_batch(ax, card, key, colours)
+    for ax in axes[len(keys) :]:
         ax.set_visible(False)
-    for ax in axes[(rows - 1) * columns :]:
+    for ax in axes[: len(keys)][-columns:]:
         ax.set_xlabel("batch size")
-    if len(recipes) > 1:
-        axes[0].legend(frameon=False, fontsize=8)
-    seeds = sorted({r["seed"] for r in card.runs})
-    tau = (
-        "; τ: Kendall with batch size, p by permutation within seeds, Holm-adjusted for the endpoints "
-        f"(bold: an endpoint with Holm p < {card.alpha:g})"
-        if len(recipes) == 1
-        else f"; {len(recipes)} recipes, tested apart: see the table"
+        ax.xaxis.set_tick_params(labelbottom=True)
+    handles = (recipe_handles(arms) if len(arms) > 1 else []) + seed_handles(r["seed"] for r in runs)
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+    several = len({r["seed"] for r in runs}) > 1
+    interval = (
+        "the mean over seeds with its 95 % t-interval\n(t with n − 1 degrees of freedom, n seeds at that batch size)"
+        if several
+        else "one seed: its value, no interval"
     )
     fig.suptitle(
         title
-        or f"each measure against batch size: mean ± 1 s.d. over {len(seeds)} seed"
-        f"{'s' * (len(seeds) > 1)}, dots beside it = runs{tau}",
-        fontsize=10,
+        or f"Each measure against batch size, per recipe: {interval};\nbeside it, each seed's value. τ: Kendall's "
+        "τ with batch size, p by permutation within seeds,\nHolm-adjusted over the endpoints "
+        f"(bold: an endpoint with Holm p < {card.alpha:g}).",
+        fontsize="medium",
+    )
+    return fig
+
+
+def draw_seeds(card, title: str | None = None) -> Figure:
+    """Per endpoint and arm, the measure against batch size with one line per seed: the within-seed
+    trends whose order the permutation test compares (one row per arm, the rows sharing each y axis)."""
+    runs = compared(card)
+    arms, batches = arms_of(runs), sorted({r["batch_size"] for r in runs})
+    keys = list(card.endpoints)
+    colours, markers = batch_colours(batches), seed_markers(r["seed"] for r in runs)
+    fig = Figure(figsize=(3.4 * len(keys) + 0.4, 2.9 * len(arms) + 0.9), layout="constrained")
+    axes = fig.subplots(len(arms), len(keys), squeeze=False, sharex=True, sharey="col")
+    for row, arm in enumerate(arms):
+        mine = [r for r in runs if r["recipe"] == arm]
+        for col, key in enumerate(keys):
+            ax = axes[row, col]
+            values, basis = tested(mine, key)
+            for seed in sorted({r["seed"] for r in mine}):
+                points = sorted((r["batch_size"], v) for r, v in zip(mine, values) if r["seed"] == seed)
+                points = [(b, v) for b, v in points if math.isfinite(v)]
+                if not points:
+                    continue
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, "-", color=NEUTRAL, linewidth=0.9, alpha=0.7, zorder=2)
+                for b, v in points:
+                    ax.plot(b, v, markers[seed], color=colours[b], markersize=6, mec=NEUTRAL, mew=0.5, zorder=3)
+            batch_axis(ax, batches)
+            ax.grid(alpha=0.3)
+            words, bold = stats_line(card, arm, key)
+            head = f"{arm}: " if len(arms) > 1 else ""
+            ax.set_title(
+                head + measure_label(key, basis) + (f"\n{words}" if words else ""),
+                fontsize="small",
+                fontweight="bold" if bold else "normal",
+            )
+            ax.set_ylabel(UNITS.get(key, BY_KEY[key].label))
+            if row == len(arms) - 1:
+                ax.set_xlabel("batch size")
+    handles = [
+        Line2D([], [], color=NEUTRAL, marker=m, linestyle="-", linewidth=0.9, label=f"seed {s}")
+        for s, m in markers.items()
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 8), frameon=False)
+    fig.suptitle(
+        title
+        or "the endpoints per seed: one line per seed across batch sizes (the order the permutation "
+        "test within seeds compares); τ and p as in the scorecard",
+        fontsize="medium",
     )
     return fig
 
@@ -108,7 +274,25 @@ def draw_measures(card, title: str | None = None) -> Figure:
 def write_measures(
     card, stem: str, formats=("png", "pdf"), dpi: int = 150, title: str | None = None, look=None
 ) -> list[str]:
-    return save(draw_measures(card, title), stem, formats, dpi, look, panels=len(PANELS))
+    return save(draw_measures(card, title, columns=columns_for(look)), stem, formats, dpi, look, panels=len(PANELS))
 
 
-__all__ = ["draw_measures", "write_measures", "PANELS"]
+def write_seeds(card, stem: str, formats=("png", "pdf"), dpi: int = 150, look=None) -> list[str]:
+    if not compared(card):
+        return []
+    return save(draw_seeds(card), stem, formats, dpi, look, panels=2)
+
+
+__all__ = [
+    "draw_measures",
+    "draw_seeds",
+    "draw_by_batch",
+    "write_measures",
+    "write_seeds",
+    "t_interval",
+    "columns_for",
+    "compared",
+    "tested",
+    "PANELS",
+    "UNITS",
+]

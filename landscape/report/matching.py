@@ -71,16 +71,19 @@ def final_loss(checkpoint: str) -> float:
 
 
 def matched_checkpoint(checkpoint: str, target: float) -> Matched:
-    """The first saved checkpoint of the run that wrote ``checkpoint`` whose training loss is <= ``target``."""
+    """The first saved checkpoint of the run that wrote ``checkpoint`` whose training loss is <= ``target``:
+    ``checkpoint`` itself when that is the run's ``final.pt`` and only its last log row is that low."""
     folder = os.path.dirname(checkpoint)
     rows = read_log(folder)
     if not rows:
         return Matched(target, None, note=f"no log.csv beside {checkpoint}: its training path is unknown")
-    for row in rows:
+    for i, row in enumerate(rows):
         loss = float(row["train_loss"])
         if not loss <= target:
             continue
         epoch, step = int(row["epoch"]), int(row.get("step") or 0)
+        if i == len(rows) - 1 and os.path.basename(checkpoint) == "final.pt":  # the network itself
+            return Matched(target, checkpoint, epoch, step, loss, note="its final weights")
         for name in (f"step_{step:07d}.pt", f"epoch_{epoch:04d}.pt"):
             if os.path.exists(os.path.join(folder, name)):
                 return Matched(target, os.path.join(folder, name), epoch, step, loss)

@@ -5,21 +5,29 @@ For one checkpoint, in its own folder of the report (``<out>/runs/<run>/``):
 - a 1-D and a 2-D filter-normalized surface (``landscape surface``'s job, its file schema and resume),
   whose centre gives the train and test loss and error of the network, BatchNorm in eval mode, and
   whose 2-D grid gives the mean training-loss rise within ``radius`` of the minimum;
+- a 1-D surface on the same grid along the Hessian's top eigenvector (``surface_1d_hessian.h5``, made
+  as ``landscape surface --hessian`` makes it: a unit vector of all the weights, its kind and λ in the
+  file), so the random direction's curve can be set beside the steepest one: ``details.hessian_1d``;
 - on the training set (all of it, or a seeded ``train_subset``, ``landscape.curvature``): the Hessian's
   largest eigenvalue (Lanczos) and trace (Hutchinson), both also per layer (``details.layers``), relative
   flatness, the Fisher–Rao norm, the gradient noise scale, and the six sharpness measures of
   ``curvature.sharpness`` by their names (``SHARPNESS``): Keskar's ε-sharpness, worst-case adaptive
   sharpness in the ℓ∞ box and the ℓ2 ball, its average case, m-sharpness, and the mean loss rise at
   ``radius`` along ``directions`` random filter-normalized directions.  Each measure says whether a
-  function-preserving rescaling of a ReLU network can change it (``Measure.invariant``).
+  function-preserving rescaling of a ReLU network can change it (``Measure.invariant``);
+- on the same data and in the same precision, the Hessian's spectral density by stochastic Lanczos
+  quadrature (``curvature.density``: nodes and weights of ``density_runs`` runs of ``density_steps``
+  steps), ``details.density``.
 
-Everything lands in ``measures.json`` with the settings and the checkpoint's SHA-256: a rerun with
-the same settings reads it back, one with other settings or a changed checkpoint is refused rather
-than mixing two computations in one table.  Nothing here knows about ranks.
+Everything lands in ``measures.json`` with the settings, the checkpoint's SHA-256 and a SHA-256 of the
+whole record: a rerun with the same settings reads it back, one with other settings, a changed
+checkpoint or a record changed since (an edited value) is refused rather than mixing two computations
+in one table.  Nothing here knows about ranks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -34,13 +42,15 @@ from ..curvature import fisher_rao as fisher_rao_module
 from ..curvature import noise_scale as noise_module
 from ..curvature import relative_flatness as flatness_module
 from ..curvature import sharpness as measures
+from ..curvature.density import slq
 from ..curvature.fisher_rao import fisher_rao
 from ..curvature.layers import per_layer
 from ..curvature.noise_scale import noise_scale
 from ..curvature.relative_flatness import relative_flatness
-from ..data import DataConfig, load_data
+from ..data import Data, DataConfig, load_data, load_named
 from ..errors import ConfigError, InputError, MismatchError
 from ..grid import DEFAULT_X, Axis, Grid
+from ..io import direction_file
 from ..io.atomic import write_file
 from ..io.surface_file import read
 from ..losses import Loss
@@ -55,6 +65,12 @@ from ..surface.rise import mean_rise_2d
 from .runs import Run
 
 MEASURES_FILE = "measures.json"
+RECORD_DIGEST = "record_sha256"  # measures.json's SHA-256 of everything else it holds
+HESSIAN_1D = "surface_1d_hessian.h5"
+# How the Hessian direction is scaled: ``landscape surface --hessian`` draws a unit vector of all the
+# weights (biases too, norm "none" in the file), so the coordinate t is the distance moved in weight
+# space and the loss of a quadratic rises as λ t² / 2.
+HESSIAN_SCALE = "unit"
 SHARPNESS = {  # the scorecard's key of each sharpness measure of ``curvature.sharpness``
     "epsilon_sharpness": "epsilon",
     "adaptive_sharpness": "adaptive",
@@ -131,11 +147,13 @@ class MeasureConfig:
     """The settings of every measure: recorded with the results, and equal for every run of a report."""
 
     grid_1d: str = DEFAULT_X  # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
-    grid_2d: str = "-1:1:21"  # the 2-D surface, the same along x and y
+    grid_2d: str = "-1:1:41"  # the 2-D surface, the same along x and y (41 x 41: smooth contours)
     radius: float = 0.5  # the average rise and the 2-D rise: distance from the minimum
     directions: int = 20  # the average rise: random filter-normalized directions
     trace_samples: int = 20  # Hutchinson: Rademacher vectors
     tol: float = 1e-3  # Lanczos: relative tolerance of λmax
+    density_steps: int = 40  # the spectral density (stochastic Lanczos quadrature): Lanczos steps per run
+    density_runs: int = 2  # ... random start vectors; 0: no density
     rho: float = measures.SharpnessConfig.rho  # adaptive, its average and m-sharpness: |δ| <= rho |w|
     rho_l2: float = measures.SharpnessConfig.rho_l2  # adaptive ℓ2: the ball ‖δ / (|w| + eta)‖₂ <= rho_l2
     eta: float = measures.SharpnessConfig.eta
@@ -180,6 +198,8 @@ class MeasureConfig:
         for name in ("directions", "batch_size"):
             checks.whole(name, getattr(self, name))
         checks.whole("trace_samples", self.trace_samples, least=2)
+        checks.whole("density_steps", self.density_steps)
+        checks.whole("density_runs", self.density_runs, least=0, expected="0 (no density) or a positive number of runs")
         checks.whole("subspace", self.subspace, least=0, expected="0 (the full space) or a positive dimension")
         if self.train_subset is not None:
             checks.whole("train_subset", self.train_subset)
@@ -232,6 +252,13 @@ class Target:
 TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes")
 
 
+def _digest(record: dict) -> str:
+    """SHA-256 of a record as JSON (keys sorted) without its own digest: values, errors, details,
+    settings, target and the checkpoint's SHA-256 alike."""
+    body = {k: v for k, v in record.items() if k != RECORD_DIGEST}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=float).encode()).hexdigest()
+
+
 def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, target: Target) -> dict | None:
     if not os.path.exists(path):
         return None
@@ -240,14 +267,19 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
             found = json.load(handle)
     except (OSError, ValueError) as exc:
         raise InputError(f"{path} cannot be read ({exc}); remove it to measure {run.name} again") from None
-    stored = found.get("settings", {})
-    try:
-        same = MeasureConfig(**stored) == config
+    if not isinstance(found, dict):
+        raise InputError(f"{path} holds no measurement record; remove it to measure {run.name} again")
+    stored, now = found.get("settings", {}), config.record()
+    try:  # a setting missing there was added since: its measure is not in that file
+        same = set(stored) == set(now) and MeasureConfig(**stored) == config
     except (TypeError, ConfigError):
         same = False
     if not same:
-        now = config.record()
-        changed = [f"{k} {stored.get(k)!r} there, {now[k]!r} now" for k in now if stored.get(k) != now[k]]
+        changed = [
+            f"{k} {stored[k]!r} there, {now[k]!r} now" if k in stored else f"{k} not there, {now[k]!r} now"
+            for k in now
+            if k not in stored or stored[k] != now[k]
+        ]
         raise MismatchError(
             f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
             "choose another out or remove that folder to measure again"
@@ -264,33 +296,55 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
             f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
             "differs: retrained?); choose another out or remove that folder to measure again"
         )
+    if found.get(RECORD_DIGEST) != _digest(found):  # last: a changed setting or checkpoint says which
+        state = "carries no digest" if RECORD_DIGEST not in found else "does not match its digest"
+        raise MismatchError(
+            f"{path} {state} ({RECORD_DIGEST}): changed since it was measured; remove the folder "
+            f"{os.path.dirname(path)} to measure {run.name} again"
+        )
     return found
 
 
-def _surfaces(run: Run, target: Target, config: MeasureConfig, folder: str):
+def _surface(
+    run: Run, target: Target, config: MeasureConfig, data: Data, path: str, grid: Grid, directions: DirectionConfig
+):
+    """The surface at ``path``, made, finished or found done by ``landscape surface``'s job, read back;
+    and the path of its direction file.  ``data``: the target's data set as named, loaded once for
+    every job of the run (the subset is drawn from it as from a data set loaded by name)."""
+    job = SurfaceJob(
+        model=ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint),
+        grid=grid,
+        data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
+        directions=directions,
+        evaluation=EvaluationConfig(loss_name=config.loss_name, batch_size=config.batch_size),
+        run=RunConfig(
+            surf_file=path, threads=target.threads, quiet=True, device=target.device, argv=("landscape", "report")
+        ),
+    )
+    run_surface(job, SerialComm(), data=data)
+    return read(path), job.dir_file
 
-    out = []
-    for name, grid in (
-        ("surface_1d.h5", Grid.parse(config.grid_1d)),
-        ("surface_2d.h5", Grid.parse(config.grid_2d, config.grid_2d)),
-    ):
-        job = SurfaceJob(
-            model=ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint),
-            grid=grid,
-            data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
-            directions=DirectionConfig(xnorm="filter", xignore="biasbn", seed=config.seed),
-            evaluation=EvaluationConfig(loss_name=config.loss_name, batch_size=config.batch_size),
-            run=RunConfig(
-                surf_file=os.path.join(folder, name),
-                threads=target.threads,
-                quiet=True,
-                device=target.device,
-                argv=("landscape", "report"),
-            ),
+
+def _surfaces(run: Run, target: Target, config: MeasureConfig, data: Data, folder: str):
+    """The random 1-D and 2-D surfaces, filter-normalized."""
+    random = DirectionConfig(xnorm="filter", xignore="biasbn", seed=config.seed)
+    return [
+        _surface(run, target, config, data, os.path.join(folder, name), grid, random)[0]
+        for name, grid in (
+            ("surface_1d.h5", Grid.parse(config.grid_1d)),
+            ("surface_2d.h5", Grid.parse(config.grid_2d, config.grid_2d)),
         )
-        run_surface(job, SerialComm())
-        out.append(read(os.path.join(folder, name)))
-    return out
+    ]
+
+
+def _eigenvalue(model, train, config: MeasureConfig, device: str, direction: dict) -> float:
+    """vᵀHv / vᵀv of the Hessian surface's direction (keyed by parameter name): the eigenvalue it was
+    drawn with, to full precision (the file's axis label rounds it to 6 digits).  In float64 on the same
+    samples, as ``landscape surface --hessian`` draws it: in float32 the products of a network near zero
+    loss can differ from float64's in the fifth digit.  One product: no graph is kept for another."""
+    h = Hessian(model, train, Loss(config.loss_name), batch_size=config.batch_size, device=device, graph_budget=0)
+    v = np.concatenate([direction[n].reshape(-1).numpy() for n in h.names])
+    return float(v @ h.matvec(v) / (v @ v))
 
 
 def _centre(surface, name: str) -> float:
@@ -299,11 +353,14 @@ def _centre(surface, name: str) -> float:
     return float(surface.values[name][np.flatnonzero(surface.x == 0)[0]])
 
 
-def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
-
+def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hessian_directions: str) -> dict:
+    """Every measure on the Hessian of the training loss on ``data`` (or its subset);
+    ``hessian_directions``: the direction file of the Hessian surface."""
     cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
-    data = load_data(DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset, test=False))
+    data = load_data(
+        DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset, test=False), data
+    )
     h = Hessian(
         model,
         data.train,
@@ -320,6 +377,10 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
     layers = per_layer(h, samples=config.trace_samples, tol=config.tol, seed=config.seed)
     settings = config.sharpness()
     found = {key: measures.compute(h, measure, settings) for key, measure in SHARPNESS.items()}
+    eigenvalue = _eigenvalue(model, data.train, config, target.device, direction_file.read(hessian_directions).x)
+    started = time.perf_counter()
+    density = slq(h, config.density_steps, config.density_runs, config.seed) if config.density_runs else None
+    density_s = time.perf_counter() - started
     return {
         "values": {
             "lambda_max": top.values[0],
@@ -342,9 +403,12 @@ def _curvature(run: Run, target: Target, config: MeasureConfig) -> dict:
             "noise_scale": noise.record(),
             "layers": [layer.record() for layer in layers],
             **{key: result.record() for key, result in found.items()},
+            "hessian_1d": {"file": HESSIAN_1D, "eigenvalue": eigenvalue, "scale": HESSIAN_SCALE},
+            **({"density": {**density.record(), "dtype": config.dtype}} if density is not None else {}),
             "parameters": h.dim,
             "samples": len(data.train),
         },
+        "density_seconds": density_s,
     }
 
 
@@ -369,7 +433,16 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
     if found is not None:  # the same weights, measured the same way; how the manifest labels them is today's
         return {**found, "run": asdict(run)}
     started = time.perf_counter()
-    one, two = _surfaces(run, target, config, folder)
+    data = load_named(target.dataset, target.datapath)
+    one, two = _surfaces(run, target, config, data, folder)
+    surfaces_done = time.perf_counter()
+    along = DirectionConfig(hessian=True)
+    _, hessian_directions = _surface(
+        run, target, config, data, os.path.join(folder, HESSIAN_1D), Grid.parse(config.grid_1d), along
+    )
+    hessian_done = time.perf_counter()
+    curvature = _curvature(run, target, config, data, hessian_directions)
+    density_s = curvature["density_seconds"]
 
     train_error, test_error = 100.0 - _centre(one, "train_acc"), 100.0 - _centre(one, "test_acc")
     values = {
@@ -380,8 +453,6 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
         "gap": test_error - train_error,
         "surface_rise": mean_rise_2d(two, "train_loss", config.radius),
     }
-    surfaces_s = time.perf_counter() - started
-    curvature = _curvature(run, target, config)
     values.update(curvature["values"])
     result = {
         "run": asdict(run),
@@ -391,10 +462,26 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
         "values": {m.key: float(values[m.key]) for m in MEASURES},
         "errors": curvature["errors"],
         "details": curvature["details"],
-        "seconds": {"surfaces": surfaces_s, "curvature": time.perf_counter() - started - surfaces_s},
+        "seconds": {
+            "surfaces": surfaces_done - started,
+            "hessian_1d": hessian_done - surfaces_done,
+            "curvature": time.perf_counter() - hessian_done - density_s,
+            "density": density_s,
+        },
     }
+    result[RECORD_DIGEST] = _digest(json.loads(json.dumps(result, default=float)))  # of the record as read back
     write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
     return result
 
 
-__all__ = ["Measure", "MEASURES", "BY_KEY", "definition", "MeasureConfig", "Target", "measure_run", "MEASURES_FILE"]
+__all__ = [
+    "Measure",
+    "MEASURES",
+    "BY_KEY",
+    "definition",
+    "MeasureConfig",
+    "Target",
+    "measure_run",
+    "MEASURES_FILE",
+    "HESSIAN_1D",
+]

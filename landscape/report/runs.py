@@ -15,9 +15,8 @@ import os
 import re
 from dataclasses import dataclass
 
-import torch
-
 from ..errors import InputError
+from ..io.checkpoint import trained_on
 from ..train import checkpoints as files
 from ..train import sweep as sweeps
 
@@ -87,16 +86,6 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
     return value
 
 
-def _model_of(checkpoint: str) -> str | None:
-    """The model a ``landscape train`` checkpoint records in its metadata (None for other checkpoints)."""
-
-    try:
-        meta = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("meta", {})
-        return meta.get("identity", {}).get("model")
-    except Exception:  # noqa: BLE001 - not ours, or not readable here: the report's --model decides
-        return None
-
-
 def _from_csv(path: str) -> list[Run]:
     with open(path, newline="", encoding="utf-8-sig") as handle:  # a BOM, as spreadsheets save CSV
         reader = csv.DictReader(handle)
@@ -118,11 +107,6 @@ def _from_csv(path: str) -> list[Run]:
         if not checkpoint:
             raise InputError(f"manifest {path}, line {line}: the checkpoint is empty")
         name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
-        if not RUN_NAME.fullmatch(name) or name in (".", ".."):
-            raise InputError(
-                f"manifest {path}, line {line}: run={name!r}: expected a name of letters, digits, "
-                "'.', '_', '+' or '-' (it names the run's folder under out/runs/)",
-            )
         where = os.path.join(here, checkpoint)
         runs.append(
             Run(
@@ -131,11 +115,21 @@ def _from_csv(path: str) -> list[Run]:
                 batch,
                 seed,
                 where,
-                (row.get("model") or "").strip() or (_model_of(where) if os.path.isfile(where) else None),
-                (row.get("dataset") or "").strip() or None,
+                (row.get("model") or "").strip() or trained_on(where).get("model"),
+                (row.get("dataset") or "").strip() or trained_on(where).get("dataset"),
             )
         )
     return runs
+
+
+def _check_name(name, path: str) -> None:
+    """A run's name becomes its folder under ``out/runs/``: whatever the manifest (a sweep's, whose
+    ``manifest.json`` anyone may have edited, or a CSV), never a path that leads out of it."""
+    if not isinstance(name, str) or not RUN_NAME.fullmatch(name) or name in (".", ".."):
+        raise InputError(
+            f"manifest {path}: run={name!r}: expected a name of letters, digits, '.', '_', '+' or '-' "
+            "(it names the run's folder under out/runs/)",
+        )
 
 
 def read_runs(path: str) -> tuple[list[Run], list[str]]:
@@ -151,6 +145,8 @@ def read_runs(path: str) -> tuple[list[Run], list[str]]:
         raise InputError(
             f"manifest {path} lists no finished run" + (f" ({len(skipped)} unfinished)" if skipped else ""),
         )
+    for run in runs:
+        _check_name(run.name, path)
     names = [r.name for r in runs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -82,7 +82,8 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
     folder = os.path.join(out, config.name)
     record = files.read_run(folder) or {}
     metrics = record.get("metrics", {})
-    epochs = record.get("identity", {}).get("epochs", epochs)
+    steps = record.get("identity", {}).get("steps")
+    epochs = None if steps else record.get("identity", {}).get("epochs", epochs)  # a budget in steps has none
 
     def error(acc):
         return 100.0 - acc if isinstance(acc, (int, float)) and not math.isnan(acc) else math.nan
@@ -93,7 +94,7 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
         "batch_size": config.batch_size,
         "seed": config.seed,
         "epochs": epochs,
-        "steps": record.get("identity", {}).get("steps"),  # the budget in steps, or None (in epochs)
+        "steps": steps,  # the budget in steps, or None (in epochs)
         "done": bool(record.get("done", False)),
         "epoch": record.get("epoch", 0),
         "step": record.get("step", 0),

@@ -1,6 +1,7 @@
 """``landscape curvature`` as a function: the Hessian's extreme eigenvalues, trace, spectral density and
 sharpness of one trained network, the ranks sharing its data; one JSON file with every number and the
-settings that produced it, and the density's figure.
+settings that produced it, and the density's figure.  One job per output: rank 0 holds ``<out>.lock``
+(``io.lock``, as ``surface`` and ``train`` do), so a second job on the same file is refused, its holder named.
 
 ``sharded_hessian`` is how the ranks share one network's data: each holds a contiguous shard and a
 product sums over them (one all-reduce); the math in ``curvature`` knows nothing of ranks.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import torch
@@ -26,17 +28,20 @@ from ..data import DataConfig, load_data
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError
 from ..io.atomic import write_file
+from ..io.checkpoint import trained_on
+from ..io.lock import SurfaceLock
 from ..io.paths import output_path
 from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree, threads_per_rank
 from ..plotting.spectrum import write_density
+from ..provenance import command_line, sha256_file, versions
 from .command import Result, check_known, plain
 
 DEFAULTS = {
     "num_classes": None,
-    "dataset": "digits",
+    "dataset": None,  # the one a landscape train checkpoint records, else digits
     "datapath": None,
     "train_subset": None,
     "loss_name": "crossentropy",
@@ -62,6 +67,12 @@ DEFAULTS = {
 REQUIRED = ("model", "model_file", "out")
 WHICH = ("top", "bottom", "both")
 SHARPNESS = measures.MEASURES
+CITATIONS = {  # the measures whose records do not carry their own
+    "eigenvalues": "Lanczos (1950) with the Ritz residual as stopping rule; for networks Ghorbani et al. 2019, "
+    "Yao et al. 2020 (PyHessian)",
+    "trace": "Hutchinson 1990 (Rademacher vectors); Avron & Toledo 2011",
+    "density": "stochastic Lanczos quadrature: Lin, Saad & Yang 2016; Ghorbani et al. 2019",
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ def settings_of(params: dict) -> dict:
         if params.get(name) is None:
             raise ConfigError(name, None, "a value (it is required)")
     s = {**DEFAULTS, **params}
+    if s["dataset"] is None:
+        s["dataset"] = trained_on(s["model_file"]).get("dataset", "digits")
     for name in ("k", "density_steps", "density_runs", "batch_size"):
         checks.whole(name, s[name])
     checks.whole("layer_samples", s["layer_samples"], least=2, expected="at least 2 vectors")
@@ -126,11 +139,21 @@ def settings_of(params: dict) -> dict:
 
 
 def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
+    with ExitStack() as held:  # rank 0 holds the output's lock (``<out>.lock``) until the file is written
+        return _run(params, argv, held)
+
+
+def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResult:
     world = comm_module.world()
     say = print if world.rank == 0 else (lambda *_: None)
 
     def setup():
         s = settings_of(params)
+        if world.rank == 0:  # one job per output, as for surface and train: a second one is refused
+            command = command_line(list(argv)) if argv else ""
+            held.enter_context(
+                SurfaceLock(s["out"], command, what="curvature file", field="out", doing="being measured")
+            )
         torch.set_num_threads(threads_per_rank(world, s["threads"]).count)
         data_cfg = DataConfig(dataset=s["dataset"], datapath=s["datapath"], train_subset=s["train_subset"], test=False)
         model_cfg = ModelConfig(s["model"], num_classes=s["num_classes"], model_file=s["model_file"])
@@ -146,6 +169,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
     report = {
         "model": s["model"],
         "model_file": s["model_file"],
+        "checkpoint_sha256": sha256_file(s["model_file"]),
         "dataset": s["dataset"],
         "samples": len(data.train),
         "parameters": hessian.dim,
@@ -153,6 +177,10 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
         "ranks": world.size,
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
+        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k != "threads"},
+        "command": command_line(list(argv)) if argv else "",
+        "versions": versions(),
+        "citations": CITATIONS,
     }
     say(
         f"{s['model']} on {len(data.train)} {s['dataset']} samples, {hessian.dim:,} parameters: mean loss "
@@ -164,13 +192,18 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
         state = "converged" if e.converged else f"NOT converged ({e.note})"
         say(
             f"{end} {s['k']} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
-            f"{max(e.residuals):.1e}; {e.products} products]"
+            f"{max(e.residuals):.1e}; {e.products} products; Lanczos, Ghorbani et al. 2019]"
         )
     if s["trace"]:
         t = hutchinson(hessian, samples=s["trace"], seed=s["seed"], se=s["trace_se"])
         report["trace"] = t.record()
         stop = f", stopped at a relative standard error of {s['trace_se']:g}" if t.samples < s["trace"] else ""
-        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors{stop})")
+        if s["trace_se"] is not None:
+            relative = abs(t.stderr / t.value) if t.value else float("inf")
+            report["trace"]["se_met"] = bool(relative <= s["trace_se"])
+            if not report["trace"]["se_met"]:
+                stop = f"; --trace_se {s['trace_se']:g} NOT met: relative standard error {relative:.2g} at the last"
+        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors{stop}; Hutchinson 1990)")
     figures = []
     if s["density"]:
         d = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])

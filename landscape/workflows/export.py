@@ -1,10 +1,18 @@
 """``landscape export`` as a function: surface files for other tools, VTK XML for ParaView (``vtk``) and
-one self-contained 3-D web page (``html``)."""
+one self-contained 3-D web page (``html``).
+
+``out`` is a path without extension, or a folder (one that exists, or any path ending in ``/``): the
+files then go into it, each named after its input (``s.h5`` -> ``folder/s.vts``), never a nameless
+``folder/.vts``.  Every file is written under a temporary name and renamed into place, so a symbolic
+link planted at an output's name is replaced, never written through.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError, UsageError, param
@@ -45,15 +53,19 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
         raise UsageError(
             f"{param('labels')}: got {len(s['labels'])} labels for {len(files)} files; expected one label per file"
         )
-    if s["vtk"] and s["out"] and len(files) > 1:
+    out = os.fspath(s["out"]) if s["out"] else None
+    into = out is not None and (out.endswith(("/", os.sep)) or os.path.isdir(out))  # a folder: named files in it
+    if s["vtk"] and out and not into and len(files) > 1:
         raise UsageError(
-            f"{param('out')} {s['out']}: one prefix for {len(files)} files; give one file, or no "
+            f"{param('out')} {out}: one prefix for {len(files)} files; give one file, a folder, or no "
             f"{param('out')} (each file's export goes beside it)"
         )
     zmax = s["zmax"]
     if zmax is not None and not (isinstance(zmax, (int, float)) and math.isfinite(zmax) and (zmax > 0 or not s["log"])):
         raise ConfigError("zmax", zmax, "a finite number" + (", positive with log" if s["log"] else ""), literal=True)
-    stems = [str(s["out"]) if s["out"] else os.path.splitext(path)[0] for path in files]
+    stems = [os.path.splitext(path)[0] for path in files]
+    if out:
+        stems = [os.path.join(out, os.path.basename(stem)) for stem in stems] if into else [out] * len(files)
     for stem in stems:
         folder = os.path.dirname(os.path.abspath(stem))
         if not os.path.isdir(folder):
@@ -66,6 +78,12 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
                 f"{', '.join(quantities(surface))}"
             )
     outputs = [stem + (".vts" if f.ndim == 2 else ".vtu") for f, stem in zip(surfaces, stems)] if s["vtk"] else []
+    twice = sorted({p for p in outputs if outputs.count(p) > 1})
+    if twice:
+        raise UsageError(
+            f"{param('out')} {out}: two inputs would both be exported to {twice[0]}; expected inputs of "
+            f"different names, or one at a time with its own {param('out')}"
+        )
     for path in outputs + ([stems[0] + ".html"] if s["html"] else []):
         output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
         folder = os.path.dirname(os.path.abspath(path))
@@ -78,7 +96,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
     try:
         if s["vtk"]:
             for surface, stem in zip(surfaces, stems):
-                written.append(str(write_vtk(surface, stem, s["z"], s["log"], zmax)))
+                written.append(_vtk(surface, stem, s["z"], s["log"], zmax))
                 print(written[-1])
         if page is not None:
             written.append(str(interactive.save(page, stems[0] + ".html")))
@@ -88,3 +106,16 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
             f"{param('out')} {exc.filename}: cannot be written ({exc.strerror}); choose another {param('out')}"
         ) from None
     return ExportResult(written)
+
+
+def _vtk(surface, stem: str, z: str, log: bool, zmax) -> str:
+    """``write_vtk`` into a private folder beside the output (``mkdtemp``: a name nobody could plant),
+    then renamed into place: a reader never sees half a file, a link at the output's name is replaced."""
+    scratch = tempfile.mkdtemp(prefix=".landscape-export-", dir=os.path.dirname(os.path.abspath(stem)))
+    try:
+        made = write_vtk(surface, os.path.join(scratch, os.path.basename(stem)), z, log, zmax)
+        final = stem + os.path.splitext(made)[1]
+        os.replace(made, final)
+        return final
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -36,7 +36,7 @@ DEFAULTS_1D = {
     **SHARED,
     "split": "both",
     "error": False,
-    "log": False,
+    "log": "auto",  # True (--log), False (--linear), or log where the losses span more than two decades
     "xmin": None,
     "xmax": None,
     "loss_min": None,
@@ -50,7 +50,7 @@ DEFAULTS_2D = {
     "vmin": None,
     "vmax": None,
     "vlevel": None,
-    "log": False,
+    "log": "auto",  # True (--log), False (--linear), or log where the values span more than two decades
     "kinds": KINDS,
     "panels": None,
     "trajectory": None,

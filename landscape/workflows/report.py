@@ -24,22 +24,23 @@ from ..data import DataConfig
 from ..errors import ConfigError, InputError, UsageError, param
 from ..io.atomic import write_file
 from ..io.paths import output_path
-from ..io.surface_file import read
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices
 from ..parallel.comm import agree, threads_per_rank
-from ..plotting.levels import Style2D
 from ..plotting.look import use
-from ..plotting.oned import Style1D, write_1d
-from ..plotting.twod import write_2d
+from ..plotting.palette import batch_colours
 from ..report import tables
-from ..report.figures import write_measures
+from ..report.figures import compared, write_measures, write_seeds
+from ..report.gap_figure import write_gap
+from ..report.interpolation import write_interpolation
 from ..report.matching import LOSS_RATIO, MATCHED, final_loss, matched_checkpoint
 from ..report.measures import MeasureConfig, Target, flagged, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
+from ..report.summary import write_summary
+from ..report.surface_figures import write_density, write_hessian_1d, write_surfaces
 from . import study_file as studies
 from .command import Result, check_known, config_defaults, fields_of, plain
 
@@ -234,8 +235,11 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
         result["matched"] = found.record()
         print(f"  matched loss: {run.name}: {found.note}", flush=True)
     name = os.path.splitext(os.path.basename(found.checkpoint))[0]
-    folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
-    at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder)
+    if found.checkpoint == run.checkpoint:  # matched at its final weights: the values measured already
+        at = result
+    else:
+        folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
+        at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder)
     result["values"].update({f"{k}{MATCHED}": v for k, v in at["values"].items()})
     print(
         f"  matched loss: {run.name} at {name} (train loss {found.train_loss:.4g}): "
@@ -280,6 +284,10 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
     paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
     with use(args.style) as look:
         paths += _figures(results, args, config, card, stem, look)
+        # Keskar et al.'s line from each smallest- to largest-batch network, on this rank's device
+        device = devices.for_rank(args.device, comm_module.SerialComm())
+        paths += write_interpolation(results, config, stem, tuple(args.formats), look.dpi or 150, look, device)
+    paths += write_summary(results, card, args.out, stem, tuple(args.formats), args.style)  # last: reads every file
     print("\n" + tables.markdown(card, description=description))
     for path in paths:
         print(f"wrote {path}")
@@ -287,35 +295,13 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
 
 
 def _figures(results, args, config, card, stem, look) -> list[str]:
-    dpi = look.dpi or 150
-    runs = [r["run"] for r in results]
-    paths = write_measures(card, f"{stem}_measures", formats=tuple(args.formats), dpi=dpi, look=look)
-    # One network per batch size for the surface figures: the first recipe's lowest seed.
-    first = runs[0]["recipe"]
-    shown = {}
-    for result in results:
-        run = result["run"]
-        if run["recipe"] == first and run["batch_size"] not in shown:
-            shown[run["batch_size"]] = run
-    recipes = len({r["recipe"] for r in runs}) > 1
-    labels = [f"batch {b}, seed {r['seed']}" + (f" ({first})" if recipes else "") for b, r in shown.items()]
-    one = [read(os.path.join(args.out, "runs", r["name"], "surface_1d.h5")) for r in shown.values()]
-    two = [read(os.path.join(args.out, "runs", r["name"], "surface_2d.h5")) for r in shown.values()]
-    # One set of levels for every panel, spaced by factors (log) where the values are positive: basins of
-    # 0.001 and of 1 both show, whatever the loss and the network.
-    positive = all(np.nanmin(s.values["train_loss"]) > 0 for s in two)
-    levels = Style2D(log=True) if positive else Style2D()
-    paths += write_1d(
-        one, stem, labels=labels, formats=tuple(args.formats), dpi=dpi, style=Style1D(error=True), look=look
-    )[0]
-    paths += write_2d(
-        two,
-        stem,
-        kinds=("contour", "contourf"),
-        labels=labels,
-        formats=tuple(args.formats),
-        dpi=dpi,
-        style=levels,
-        look=look,
-    )[0]
+    """Every figure but the summary page, each in the report's formats; one colour per batch size in all."""
+    dpi, formats = look.dpi or 150, tuple(args.formats)
+    colours = batch_colours(r["batch_size"] for r in compared(card))
+    paths = write_measures(card, f"{stem}_measures", formats=formats, dpi=dpi, look=look)
+    paths += write_gap(card, f"{stem}_gap", formats, dpi, look)
+    paths += write_seeds(card, f"{stem}_seeds", formats, dpi, look)
+    paths += write_surfaces(results, args.out, stem, colours, formats, dpi, look)
+    paths += write_hessian_1d(results, args.out, f"{stem}_1d_hessian", colours, formats, dpi, look)
+    paths += write_density(results, f"{stem}_density", colours, formats, dpi, look)
     return paths

@@ -9,16 +9,24 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import checks
 from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, param
-from ..io.checkpoint import read_state_dict
+from ..io.checkpoint import read_state_dict, trained_on
 from ..io.paths import output_path
 from ..models import ModelConfig, load_model
 from ..models.rescale import pair, rescale, same_function
 from ..provenance import sha256_file, versions
 from .command import Result, check_known
 
-DEFAULTS = {"num_classes": None, "dataset": "digits", "datapath": None, "layer": None, "allow_pickle": False}
+DEFAULTS = {
+    "num_classes": None,
+    "dataset": None,  # the one a landscape train checkpoint records, else digits
+    "datapath": None,
+    "layer": None,
+    "allow_pickle": False,
+    "threads": None,
+}
 REQUIRED = ("model", "model_file", "alpha", "out")
 CHECKED = 1024  # training samples on which the two networks' outputs are compared
 
@@ -38,6 +46,11 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
     for name in REQUIRED:
         if s.get(name) is None:
             raise ConfigError(name, None, "a value (it is required)")
+    if s["dataset"] is None:
+        s["dataset"] = trained_on(s["model_file"]).get("dataset", "digits")
+    if s["threads"] is not None:
+        checks.whole("threads", s["threads"], expected="a positive number of threads")
+        torch.set_num_threads(s["threads"])
     out = str(s["out"])
     if os.path.lexists(out):
         raise InputError(f"{param('out')}={out} exists: expected a new file (nothing is overwritten)")

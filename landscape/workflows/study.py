@@ -1,13 +1,16 @@
 """The batch-size study from one command: is the large-batch minimum sharper, and by which measure?
 
-1. Train the networks with ``landscape sweep``: recipes x batch sizes x seeds (by default the digits
-   CNN with the ``sgd`` recipe and weight decay 5e-4, at batch 16, 64, 256 and 1024, seeds 0, 1, 2),
-   ``--jobs`` configurations at a time, each a process of its own with one thread (small batches
-   first, so the longest runs start first).
-2. Measure and compare them with ``landscape report`` on ``--jobs`` MPI ranks, each rank a share of
-   the networks: surfaces, Hessian λmax and trace, ε- and adaptive sharpness, average rise.
-3. The scorecard (Markdown, CSV, LaTeX) and the figures land in ``--figures`` as ``<name>.*`` and
-   ``<name>_*``; everything else stays in ``--out``.
+1. Train the networks with ``landscape sweep``: arms (recipes) x batch sizes x seeds, ``--jobs``
+   configurations at a time, each a process of its own with one thread (small batches first, so the
+   longest runs start first).  By default (``study_file.DEFAULTS``) the MNIST-1D MLP at batch 16, 64,
+   256 and 1024, seeds 0-4, in two arms: naive (one learning rate, equal optimizer steps) and linear
+   (the rate follows the batch, equal epochs), λmax logged along training.
+2. Draw each arm's training (``<name>_training_<arm>.*``: λmax against the stability limit).
+3. The rescaling control ([rescale]): the batch-16 networks of arm A rescaled (``landscape rescale``).
+4. Measure and compare them all with ``landscape report`` on ``--jobs`` MPI ranks, each rank a share of
+   the networks, each at its final weights and at a matched training loss: surfaces, Hessian λmax,
+   trace and density, the sharpness measures; the scorecard (Markdown, CSV, LaTeX) and its figures land
+   in ``--figures`` as ``<name>.*`` and ``<name>_*``; everything else stays in ``--out``.
 
 ``make study`` runs it with the defaults; ``--config`` takes a TOML file (keys below) for another
 model, data set or scale.  Rerunning reuses every finished run and measurement.
@@ -24,6 +27,7 @@ from ..errors import InputError, UsageError
 from ..io.atomic import write_file
 from ..io.toml_file import table_flags
 from ..parallel.launch import cli_command
+from ..plotting.training import write_training
 from ..train.sweep import read_manifest
 from .command import Result
 from .report import settings_of
@@ -134,6 +138,18 @@ def _rescaled(study: dict) -> str:
     return manifest
 
 
+def _training_figures(study: dict) -> None:
+    """Each arm's training (``landscape plot-training`` of its runs): the test error against the batch,
+    the test error along training, and λmax along training against the stability limit of the rate."""
+    rows = read_manifest(os.path.join(study["out"], "manifest.json"))
+    formats = study["report"].get("formats", ("png", "pdf"))
+    for recipe in study["recipes"]:
+        stem = os.path.join(study["figures"], f"{study['name']}_training_{recipe}")
+        mine = [row for row in rows if row["recipe"] == recipe]
+        for path in write_training(mine, stem, (formats,) if isinstance(formats, str) else tuple(formats)):
+            print(f"wrote {path}", flush=True)
+
+
 @dataclass(frozen=True)
 class StudyResult(Result):
     """The study as run (its settings), and where its report went."""
@@ -154,6 +170,7 @@ def execute(study: dict) -> StudyResult:
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
     train_s = _train(study, tasks)
+    _training_figures(study)
     flags = report_flags(study)
     if study.get("rescale"):
         flags[0] = _rescaled(study)  # the trained runs and the rescaled ones

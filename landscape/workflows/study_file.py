@@ -3,6 +3,7 @@ report's parameters it implies.  A study file is also a ``landscape sweep`` file
 
 from __future__ import annotations
 
+import copy
 import os
 from types import SimpleNamespace
 
@@ -11,24 +12,37 @@ from ..errors import InputError, UsageError
 from ..io.toml_file import table_flags, toml
 from .command import check_known
 
+# The MNIST-1D study (Greydanus 2020): a 40-100-100-10 ReLU MLP without BatchNorm or weight decay, so
+# curvature is not a function of a weight norm; heavy-ball SGD (momentum 0.9, stability limit
+# 2(1 + β)/η), the rate x0.1 at 50 % and 75 % of the budget, λmax logged along training.  Two arms:
+# naive (lr 0.05 at every batch, 6,000 steps at every batch: equal optimizer steps) and linear (lr
+# 0.01 x batch/16 after 5 epochs of warm-up, 60 epochs at every batch: Goyal et al. 2017), and the
+# rescaling control (arm A's batch-16 networks with their first hidden layer x4, the next / 4).
 DEFAULTS = {
     "out": "study_out",
     "figures": "study_out/figures",
     "name": "study",
     "jobs": 2,
-    "recipes": ["sgd"],
+    "recipes": ["naive", "linear"],
     "batch_sizes": [16, 64, 256, 1024],
-    "seeds": [0, 1, 2],
-    # The demo's network and data; the recipe's lr 0.1 and step decay at every batch size, 300 epochs
-    # (both ends of the batch range reach 100 % training accuracy, measured in the demo).
-    "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 300, "weight_decay": 5e-4},
-    "report": {},
-    "rescale": {},
+    "seeds": [0, 1, 2, 3, 4],
+    "train": {
+        "model": "mnist1d_mlp",
+        "dataset": "mnist1d",
+        "momentum": 0.9,
+        "nesterov": False,
+        "weight_decay": 0.0,
+        "naive": {"lr": 0.05, "steps": 6000, "curvature_every": 100},
+        "linear": {"lr": 0.01, "base_batch": 16, "warmup_epochs": 5, "epochs": 60, "curvature_every": 20},
+    },
+    "report": {"restarts": 3},
+    "rescale": {"recipe": "naive", "batch_size": 16, "alpha": 4.0},
 }
-QUICK = {
+QUICK = {  # the same study in miniature: every step of it in a minute or two (the tests' end-to-end run)
+    "recipes": ["naive"],
     "batch_sizes": [16, 256],
     "seeds": [0, 1],
-    "train": {"model": "digits_cnn", "dataset": "digits", "epochs": 4, "weight_decay": 5e-4},
+    "train": {**DEFAULTS["train"], "naive": {"lr": 0.05, "steps": 200, "curvature_every": 50}},
     "report": {
         "grid_1d": "-1:1:5",
         "grid_2d": "-1:1:5",
@@ -37,6 +51,7 @@ QUICK = {
         "iterations": 5,
         "restarts": 1,
     },
+    "rescale": {},
 }
 LISTS = ("recipes", "batch_sizes", "seeds")
 TABLES = ("train", "report", "rescale")
@@ -48,26 +63,41 @@ REQUIRED = ()
 
 EXAMPLE = """\
 example:
-  make study                                   (= landscape study: the digits study, into study_out/)
+  make study                                   (= landscape study: the MNIST-1D study, into study_out/)
   landscape study --config study.toml --jobs 8
 
-study.toml (every key optional; the defaults are the digits study).  It is also a landscape sweep
+study.toml (every key optional; the defaults are the MNIST-1D study).  It is also a landscape sweep
 file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.
   out = "study_out"
   figures = "study_out/figures"
   name = "study"
   jobs = 2
-  recipes = ["sgd"]
+  recipes = ["naive", "linear"]            # the arms
   batch_sizes = [16, 64, 256, 1024]
-  seeds = [0, 1, 2]
-  [train]                      # landscape train flags, without the dashes
-  model = "digits_cnn"
-  dataset = "digits"
-  epochs = 300
-  weight_decay = 5e-4
-  [report]                     # landscape report flags, without the dashes
-  grid_2d = "-1:1:21"
+  seeds = [0, 1, 2, 3, 4]
+  [train]                                  # landscape train flags, without the dashes: every arm
+  model = "mnist1d_mlp"
+  dataset = "mnist1d"
+  momentum = 0.9
+  nesterov = false
+  weight_decay = 0.0
+  [train.naive]                            # arm A: one rate, equal optimizer steps
+  lr = 0.05
+  steps = 6000
+  curvature_every = 100
+  [train.linear]                           # arm B: rate x batch / base_batch, equal epochs
+  lr = 0.01
+  base_batch = 16
+  warmup_epochs = 5
+  epochs = 60
+  curvature_every = 20
+  [report]                                 # landscape report flags, without the dashes
+  restarts = 3
   endpoints = ["test_error", "lambda_max", "adaptive_sharpness"]   # declared before the study: Holm-adjusted
+  [rescale]                                # the rescaling control: these networks rescaled (Dinh et al.)
+  recipe = "naive"
+  batch_size = 16
+  alpha = 4.0
 """
 
 
@@ -81,6 +111,11 @@ def read_config(path: str) -> dict:
         raise InputError(f"--config {path} does not exist") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"--config {path} cannot be read as TOML ({exc})") from None
+    if not given:  # most likely the wrong file, or one not yet written: never the whole default study unasked
+        raise UsageError(
+            f"--config {path} holds no setting; expected one or more of the keys {', '.join(TOP_KEYS)} "
+            "(no --config runs the default study)"
+        )
     unknown = sorted(set(given) - set(TOP_KEYS))
     if unknown:
         raise UsageError(f"--config {path}: unknown key {unknown[0]!r}; expected {', '.join(TOP_KEYS)}")
@@ -94,17 +129,18 @@ def settings(params: dict) -> dict:
     """The study: the defaults (or quick's), then the config file, then the parameters given."""
     check_known(params, PARAMETERS, "study")
     args = SimpleNamespace(**{**PARAMETERS, **params})
-    chosen = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
+    chosen = copy.deepcopy(DEFAULTS)
     if args.quick:
-        chosen.update({k: (dict(v) if isinstance(v, dict) else v) for k, v in QUICK.items()})
+        chosen.update(copy.deepcopy(QUICK))
     if args.config:
-        for key, value in read_config(args.config).items():
-            if key == "train" and "model" in value:  # another network: none of the digits settings
-                chosen[key] = dict(value)
-            elif key in TABLES:
-                chosen[key] = {**chosen[key], **value}
-            else:
-                chosen[key] = value
+        given = read_config(args.config)
+        if "model" in given.get("train", {}):  # another network: none of the MNIST-1D study's settings
+            chosen.update(train={}, report={}, rescale={})
+        for key, value in given.items():
+            chosen[key] = _merged(chosen[key], value) if key in TABLES else value
+        r = chosen["rescale"]
+        if "rescale" not in given and r and r["recipe"] not in chosen["recipes"]:
+            chosen["rescale"] = {}  # the default control rescales a default arm, which this study lacks
     for key in ("out", "figures", "name", "jobs"):
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
@@ -115,6 +151,14 @@ def settings(params: dict) -> dict:
         if not isinstance(chosen[key], list) or not chosen[key]:
             raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")
     return chosen
+
+
+def _merged(table: dict, given: dict) -> dict:
+    """A study file's table over the default one; a sub-table ([train.naive]) over the default's own."""
+    out = dict(table)
+    for key, value in given.items():
+        out[key] = {**out[key], **value} if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def _check_rescale(study: dict) -> None:

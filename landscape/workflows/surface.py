@@ -17,6 +17,7 @@ from ..data import GIVEN, Data, DataConfig
 from ..data.samples import as_samples
 from ..errors import UsageError
 from ..grid import DEFAULT_X, Grid
+from ..io.checkpoint import trained_on
 from ..io.surface_file import Surface, read
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
@@ -91,6 +92,8 @@ def job_of(params: dict, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
             GIVEN, as_samples(train, "train data"), None if test is None else as_samples(test, "test data")
         )
         given["dataset"] = GIVEN
+    if given.get("dataset") is None:  # the data set a landscape train checkpoint records, else the default
+        given.update({k: v for k, v in trained_on(given.get("model_file")).items() if given.get(k) is None})
     if callable(given.get("loss_name")) and not isinstance(given["loss_name"], str):
         objects["loss"] = given.pop("loss_name")
     if given.get("no_test"):

@@ -193,3 +193,93 @@ def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(
 def test_the_plots_under_mpiexec_draw_and_complain_once(tmp_path):
     proc = run("plot1d", [str(tmp_path / "nosuch.h5")], ranks=2, timeout=60)
     assert proc.returncode == 3 and proc.stderr.count("does not exist") == 1, proc.stderr
+
+
+# Files from others are untrusted (issue 29): a surface's attributes, a sweep's manifest, a planted link.
+
+EVIL = "</script><script>alert(document.domain)</script>"
+
+
+def surface_2d(tmp_path, name="s.h5"):
+    assert landscape(*MLP, "--y=-1:1:3", "--surf_file", tmp_path / name) == 0
+    return tmp_path / name
+
+
+def test_a_loss_name_that_closes_the_script_block_stays_text_in_the_html_page(tmp_path, capsys, one_thread):
+    import html
+    import json
+
+    path = surface_2d(tmp_path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["loss_name"] = EVIL
+    capsys.readouterr()
+    assert landscape("export", path, "--html", "--out", tmp_path / "page") == 0
+    page = (tmp_path / "page.html").read_text()
+    assert "</script><script>" not in page and "<script>alert" not in page
+    start = page.index("var labels = ") + len("var labels = ")
+    labels, _ = json.JSONDecoder().raw_decode(page, start)  # the page's own JSON parses, the string intact
+    assert f"training loss ({EVIL})" in {html.unescape(label) for label in labels}
+
+
+def test_a_run_name_leading_out_of_the_report_folder_is_refused_from_a_sweep_manifest(tmp_path, capsys):
+    import json
+
+    sweep, out = tmp_path / "a" / "b" / "sweep", tmp_path / "a" / "b" / "out"
+    sweep.mkdir(parents=True)
+    (tmp_path / "a" / "elsewhere").mkdir()
+    (tmp_path / "a" / "elsewhere" / "final.pt").write_bytes(b"")  # a checkpoint where the name leads
+    row = {"run": "../../elsewhere", "recipe": "sgd", "batch_size": 16, "seed": 0, "done": True, "test_error": 1.0}
+    (sweep / "manifest.json").write_text(json.dumps({"runs": [row]}))  # hand-edited
+    got = landscape("report", sweep / "manifest.json", "--out", out, "--model", "digits_cnn", "--threads", "1")
+    one_line(capsys, 3, got, "run='../../elsewhere': expected a name of letters")
+    assert not (tmp_path / "a" / "b" / "elsewhere").exists() and not (out / "runs").exists()
+
+
+def _train_args(tmp_path, out):
+    return ["train", "--model", "digits_mlp", "--epochs", "1", "--threads", "1", "--quiet", "--out", out]
+
+
+def _curvature_args(tmp_path, out):
+    torch.manual_seed(0)
+    save(DigitsCNN(), str(tmp_path / "cnn.pt"))
+    return ["curvature", "--model", "digits_cnn", "--model_file", tmp_path / "cnn.pt", "--threads", "1", "--out", out]
+
+
+@pytest.mark.parametrize(
+    "command, output",
+    [
+        (lambda t, out: [*MLP, "--surf_file", out], "s.h5"),
+        (_train_args, "run"),
+        (_curvature_args, "c.json"),
+    ],
+    ids=["surface", "train", "curvature"],
+)
+def test_a_symbolic_link_planted_at_the_lock_path_is_refused_and_its_target_kept(tmp_path, capsys, command, output):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    os.symlink(victim, tmp_path / f"{output}.lock")
+    got = landscape(*command(tmp_path, tmp_path / output))
+    one_line(capsys, 3, got, f"lock file {tmp_path / output}.lock is a symbolic link to {victim}")
+    assert victim.read_text() == "precious\n" and os.path.islink(tmp_path / f"{output}.lock")
+
+
+def test_an_empty_study_file_is_refused_and_names_the_keys_it_may_hold(tmp_path, capsys):
+    (tmp_path / "empty.toml").write_text("# nothing yet\n")
+    got = landscape("study", "--config", tmp_path / "empty.toml", "--out", tmp_path / "o", "--figures", tmp_path / "f")
+    one_line(capsys, 2, got, "holds no setting; expected one or more of the keys out, figures, name, jobs, recipes")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()
+
+
+def test_export_into_a_folder_writes_named_files_and_replaces_a_planted_link(tmp_path, capsys, one_thread):
+    path = surface_2d(tmp_path)
+    (tmp_path / "out").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    os.symlink(victim, tmp_path / "out" / "s.html")
+    capsys.readouterr()
+    for out in (f"{tmp_path}/out/", tmp_path / "out"):  # a path ending in /, and a folder that exists
+        assert landscape("export", path, "--vtk", "--html", "--out", out) == 0
+        assert capsys.readouterr().out.split() == [str(tmp_path / "out" / "s.vts"), str(tmp_path / "out" / "s.html")]
+    assert sorted(os.listdir(tmp_path / "out")) == ["s.html", "s.vts"]  # no hidden .vts, no scratch left
+    assert victim.read_text() == "precious\n" and not os.path.islink(tmp_path / "out" / "s.html")
+    one_line(capsys, 3, landscape("export", path, "--vtk", "--out", f"{tmp_path}/none/"), "does not exist")

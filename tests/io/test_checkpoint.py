@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from landscape.io.checkpoint import read_state_dict, save
+from landscape.io.checkpoint import read_state_dict, save, trained_on
 from landscape.io.surface_file import read as read_surface
-from landscape.models import DigitsCNN
+from landscape.models import DigitsCNN, build_model
 from landscape.provenance import sha256_tensors
+from landscape.train.checkpoints import save_weights
 
 from conftest import landscape, run
 
@@ -91,3 +92,13 @@ def test_wrapped_checkpoint_keys_are_unwrapped(tmp_path, prefix):
     torch.save({"model": {prefix + k: v for k, v in state.items()}}, tmp_path / "w.pt")
     got = read_state_dict(str(tmp_path / "w.pt"))
     assert list(got) == list(state) and all(torch.equal(got[k], state[k]) for k in state)
+
+
+def test_what_a_training_checkpoint_was_trained_on(tmp_path):
+    meta = {"identity": {"model": "mnist1d_mlp", "dataset": "mnist1d", "num_classes": 10}}
+    path = save_weights(str(tmp_path), "final.pt", build_model("mnist1d_mlp").state_dict(), meta)
+    assert trained_on(path) == {"model": "mnist1d_mlp", "dataset": "mnist1d", "num_classes": 10}
+    plain = tmp_path / "plain.pt"
+    torch.save(build_model("mnist1d_mlp").state_dict(), plain)
+    (tmp_path / "text.pt").write_text("not a checkpoint")
+    assert trained_on(str(plain)) == trained_on(str(tmp_path / "text.pt")) == trained_on(None) == {}

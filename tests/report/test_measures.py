@@ -1,18 +1,24 @@
-"""One network's measures, checked against independent computations of the same numbers, read back
-from its folder on a rerun, and refused when the settings or the checkpoint changed."""
+"""One network's measures, checked against independent computations of the same numbers (and, on a
+linear least-squares model whose Hessian is known, against the closed form), read back from its folder
+on a rerun, and refused when the settings or the checkpoint changed."""
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
 from landscape.data import DataConfig, load_data
 from landscape.errors import ConfigError, MismatchError
+from landscape.io import direction_file
 from landscape.io.checkpoint import save
+from landscape.io.surface_file import read
 from landscape.models import build_model
 from landscape.report import measures
-from landscape.report.measures import MEASURES, MeasureConfig, Target, flagged, measure_run
+from landscape.report.measures import HESSIAN_1D, MEASURES, MeasureConfig, Target, flagged, measure_run
 from landscape.report.runs import Run
+
+from plugins import linear_model, regression_data
 
 CONFIG = MeasureConfig(
     grid_1d="-1:1:5",
@@ -56,6 +62,16 @@ def test_measures_agree_with_independent_computations(tmp_path, one_thread):
     assert result["details"]["samples"] == 120 and result["details"]["lambda_max"]["converged"]
     assert result["errors"]["trace"] > 0 and result["settings"] == CONFIG.record()
     assert (tmp_path / "m" / "surface_1d.h5").exists() and (tmp_path / "m" / "surface_2d.h5").exists()
+    along = result["details"]["hessian_1d"]
+    assert along == {"file": HESSIAN_1D, "eigenvalue": pytest.approx(exact["top"].values[0], rel=1e-8), "scale": "unit"}
+    random, steepest = read(str(tmp_path / "m" / "surface_1d.h5")), read(str(tmp_path / "m" / HESSIAN_1D))
+    assert np.array_equal(steepest.x, random.x) and steepest.done.all()
+    assert steepest.attrs["xdirection"].startswith("Hessian eigenvector 1 (λ = ") and steepest.attrs["xnorm"] == "none"
+    assert steepest.values["train_loss"][steepest.x == 0] == pytest.approx(train_loss, rel=1e-5)
+    density = result["details"]["density"]
+    assert (density["steps"], density["runs"], density["products"], density["dtype"]) == (40, 2, 80, "float32")
+    assert np.allclose(np.sum(density["weights"], axis=1), 1.0)
+    assert np.max(density["nodes"], axis=1) == pytest.approx([exact["top"].values[0]] * 2, rel=1e-3)
 
 
 def test_a_rerun_reads_back_and_other_settings_or_weights_are_refused(tmp_path, one_thread, monkeypatch):
@@ -73,6 +89,55 @@ def test_a_rerun_reads_back_and_other_settings_or_weights_are_refused(tmp_path, 
         measure_run(run, target, CONFIG, folder)
 
 
+def test_on_a_linear_model_the_density_and_the_hessian_surface_take_their_closed_form(tmp_path, one_thread, plugins):
+    """MSE of y = W x + b is an exact quadratic with a constant Hessian H = 2 AᵀA / (n k) ⊗ I_k, A = [x 1]:
+    stochastic Lanczos quadrature finds its distinct eigenvalues as nodes (the Krylov space holds no more),
+    and along the unit top eigenvector the loss rises by λ t² / 2 beside its linear part."""
+    model = linear_model()
+    save(model, str(tmp_path / "linear.pt"))
+    spec = (f"{plugins}:linear_model", f"{plugins}:regression_data")
+    run = Run("linear", "sgd", 16, 0, str(tmp_path / "linear.pt"), *spec)
+    config = MeasureConfig(**{**CONFIG.record(), "train_subset": None, "m": 10, "dtype": "float64", "loss_name": "mse"})
+    result = measure_run(run, Target(*spec, threads=1), config, str(tmp_path / "m"))
+    (x, _), _ = regression_data()
+    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], dim=1)
+    known = np.linalg.eigvalsh((2 * a.T @ a / (len(x) * model.out_features)).numpy())  # each k times
+
+    density = result["details"]["density"]
+    for nodes, weights in zip(np.array(density["nodes"]), np.array(density["weights"])):
+        assert weights.sum() == pytest.approx(1.0, abs=1e-12)
+        assert np.allclose(np.sort(nodes[weights > 1e-12]), known, rtol=1e-9)
+
+    along = result["details"]["hessian_1d"]
+    assert along["eigenvalue"] == pytest.approx(known[-1], rel=1e-9) and along["scale"] == "unit"
+    unit = direction_file.read(str(tmp_path / "m" / "surface_1d_hessian.directions.h5")).x
+    assert sum(float((t**2).sum()) for t in unit.values()) == pytest.approx(1.0, abs=1e-12)
+    surface = read(str(tmp_path / "m" / along["file"]))
+    t, f = surface.x, surface.values["train_loss"]
+    even = (f + f[::-1]) / 2 - f[t == 0]  # the grid is symmetric: the linear part cancels
+    assert np.allclose(even, known[-1] * t**2 / 2, rtol=0, atol=1e-6 * f[t == 0])  # surfaces: in float32
+
+
+def test_no_density_runs_no_density_and_a_folder_measured_before_a_setting_existed_is_refused(
+    tmp_path, one_thread, plugins
+):
+    save(linear_model(), str(tmp_path / "linear.pt"))
+    spec = (f"{plugins}:linear_model", f"{plugins}:regression_data")
+    run, target, folder = (
+        Run("linear", "sgd", 16, 0, str(tmp_path / "linear.pt"), *spec),
+        Target(*spec, threads=1),
+        str(tmp_path / "m"),
+    )
+    config = MeasureConfig(**{**CONFIG.record(), "train_subset": None, "m": 10, "loss_name": "mse", "density_runs": 0})
+    result = measure_run(run, target, config, folder)
+    assert "density" not in result["details"] and result["details"]["hessian_1d"]["eigenvalue"] > 0
+    stored = json.loads((tmp_path / "m" / "measures.json").read_text())
+    del stored["settings"]["density_steps"]  # as written before the density was measured
+    (tmp_path / "m" / "measures.json").write_text(json.dumps(stored))
+    with pytest.raises(MismatchError, match=r"other settings \(density_steps not there, 40 now\)"):
+        measure_run(run, target, config, folder)
+
+
 def test_one_grid_one_spelling():
     assert MeasureConfig(grid_1d="-1.0:1.0:41") == MeasureConfig(grid_1d="-1:1:41")
     assert MeasureConfig(grid_1d="-0.123456789:0.123456789:3").grid_1d == "-0.123456789:0.123456789:3"
@@ -84,11 +149,14 @@ def test_one_grid_one_spelling():
         ("grid_1d", "-1:1:20", "a grid holding 0"),
         ("grid_2d", "0:1:x", "whole number"),
         ("trace_samples", 1, "a whole number >= 2"),
+        ("density_steps", 0, "a positive whole number"),
+        ("density_runs", -1, "0 (no density) or a positive number of runs"),
+        ("density_runs", 1.5, "0 (no density)"),
         ("rho", 0, "a positive number"),
         ("dtype", "half", "float32 or"),
         ("subspace", -1, "0 (the full space)"),
         ("train_subset", 0, "a positive whole number"),
-        ("radius", 0.05, "from the 2-D grid's spacing"),
+        ("radius", 0.01, "from the 2-D grid's spacing"),
         ("radius", 3.0, "to its half width"),
     ],
 )

@@ -266,7 +266,7 @@ def test_a_study_trains_as_an_array_then_its_scorecard_after_all_networks(cluste
     config = tmp_path / "study.toml"
     config.write_text(
         f'out = "{tmp_path / "study"}"\nfigures = "{tmp_path / "figures"}"\nname = "tiny"\n'
-        'batch_sizes = [32, 256]\nseeds = [0]\n[train]\nmodel = "digits_mlp"\ndataset = "digits"\n'
+        'batch_sizes = [32, 256]\nseeds = [0]\nrecipes = ["sgd"]\n[train]\nmodel = "digits_mlp"\ndataset = "digits"\n'
         'epochs = 2\n[report]\ngrid_1d = "-1:1:5"\ngrid_2d = "-1:1:3"\nradius = 1.0\ndirections = 2\n'
         'trace_samples = 2\niterations = 5\nrestarts = 1\ntrain_subset = 200\nthreads = 1\nformats = "png"\n'
     )

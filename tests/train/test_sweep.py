@@ -7,6 +7,9 @@ import subprocess
 
 import pytest
 
+from landscape.train import sweep as sweeps
+from landscape.train.checkpoints import write_run
+
 from conftest import ROOT, command, run
 
 COMMON = ["--model", "digits_mlp", "--dataset", "digits", "--epochs", "2", "--threads", "1"]
@@ -133,3 +136,11 @@ def test_a_recipes_own_flags_go_to_its_runs_only(tmp_path):
         for name in ("naive_b512_s0", "linear_b512_s0")
     )
     assert linear["warmup_epochs"] == 3 and naive["warmup_epochs"] == 5  # naive keeps the (unused) default
+
+
+def test_a_run_with_a_budget_in_steps_has_no_epochs_in_the_manifest(tmp_path):
+    config = sweeps.Configuration("naive", 16, 0)
+    (tmp_path / config.name).mkdir()
+    write_run(str(tmp_path / config.name), {"identity": {"steps": 6000, "epochs": 300}, "done": True})
+    row = sweeps.write_manifest(str(tmp_path), [config], 300, {})[0]
+    assert (row["epochs"], row["steps"], row["done"]) == (None, 6000, True)

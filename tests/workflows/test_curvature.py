@@ -8,6 +8,9 @@ import torch
 
 from landscape.io.checkpoint import save
 from landscape.models import build_model
+from landscape.provenance import sha256_file
+from landscape.train.checkpoints import save_weights
+from landscape.workflows import curvature
 
 from conftest import run
 
@@ -59,6 +62,11 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
     assert (
         report["trace"]["se"] == 1e-9 and report["trace"]["dtype"] == report["eigenvalues"]["top"]["dtype"] == "float64"
     )
+    assert report["trace"]["se_met"] is False and "--trace_se 1e-09 NOT met" in one.stdout  # 10 vectors: far from it
+    assert report["checkpoint_sha256"] == sha256_file(model_file) and report["command"].startswith(
+        "landscape curvature"
+    )
+    assert report["settings"]["trace"] == 10 and report["versions"]["landscape_version"]
     assert set(report["sharpness"]) == {"adaptive", "epsilon", "average"}
     assert (tmp_path / "one_density.png").read_bytes()[:4] == b"\x89PNG"
     assert "top 2 eigenvalue(s)" in one.stdout and "converged" in one.stdout
@@ -100,3 +108,12 @@ def test_the_scale_aware_measures_from_the_command_line(tmp_path):
     assert "Fisher–Rao norm" in done.stdout and "B_simple" in done.stdout
     bad = run("curvature", [*ARGS, "--model_file", model_file, "--relative_flatness", "1", "--out", str(out)])
     assert bad.returncode == 2 and "relative_flatness" in bad.stderr
+
+
+def test_the_data_set_is_the_one_the_checkpoint_was_trained_on(tmp_path):
+    torch.manual_seed(0)
+    identity = {"model": "mnist1d_mlp", "dataset": "mnist1d", "num_classes": 10}
+    path = save_weights(str(tmp_path), "final.pt", build_model("mnist1d_mlp").state_dict(), {"identity": identity})
+    params = {"model": "mnist1d_mlp", "model_file": path, "out": str(tmp_path / "c.json"), "which": "top"}
+    done = curvature.run({**params, "train_subset": 64, "dtype": "float32", "tol": 1e-3, "threads": 1})
+    assert done.measures["dataset"] == "mnist1d" and done.measures["samples"] == 64  # not digits' 64 pixels

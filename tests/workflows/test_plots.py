@@ -13,10 +13,12 @@ import h5py
 import numpy as np
 import pytest
 
+from landscape.cli import plot_1d, plot_2d
 from landscape.io import surface_file
 from landscape.io.surface_file import read as read_surface
 from landscape.plotting import oned, twod
 from landscape.plotting.levels import Style2D
+from landscape.workflows.plots import DEFAULTS_1D, DEFAULTS_2D
 
 from conftest import landscape
 
@@ -206,6 +208,8 @@ def test_err_quantity_is_100_minus_accuracy(tmp_path):
         ("plot2d", ["{missing}/x.h5"], 3, "does not exist"),
         ("plot2d", ["{2d}", "--format", "jpg"], 2, "invalid choice: 'jpg'"),
         ("plot1d", ["{1d}", "--split", "val"], 2, "invalid choice: 'val'"),
+        ("plot1d", ["{1d}", "--log", "--linear"], 2, "not allowed with argument --log"),
+        ("plot2d", ["{2d}", "--linear", "--log"], 2, "not allowed with argument --linear"),
     ],
 )
 def test_bad_input_gives_one_line_and_an_exit_code(tmp_path, capsys, main, argv, code, words):
@@ -221,6 +225,23 @@ def test_bad_input_gives_one_line_and_an_exit_code(tmp_path, capsys, main, argv,
     lines = err.strip().splitlines()
     assert got == code and len(lines) == 1, err
     assert lines[0].startswith(f"landscape {main}: error: ") and words in lines[0]
+
+
+@pytest.mark.parametrize("command", ["plot1d", "plot2d"])
+def test_the_scale_is_auto_unless_log_or_linear_is_given(command):
+    parser = (plot_1d if command == "plot1d" else plot_2d).build_parser()
+    assert (DEFAULTS_1D if command == "plot1d" else DEFAULTS_2D)["log"] == "auto"
+    assert "log" not in vars(parser.parse_args(["s.h5"]))  # not given: the default, auto
+    assert vars(parser.parse_args(["s.h5", "--log"]))["log"] is True
+    assert vars(parser.parse_args(["s.h5", "--linear"]))["log"] is False
+
+
+def test_a_decade_spanning_loss_is_drawn_on_a_log_axis_unless_linear_is_asked(tmp_path, capsys):
+    deep = make_surface(tmp_path / "deep.h5", X1, None, {"train_loss": lambda a: 0.002 + 40 * a**2})
+    assert run("plot1d", [deep, "--linear", "--format", "svg", "--out", str(tmp_path / "lin")], capsys)[0] == 0
+    assert run("plot1d", [deep, "--format", "svg", "--out", str(tmp_path / "auto")], capsys)[0] == 0
+    assert "log scale" in (tmp_path / "auto_1d.svg").read_text()  # the loss axis says so
+    assert "log scale" not in (tmp_path / "lin_1d.svg").read_text()
 
 
 def test_help_has_examples(capsys):

@@ -68,8 +68,13 @@ def test_scorecard_tables_figures_and_the_same_numbers_on_two_ranks(tmp_path):
         "scorecard.tex",
         "scorecard.json",
         "scorecard_measures.png",
+        "scorecard_gap.png",
+        "scorecard_seeds.png",
         "scorecard_1d.png",
+        "scorecard_1d_hessian.png",
+        "scorecard_density.png",
         "scorecard_train_loss_2dcontour.png",
+        "scorecard_summary.png",
     ):
         assert (tmp_path / "one" / name).stat().st_size > 0, name
     rows = list(csv.DictReader(open(tmp_path / "one" / "scorecard.csv")))

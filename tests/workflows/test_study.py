@@ -1,12 +1,13 @@
 """``landscape study``: its settings (defaults, config file, flags) and, marked slow, the quick study end to end."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from landscape.errors import ConfigError, InputError, UsageError
 from landscape.workflows.report import settings_of
-from landscape.workflows.study import DEFAULTS, settings
+from landscape.workflows.study import DEFAULTS, _sweep_flags, settings
 from landscape.workflows.study_file import report_flags, report_params
 
 from conftest import run
@@ -16,13 +17,32 @@ def args(**given):
     return given
 
 
-def test_the_default_study_is_the_issue_s_digits_study():
+def test_the_default_study_is_the_issue_s_mnist1d_study_with_two_arms_and_the_rescaling_control():
     s = settings(args())
-    assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["sgd"], [16, 64, 256, 1024], [0, 1, 2])
-    assert s["train"]["model"] == "digits_cnn" and s["train"]["weight_decay"] == 5e-4
+    assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["naive", "linear"], [16, 64, 256, 1024], [0, 1, 2, 3, 4])
+    train = s["train"]
+    assert (train["model"], train["dataset"], train["momentum"], train["nesterov"], train["weight_decay"]) == (
+        "mnist1d_mlp",
+        "mnist1d",
+        0.9,
+        False,
+        0.0,
+    )
+    assert train["naive"]["steps"] == 6000 and "epochs" not in train["naive"]  # arm A: equal optimizer steps
+    assert train["linear"]["epochs"] == 60 and train["linear"]["base_batch"] == 16  # arm B: lr ∝ batch, equal epochs
+    assert s["rescale"] == {"recipe": "naive", "batch_size": 16, "alpha": 4.0}  # arm C
     assert (s["out"], s["figures"], s["name"], s["jobs"]) == ("study_out", "study_out/figures", "study", 2)
-    s["train"]["epochs"] = 1
-    assert DEFAULTS["train"]["epochs"] == 300  # settings() copied, not changed, the defaults
+    s["train"]["naive"]["steps"] = 1
+    assert DEFAULTS["train"]["naive"]["steps"] == 6000  # settings() copied, not changed, the defaults
+
+
+def test_a_recipe_table_of_a_study_file_adds_to_the_default_arm(tmp_path):
+    (tmp_path / "s.toml").write_text('recipes = ["naive"]\n[train.naive]\nlr = 0.1\n')
+    s = settings(args(config=str(tmp_path / "s.toml")))
+    assert s["train"]["naive"] == {"lr": 0.1, "steps": 6000, "curvature_every": 100}
+    assert s["rescale"]["recipe"] == "naive"
+    (tmp_path / "s.toml").write_text('recipes = ["linear"]\n')
+    assert settings(args(config=str(tmp_path / "s.toml")))["rescale"] == {}  # its arm is not in the study
 
 
 def test_a_config_file_then_flags_override(tmp_path):
@@ -33,8 +53,8 @@ def test_a_config_file_then_flags_override(tmp_path):
     s = settings(args(config=str(tmp_path / "s.toml"), jobs=8))
     assert s["name"] == "r56" and s["jobs"] == 8 and s["seeds"] == [0]
     assert s["batch_sizes"] == [16, 64, 256, 1024]
-    assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the digits settings
-    assert s["report"] == {"train_subset": 10000}
+    assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the MNIST-1D settings
+    assert s["report"] == {"train_subset": 10000} and s["rescale"] == {}
 
 
 def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked_before_training(tmp_path):
@@ -72,7 +92,7 @@ def test_bad_training_settings_are_refused_before_training(tmp_path):
         "study", ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")]
     )
     assert bad.returncode == 2 and bad.stderr.strip() == (
-        "landscape study: error: [train] (sgd): --epochs=-1: expected a positive whole number"
+        "landscape study: error: [train] (naive): --epochs=-1: expected a positive whole number"
     )
     assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()  # nothing made
 
@@ -91,7 +111,7 @@ def test_the_quick_study_end_to_end(tmp_path):
     ):
         assert (tmp_path / "f" / name).stat().st_size > 0, name
     table = (tmp_path / "f" / "study.md").read_text()
-    assert "| sgd | 16 | 2 |" in table and "| sgd | 256 | 2 |" in table and "**Verdict.**" in table
+    assert "| naive | 16 | 2 |" in table and "| naive | 256 | 2 |" in table and "**Verdict.**" in table
     assert "time: training" in done.stdout
 
 
@@ -99,7 +119,7 @@ def test_a_study_file_is_also_a_sweep_file(tmp_path):
     """The sbatch path trains a study with landscape sweep --config and measures it with report --config."""
     (tmp_path / "s.toml").write_text(
         f'out = "{tmp_path / "o"}"\nname = "r"\njobs = 3\nbatch_sizes = [16, 256]\n'
-        'seeds = [0, 1]\n[train]\nmodel = "digits_mlp"\n[report]\ngrid_2d = "-1:1:5"\n'
+        'seeds = [0, 1]\nrecipes = ["sgd"]\n[train]\nmodel = "digits_mlp"\n[report]\ngrid_2d = "-1:1:5"\n'
     )
     listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
     assert listed.returncode == 0, listed.stderr
@@ -172,3 +192,19 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
     assert control["lambda_max"]["changed"] is True and control["train_loss"]["changed"] is False
     assert control["adaptive_sharpness"]["changed"] is False and control["fisher_rao"]["changed"] is False
     assert "Rescaling control" in card["verdict"]
+
+
+def test_each_arm_is_trained_with_its_own_table_and_heavy_ball_momentum():
+    s = settings(args())
+    naive, linear = _sweep_flags(s, "naive"), _sweep_flags(s, "linear")
+    assert "--no-nesterov" in naive and "--no-nesterov" in linear  # 2(1 + β)/η is the limit drawn
+    assert "--steps=6000" in naive and "--lr=0.05" in naive and not any(f.startswith("--epochs") for f in naive)
+    assert "--epochs=60" in linear and "--base_batch=16" in linear and "--lr=0.01" in linear
+
+
+def test_the_cifar_study_file_runs_the_same_arms():
+    s = settings(args(config=str(Path(__file__).parents[2] / "scripts" / "slurm" / "study_resnet56.toml")))
+    assert s["recipes"] == ["naive", "linear"] and s["train"]["model"] == "resnet56"
+    assert s["train"]["naive"] == {"steps": 5000} and s["train"]["linear"]["epochs"] == 200
+    assert s["train"]["nesterov"] is False and s["rescale"] == {}  # BatchNorm: no rescaling control
+    settings_of(report_params(s))  # the report's settings hold too
