@@ -26,6 +26,7 @@ class ExitStatus(IntEnum):
     INPUT = 3  # a file, model, data set or plug-in cannot be used; or not enough memory
     MISMATCH = 4  # an existing surface or direction file was made differently
     EVALUATION = 5  # the model or loss raised an error at a grid point
+    DIVERGED = 6  # the training loss became NaN or infinite: stopped, the last finite checkpoint kept
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # the reader of the output went away
     STOPPED = 143  # SIGTERM or SIGUSR1, after the round in progress was saved
@@ -105,6 +106,13 @@ class EvaluationError(LandscapeError):
     exit_status = ExitStatus.EVALUATION
 
 
+class Diverged(LandscapeError):
+    """The training loss became NaN or infinite; the run stopped with its last finite checkpoint."""
+
+    exit_status = ExitStatus.DIVERGED
+    collective = True  # every rank sees the agreed loss and raises it at once: rank 0 alone prints it
+
+
 class Stopped(LandscapeError):
     """Every rank stopped at a signal after saving the round in progress; rerunning resumes."""
 
@@ -136,7 +144,7 @@ class CollectiveFailure(LandscapeError):
 
 _COLLECTIVE = {
     int(kind.exit_status): type(f"Collective{kind.__name__}", (CollectiveFailure, kind), {"__module__": __name__})
-    for kind in (UsageError, InputError, MismatchError, EvaluationError)
+    for kind in (UsageError, InputError, MismatchError, EvaluationError, Diverged)
 }
 
 

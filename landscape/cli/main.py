@@ -123,8 +123,8 @@ def overview() -> str:
         "--x=-1:1:51 --y=-1:1:51",
         "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
         "",
-        "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 130 interrupted,",
-        "143 stopped by SIGTERM/SIGUSR1 (rerun to resume).",
+        "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 6 training diverged,",
+        "130 interrupted, 143 stopped by SIGTERM/SIGUSR1 (rerun to resume).",
     ]
     return "\n".join(lines)
 

@@ -31,7 +31,8 @@ examples:
 
 Rerunning the same command after an interruption (kill -9, a time limit) continues from the last
 checkpoint; a finished run is left as it is.  Exit codes as for landscape surface (143: stopped by
-SIGTERM/SIGUSR1 after saving; rerun to resume).
+SIGTERM/SIGUSR1 after saving; rerun to resume), and 6: the training loss became NaN or infinite (the
+line names the epoch, step and learning rate; the last finite checkpoint is kept, run.json records it).
 """
 
 
@@ -156,6 +157,12 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         "and last always; log.csv has every epoch) (default: every epoch in a terminal, 60 in a file)",
     )
     g.add_argument("--quiet", action="store_true", help="no per-epoch lines")
+    g.add_argument(
+        "--allow_nonfinite",
+        action="store_true",
+        help="go on when the training loss becomes NaN or infinite (default: stop with exit code 6, the last "
+        "finite checkpoint kept)",
+    )
     g.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

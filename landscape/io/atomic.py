@@ -64,7 +64,6 @@ def remove_stale_partials(path: str) -> list[str]:
     for candidate in glob.glob(glob.escape(path) + MARK + "*"):
         owner = candidate[len(path) + len(MARK) :]
         host, _, pid = owner.rpartition("-")
-        pid = pid.split(".", 1)[0]  # a writer that must end the name with its extension puts it after the pid
         if not pid.isdigit() or (host and host != HOST) or int(pid) == os.getpid() or pid_alive(int(pid)):
             continue  # landscape 0.1 wrote ".partial-<pid>": host "" is this host
         try:
@@ -73,6 +72,16 @@ def remove_stale_partials(path: str) -> list[str]:
         except FileNotFoundError:
             pass
     return removed
+
+
+def remove_stale_partials_in(folder: str) -> list[str]:
+    """``remove_stale_partials`` for every file in ``folder`` that has a partial file beside it."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    made = sorted({name.split(MARK, 1)[0] for name in names if MARK in name})
+    return [gone for name in made for gone in remove_stale_partials(os.path.join(folder, name))]
 
 
 def new_hdf5(tmp: str, what: str, path: str):
@@ -119,11 +128,11 @@ def write_file(path: str, data: bytes) -> None:
 def refusal(exc: BaseException) -> str | None:
     """Why the system refused a write (``No space left on device``), from an ``OSError`` or from an h5py
     error that wraps one (its message carries ``errno = 28``); None for anything else (a bug)."""
-    if isinstance(exc, OSError) and exc.errno:
-        return exc.strerror or os.strerror(exc.errno)
     found = re.search(r"errno = (\d+)", str(exc))
     if found and isinstance(exc, (OSError, ValueError, RuntimeError, KeyError)):
         return os.strerror(int(found.group(1)))
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)
     return None
 
 
@@ -144,46 +153,48 @@ def discard(tmp: str) -> None:
 
 
 def abandon(file: h5py.File, exc: BaseException) -> None:
-    """Close ``file`` after ``exc`` broke off the writing, its datasets first.
-
-    The frames of ``exc``'s traceback still hold the datasets the writer had open.  HDF5 closing a file
-    whose write failed while datasets of it are open leaves them dangling, and h5py crashes (a
-    segmentation fault) when it frees them later; so the finished frames are cleared first (the running
-    ones cannot be: a writer keeps its datasets in a function of its own).  Errors of the close itself
-    are the same failure again and are not raised twice."""
+    """Close ``file`` after ``exc`` broke off the work on it, its datasets first: the finished frames of
+    ``exc``'s traceback, which still hold the datasets the failed code had open, are cleared before the
+    file closes (the running frames cannot be: code that writes keeps its datasets in a function of its
+    own).  HDF5 closing a file whose datasets are still open, after a failed write, leaves them dangling,
+    and h5py crashes (a segmentation fault) when it frees them.  A failing close is the first failure
+    again: it is not raised a second time."""
     traceback.clear_frames(exc.__traceback__)
     try:
         file.close()
-    except Exception:  # noqa: BLE001 - the write already failed; that error is the one raised
+    except Exception:  # noqa: BLE001 - the first error is the one raised
         pass
 
 
 def make_hdf5(path: str, what: str, fill) -> None:
-    """Make the HDF5 file ``path`` whole or not at all: ``fill(f)`` writes a new file under a partial name,
-    which is linked into place when complete and closed (never over a file that appeared meanwhile).
-    Whatever fails, no partial file of this process is left; a refused write is an input error naming
-    ``path`` (``write_error``).  ``fill`` keeps its datasets in its own frame (``abandon``)."""
+    """Make the HDF5 file ``path`` whole or not at all: ``fill(f)`` builds it in memory (HDF5's core
+    driver), and its image is written under a partial name, synced, and linked into place (never over a
+    file that appeared meanwhile).
+
+    HDF5 itself never writes to the disk here: a write it could not do would leave it with datasets it
+    cannot close, and it crashes (a segmentation fault) when it frees them at exit.  A write the system
+    refuses (a full disk) is an input error naming ``path``, and no partial file of this process is left.
+    The file is held in memory twice while it is written."""
     remove_stale_partials(path)
     tmp = partial_path(path)
+    f = h5py.File(tmp, "w", driver="core", backing_store=False)  # tmp names it; nothing is made there
     try:
-        f = new_hdf5(tmp, what, path)
-        try:
-            fill(f)
-        except BaseException as exc:
-            abandon(f, exc)
-            raise
+        fill(f)
+        f.flush()
+        image = f.id.get_file_image()
+    finally:
         f.close()
+    try:
+        with create_partial(tmp) as handle:
+            handle.write(image)
+            handle.flush()
+            os.fsync(handle.fileno())
         publish(tmp, path, what)
-        fsync_directory(path)
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a refused write becomes one line; anything else is raised as it is
-        error = write_error(what, path, exc)
-        if error is exc:
-            raise
-        raise error from None
+    except OSError as exc:
+        raise write_error(what, path, exc) from None
     finally:
         discard(tmp)
+    fsync_directory(path)
 
 
 def fsync_directory(path: str) -> None:

@@ -101,15 +101,18 @@ def reading(path: str, what: str, mode: str = "r"):
         atomic.abandon(f, exc)
         if isinstance(exc, LandscapeError) or not isinstance(exc, Exception):
             raise
-        if mode != "r" and atomic.refusal(exc) is not None:
-            raise atomic.write_error(what, path, exc) from None
-        raise InputError(
-            f"{what} {path} is damaged and cannot be read ({describe(exc)}); it is left as it is"
-        ) from None
+        raise _failed(path, what, mode, exc) from None
     try:
         f.close()
     except Exception as exc:  # noqa: BLE001 - the last of the writes (r+) may be refused at the close
-        raise atomic.write_error(what, path, exc) from None
+        raise _failed(path, what, mode, exc) from None
+
+
+def _failed(path: str, what: str, mode: str, exc: Exception) -> InputError:
+    """A refused write (mode ``r+``), or else a file that cannot be read: one line naming the file."""
+    if mode != "r" and atomic.refusal(exc) is not None:
+        return atomic.write_error(what, path, exc)
+    return InputError(f"{what} {path} is damaged and cannot be read ({describe(exc)}); it is left as it is")
 
 
 def _damaged(path: str, detail: str) -> InputError:

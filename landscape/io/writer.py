@@ -12,17 +12,23 @@ Two ways, chosen by what h5py can do:
 Both write values and their checksums first and mark the points done only after
 those are flushed, so a job killed at any moment leaves no point marked done without
 its values.  The file's structure never changes here; only raw data are written.
+
+A write the system refuses (a full disk, an I/O error) is an input error naming the file; the points
+marked done before it stay valid.  The serial writer then closes the file, its datasets first
+(``atomic.abandon``); an mpio file is closed collectively only, so a rank that fails alone leaves it to the
+error boundary, which aborts the job.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 
 import h5py
 import numpy as np
 
 from ..errors import ConfigError, UsageError, param
-from . import surface_file
+from . import atomic, surface_file
 from .schema import CHECKSUM, DONE
 
 IO_MODES = ("auto", "mpio", "gather")
@@ -41,14 +47,19 @@ def _sync(file: h5py.File) -> None:
     """Values on disk before their done marks, even if the node itself goes down."""
     file.flush()
     try:
-        os.fsync(file.id.get_vfd_handle())
+        handle = file.id.get_vfd_handle()
     except (OSError, ValueError, TypeError):
-        pass  # a driver without a plain file descriptor: flush is what it offers
+        return  # a driver without a plain file descriptor: flush is what it offers
+    try:
+        os.fsync(handle)
+    except OSError as exc:  # a file that cannot be synced is no failure; a refused write (EIO, ENOSPC) is
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
 
 
 class GatherWriter:
     def __init__(self, comm, path: str, quantities: list[str]):
-        self.comm, self.quantities = comm, list(quantities)
+        self.comm, self.quantities, self.path = comm, list(quantities), path
         self.file = h5py.File(path, "r+") if comm.rank == 0 else None
         self.datasets = _datasets(self.file, self.quantities) if self.file else None
 
@@ -62,10 +73,16 @@ class GatherWriter:
             return
         values = np.concatenate([p[1].reshape(-1, len(self.quantities)) for p in parts])
         order = np.argsort(flat, kind="stable")
-        surface_file.write_values(self.datasets, flat[order], values[order], self.quantities, sole_writer=True)
-        _sync(self.file)
-        surface_file.mark_done(self.datasets, flat[order], sole_writer=True)
-        self.file.flush()
+        try:
+            surface_file.write_values(self.datasets, flat[order], values[order], self.quantities, sole_writer=True)
+            _sync(self.file)
+            surface_file.mark_done(self.datasets, flat[order], sole_writer=True)
+            self.file.flush()
+        except Exception as exc:  # noqa: BLE001 - closed in order, then one line if the system refused
+            self.datasets = None
+            atomic.abandon(self.file, exc)
+            self.file = None
+            raise atomic.write_error("surface file", self.path, exc) from None
 
     def close(self) -> None:
         if self.file is not None:
@@ -75,19 +92,22 @@ class GatherWriter:
 
 class MpioWriter:
     def __init__(self, comm, path: str, quantities: list[str]):
-        self.comm, self.quantities = comm, list(quantities)
+        self.comm, self.quantities, self.path = comm, list(quantities), path
         self.file = h5py.File(path, "r+", driver="mpio", comm=comm.mpi)
         self.datasets = _datasets(self.file, self.quantities)  # collective, once
 
     def write_round(self, flat: np.ndarray, values: np.ndarray) -> None:
         flat = np.asarray(flat, np.int64)
         order = np.argsort(flat, kind="stable")
-        if len(flat):  # independent writes of this rank's own points
-            surface_file.write_values(self.datasets, flat[order], np.asarray(values)[order], self.quantities)
-        self.file.flush()  # collective; MPI_File_sync underneath
-        if len(flat):
-            surface_file.mark_done(self.datasets, flat[order])
-        self.file.flush()
+        try:
+            if len(flat):  # independent writes of this rank's own points
+                surface_file.write_values(self.datasets, flat[order], np.asarray(values)[order], self.quantities)
+            self.file.flush()  # collective; MPI_File_sync underneath
+            if len(flat):
+                surface_file.mark_done(self.datasets, flat[order])
+            self.file.flush()
+        except Exception as exc:  # noqa: BLE001 - not closed: that is collective (see the module's docstring)
+            raise atomic.write_error("surface file", self.path, exc) from None
 
     def close(self) -> None:
         self.datasets = None  # release the dataset handles on every rank, then the file

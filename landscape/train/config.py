@@ -39,6 +39,7 @@ class TrainRun:
     device: str = "auto"
     allow_shared_gpus: bool = False
     quiet: bool = False
+    allow_nonfinite: bool = False  # go on when the training loss is NaN or infinite (else: stop, exit 6)
     progress_seconds: float | None = None  # between epoch lines; default every epoch in a terminal, 60 s in a file
     argv: tuple[str, ...] = ()
 

@@ -4,6 +4,11 @@ resume, epochs, checkpoints).
 The only module of ``train/`` that composes the pieces.  It talks to other ranks through the MPI
 communicator of ``parallel.comm`` (agreement, stop signals, gathering states for a checkpoint) and
 hands the trainer a ``parallel.distributed`` collective for gradients; rank 0 writes every file.
+
+A training loss that becomes NaN or infinite stops the run (``errors.Diverged``, exit 6) unless
+``allow_nonfinite``: every rank learns of it at the same step (the stop poll after each step carries it,
+and the loss sums of an epoch or a pause are added over ranks), no checkpoint of non-finite weights is
+written, and ``run.json`` records where it happened (``diverged``: epoch, step, learning rate, loss).
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..data import Samples, load_named
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
+from ..io.atomic import remove_stale_partials_in
 from ..io.lock import SurfaceLock
 from ..losses import Loss, check_labels
 from ..models import build_model
@@ -28,6 +35,7 @@ from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, threads_per_rank
 from ..provenance import command_line, machine, versions
 from . import checkpoints as files
+from . import divergence
 from .config import TrainJob
 from .curvature import top_eigenvalue
 from .loop import Trainer, evaluate
@@ -60,6 +68,7 @@ class Session:
     identity: dict
     threads: int
     device: str
+    diverged: dict | None = None  # where the training loss first became non-finite (allow_nonfinite goes on)
 
 
 def _data(job: TrainJob, device: str, ranks: int):
@@ -114,8 +123,9 @@ def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, de
     }
 
 
-def _line(row: dict, recipe) -> str:
-    test = f"  test {row['test_loss']:.4f} / {row['test_acc']:.2f} %" if not math.isnan(row["test_loss"]) else ""
+def _line(row: dict, recipe, test_set: bool) -> str:
+    """The epoch line; its columns are the same whatever the values (a diverged run shows nan)."""
+    test = f"  test {row['test_loss']:.4f} / {row['test_acc']:.2f} %" if test_set else ""
     where = f"step {row['step']}/{recipe.steps}" if recipe.steps else f"epoch {row['epoch']}/{recipe.epochs}"
     sharp = f"  λmax {row['lambda_max']:.4g}" if not math.isnan(row.get("lambda_max", math.nan)) else ""
     return (
@@ -142,6 +152,7 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
         if comm.rank == 0
         else nullcontext()
     ):
+        agree(comm, lambda: remove_stale_partials_in(out) if comm.rank == 0 else None)  # of killed runs
         stored = agree(comm, files.load_latest, out)
         if stored is not None:
             agree(comm, _same_run, job, stored, identity, comm.size)
@@ -194,6 +205,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         ranks = stored["ranks"]
         trainer.restore(ranks[comm.rank] if len(ranks) == comm.size else ranks[0])
         history = list(stored["meta"].get("history", []))
+        s.diverged = stored["meta"].get("diverged")  # trained on past a divergence (allow_nonfinite)
         resumed_from = trainer.position.epoch
         if stored["meta"].get("ranks") != comm.size:
             say(
@@ -217,9 +229,23 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         every = 0.0 if sys.stdout.isatty() else 60.0
     last_line = -math.inf
     signals = stop_signals.installed()
+    allow = job.run.allow_nonfinite
+    diverging = False  # the last poll found a non-finite training loss on some rank
 
     def stop_requested() -> bool:
-        return comm.max(1.0 if signals is not None and signals.received else 0.0) > 0
+        """One collective after a step: a stop signal on any rank, or (unless allowed) a non-finite loss."""
+        nonlocal diverging
+        flags = np.array(
+            [signals is not None and bool(signals.received), trainer.nonfinite is not None and not allow], np.float64
+        )
+        comm.sum_(flags)
+        diverging = bool(flags[1] > 0)
+        return bool(flags.any())
+
+    def check(loss: float) -> None:
+        """``loss`` is the same on every rank (a sum over ranks, or an evaluation)."""
+        if (diverging or not math.isfinite(loss)) and (not allow or s.diverged is None):
+            _diverge(s, trainer, history, loss)
 
     trainer.stop_requested = stop_requested
     trainer.pause_after = lambda step: _due(job, step)
@@ -234,6 +260,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         logged = trainer.position.partial.get("logged") if trainer.position.offset else None
         stats = trainer.run_epoch(epoch)
         paused = stats is None
+        check(trainer.position.partial.get("loss_sum", 0.0) if paused else stats.running_loss)
         if paused and logged is not None:
             trainer.position.partial["logged"] = logged
         if paused and not _due(job, trainer.position.step):  # a stop signal: save where we are, then leave together
@@ -249,16 +276,19 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         finished = recipe.finished(trainer.position.epoch, trainer.position.step)
         wrote = False
         if finished or _due(job, trainer.position.step, trainer.position.epoch, paused):
-            history.append(_row(s, trainer, unlogged, stats.lr, stats.batch))
+            row = _row(s, trainer, unlogged, stats.lr, stats.batch)
+            check(row["train_loss"])  # the weights after a step whose own loss was still finite
+            history.append(row)
             unlogged = {}
             if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
-                say(_line(history[-1], recipe))
+                say(_line(history[-1], recipe, s.test is not None))
                 last_line, first_row = time.perf_counter(), False
             count = trainer.position.step if recipe.steps else trainer.position.epoch
             saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
             _save(s, trainer, history, unlogged, weights=saved, final=finished)
             wrote = True
         if not finished and stop_requested():  # between steps or epochs: also when an epoch is one step
+            check(0.0)
             if not wrote:
                 _save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
@@ -340,24 +370,22 @@ def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) ->
 def _save(
     session: Session, trainer: Trainer, history: list[dict], unlogged: dict, weights: bool, final: bool = False
 ) -> None:
-    """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ)."""
+    """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ).  Weights
+    that are not finite are never written unless allowed (a step whose own loss was finite may have
+    made them so)."""
     job, comm, identity = session.job, session.comm, session.identity
+    if not job.run.allow_nonfinite and comm.max(0.0 if divergence.finite(trainer.module) else 1.0) > 0:
+        _diverge(session, trainer, history, math.nan)
     states = comm.gather(trainer.state()) if job.recipe.recipe == "local" else [trainer.state()]
 
     def write():
         if comm.rank != 0:
             return
         out, state = job.run.out, trainer.module.state_dict()
-        row = (
-            history[-1]
-            if history
-            else {
-                "epoch": trainer.position.epoch,
-                "step": trainer.position.step,
-                **{k: math.nan for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
-            }
-        )
+        row = _last_row(history, trainer)
         meta = _meta(job, identity, row, comm.size, session.threads, session.device)
+        if session.diverged is not None:
+            meta["diverged"] = session.diverged
         if weights:
             name = files.step_name(row["step"]) if job.recipe.steps else files.epoch_name(row["epoch"])
             files.save_weights(out, name, state, meta)
@@ -365,24 +393,66 @@ def _save(
             files.save_weights(out, files.FINAL, state, meta)
         files.save_latest(out, state, {**meta, "history": history, "unlogged": unlogged}, states)
         files.write_log(out, history)
-        files.write_run(
-            out,
-            {
-                "out": out,
-                "done": final or job.recipe.finished(trainer.position.epoch, trainer.position.step),
-                "identity": identity,
-                "epoch": row["epoch"],
-                "step": row["step"],
-                "metrics": meta["metrics"],
-                "seconds": sum(r["seconds"] for r in history),
-                "ranks": comm.size,
-                "images_per_second": _mean_rate(history),
-                "machine": machine(),
-                "command": meta["command"],
-            },
-        )
+        done = final or job.recipe.finished(trainer.position.epoch, trainer.position.step)
+        files.write_run(out, _record(session, row, meta, history, done))
 
     agree(comm, write)
+
+
+def _last_row(history: list[dict], trainer: Trainer) -> dict:
+    if history:
+        return history[-1]
+    return {
+        "epoch": trainer.position.epoch,
+        "step": trainer.position.step,
+        **{k: math.nan for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
+    }
+
+
+def _record(session: Session, row: dict, meta: dict, history: list[dict], done: bool) -> dict:
+    """``run.json``: the run's settings and where it stands (the last row, as the checkpoints hold it)."""
+    return {
+        "out": session.job.run.out,
+        "done": done,
+        "identity": session.identity,
+        "epoch": row["epoch"],
+        "step": row["step"],
+        "metrics": meta["metrics"],
+        "seconds": sum(r["seconds"] for r in history),
+        "ranks": session.comm.size,
+        "images_per_second": _mean_rate(history),
+        "machine": machine(),
+        "command": meta["command"],
+        **({"diverged": session.diverged} if session.diverged is not None else {}),
+    }
+
+
+def _diverge(s: Session, trainer: Trainer, history: list[dict], loss: float) -> None:
+    """Every rank at once, when the training loss (``loss``, or a rank's step) is not finite: where it
+    happened becomes ``s.diverged``.  With ``allow_nonfinite`` a note, and the run goes on; else ``run.json``
+    records it (not done) and the run stops, its last finite checkpoint kept."""
+    job, comm, position = s.job, s.comm, trainer.position
+    here = divergence.seen(
+        position.epoch + 1 if position.offset else position.epoch,
+        position.step,
+        trainer.optimizer.param_groups[0]["lr"],
+        loss,
+    )
+    where = divergence.first(comm.allgather(trainer.nonfinite), here)
+    s.diverged = {**where, "allowed": job.run.allow_nonfinite}
+    if job.run.allow_nonfinite:
+        s.say(f"note: {divergence.what(where)}; going on, as allow_nonfinite asks")
+        return
+
+    def write():
+        if comm.rank == 0:
+            row = _last_row(history, trainer)
+            meta = _meta(job, s.identity, row, comm.size, s.threads, s.device)
+            files.write_run(job.run.out, _record(s, row, meta, history, done=False))
+
+    agree(comm, write)
+    latest = os.path.join(job.run.out, files.LATEST)
+    raise divergence.stopped(where, latest if os.path.exists(latest) else None)
 
 
 def _mean_rate(history: list[dict]) -> float:

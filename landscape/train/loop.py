@@ -30,7 +30,7 @@ from torch import nn
 
 from ..data import Samples
 from ..losses import Loss, per_sample
-from . import augment
+from . import augment, divergence
 from .adaptive import norm_test
 from .batchnorm import StepStatistics
 from .lars import LARS
@@ -124,6 +124,9 @@ class Trainer:
         self.max_batch = recipe.max_batch or len(train)
         self.position = Position(batch=recipe.batch_size)
         self.stop_requested = lambda: False  # set by the caller: True stops after the current step
+        # the first step whose training loss was NaN or infinite on this rank: epoch, step, lr, loss (the
+        # caller agrees on a divergence: ranks may see it a step apart, and it polls once a step)
+        self.nonfinite: dict | None = None
         self.pause_after = lambda step: False  # set by the caller: True pauses the epoch after this step
 
     # -- one step -------------------------------------------------------------------------------------
@@ -262,6 +265,8 @@ class Trainer:
             lr = self.recipe.lr_at(epoch, offset / n, self.position.step)
             where = slice(offset, min(offset + batch, n))
             part_loss, part_samples = self.step(order[where], moves[where] if moves is not None else None, lr)
+            if self.nonfinite is None and not math.isfinite(part_loss):
+                self.nonfinite = divergence.seen(epoch + 1, self.position.step, lr, part_loss)
             loss_sum += part_loss
             samples += part_samples
             steps += 1

@@ -7,7 +7,9 @@ manifest that lists them.
 The manifest is never edited row by row: whoever finishes a run rebuilds it from the ``run.json`` of
 every folder of the sweep, under a lock, and renames it into place.  So job-array tasks finishing
 together (``--task``), a rerun, or a ``kill -9`` leave a manifest that is complete and consistent with
-the folders, and rebuilding it twice gives the same file.
+the folders, and rebuilding it twice gives the same file.  A run whose training loss became NaN or
+infinite is listed with ``diverged`` true and ``done`` false (``done`` true when it was trained on past
+that with ``allow_nonfinite``); its ``run.json`` says where.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ COLUMNS = (
     "epochs",
     "steps",
     "done",
+    "diverged",
     "epoch",
     "step",
     "checkpoint",
@@ -96,6 +99,7 @@ def _row(out: str, config: Configuration, epochs: int) -> dict:
         "epochs": epochs,
         "steps": steps,  # the budget in steps, or None (in epochs)
         "done": bool(record.get("done", False)),
+        "diverged": bool(record.get("diverged")),  # its training loss became non-finite (run.json says where)
         "epoch": record.get("epoch", 0),
         "step": record.get("step", 0),
         "checkpoint": os.path.join(config.name, files.FINAL) if record.get("done") else "",  # from the manifest
@@ -174,6 +178,7 @@ def read_manifest(path: str) -> list[dict]:
                     "batch_size": int(row["batch_size"]),
                     "seed": int(row["seed"]),
                     "done": row["done"] in (True, "True"),
+                    "diverged": row.get("diverged") in (True, "True"),  # absent from older manifests
                     "test_error": float(row["test_error"]),
                     "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
                 }

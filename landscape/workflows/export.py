@@ -92,18 +92,21 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
                 f"{param('out')} {path}: folder {folder} is not writable; expected a folder the files can go to"
             )
     page = interactive.build(surfaces, s["labels"], s["title"], s["z"]) if s["html"] else None  # checked first
-    written = []
+    written, target = [], None
     try:
         if s["vtk"]:
-            for surface, stem in zip(surfaces, stems):
+            for surface, stem, path in zip(surfaces, stems, outputs):
+                target = path
                 written.append(_vtk(surface, stem, s["z"], s["log"], zmax))
                 print(written[-1])
         if page is not None:
-            written.append(str(interactive.save(page, stems[0] + ".html")))
+            target = stems[0] + ".html"
+            written.append(str(interactive.save(page, target)))
             print(written[-1])
     except OSError as exc:  # a folder that takes no files (/proc, a read-only mount as root, a full disk)
+        reason = os.strerror(exc.errno) if exc.errno else exc.strerror  # a failed write names no file: target does
         raise InputError(
-            f"{param('out')} {exc.filename}: cannot be written ({exc.strerror}); choose another {param('out')}"
+            f"{param('out')} {target or exc.filename}: cannot be written ({reason}); choose another {param('out')}"
         ) from None
     return ExportResult(written)
 

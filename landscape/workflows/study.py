@@ -14,16 +14,22 @@
 
 ``make study`` runs it with the defaults; ``--config`` takes a TOML file (keys below) for another
 model, data set or scale.  Rerunning reuses every finished run and measurement.
+
+A run whose training loss became NaN or infinite (its sweep exits 6, ``errors.Diverged``) does not stop
+the study: the others train on, the study names the diverged runs, and the report leaves them out as it
+leaves out any unfinished run (so does the rescaling control).  A study fails for a diverged run only when
+the report cannot do without it; a rerun trains a diverged run again from its last finite checkpoint.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..errors import InputError, UsageError
+from ..errors import ExitStatus, InputError, UsageError
 from ..io.atomic import write_file
 from ..io.toml_file import table_flags
 from ..parallel.launch import cli_command
@@ -70,14 +76,15 @@ def _tasks(study: dict) -> list[tuple[str, str, str]]:
     return tasks
 
 
-def _train(study: dict, tasks: list[tuple[str, str, str]]) -> float:
-    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took."""
+def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[str]]:
+    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took and the runs that
+    diverged."""
     out = study["out"]
     order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][2].rsplit("_b", 1)[1].split("_s")[0]))
     logs = os.path.join(out, "logs")
     os.makedirs(logs, exist_ok=True)
     print(f"training {len(tasks)} networks, {study['jobs']} at a time (logs: {logs}/)", flush=True)
-    started, running, pending, failed = time.perf_counter(), {}, list(order), []
+    started, running, pending, failed, diverged = time.perf_counter(), {}, list(order), [], []
     while pending or running:
         while pending and len(running) < study["jobs"]:
             i = pending.pop(0)
@@ -96,19 +103,25 @@ def _train(study: dict, tasks: list[tuple[str, str, str]]) -> float:
             continue
         name, log, began = running.pop(finished)
         log.close()
-        if finished.returncode != 0:
+        code = finished.returncode
+        if code == ExitStatus.DIVERGED:
+            diverged.append(name)
+        elif code != 0:
             failed.append(name)
+        outcome = {0: "done", ExitStatus.DIVERGED: "DIVERGED (its loss became non-finite; left out of the report)"}
         print(
-            f"  {name}: {'done' if finished.returncode == 0 else f'FAILED (exit {finished.returncode})'} "
+            f"  {name}: {outcome.get(code, f'FAILED (exit {code})')} "
             f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)",
             flush=True,
         )
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
-    return time.perf_counter() - started
+    if diverged:
+        print(f"diverged, left out: {', '.join(sorted(diverged))} (see {logs}/<run>.log and <run>/run.json)")
+    return time.perf_counter() - started, sorted(diverged)
 
 
-def _rescaled(study: dict) -> str:
+def _rescaled(study: dict, diverged: list[str]) -> str:
     """The rescaling control ([rescale]): each seed's network of one recipe and batch size with a layer's
     units rescaled (``landscape rescale``), listed with every trained run in ``out/runs.csv``, the
     report's manifest.  Returns that manifest's path."""
@@ -124,6 +137,9 @@ def _rescaled(study: dict) -> str:
     for seed in study["seeds"]:
         name = f"{recipe}_b{batch}_s{seed}"
         target = os.path.join(folder, f"{name}_x{r['alpha']:g}.pt")
+        if name in diverged:
+            print(f"[rescale]: {name} diverged: no rescaled copy of it", flush=True)
+            continue
         if not os.path.exists(target):
             flags = [
                 "--model", study["train"]["model"], "--dataset", study["train"].get("dataset", "digits"),
@@ -146,6 +162,9 @@ def _training_figures(study: dict) -> None:
     for recipe in study["recipes"]:
         stem = os.path.join(study["figures"], f"{study['name']}_training_{recipe}")
         mine = [row for row in rows if row["recipe"] == recipe]
+        if not any(row["done"] and not math.isnan(row["test_error"]) for row in mine):  # all diverged, say
+            print(f"no finished run of {recipe}: no figure of its training", flush=True)
+            continue
         for path in write_training(mine, stem, (formats,) if isinstance(formats, str) else tuple(formats)):
             print(f"wrote {path}", flush=True)
 
@@ -157,6 +176,7 @@ class StudyResult(Result):
     study: dict
     report: str
     seconds: dict
+    diverged: list[str] = field(default_factory=list)  # runs whose training loss became non-finite: left out
 
 
 def execute(study: dict) -> StudyResult:
@@ -169,11 +189,11 @@ def execute(study: dict) -> StudyResult:
     for folder in (study["out"], study["figures"]):
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
-    train_s = _train(study, tasks)
+    train_s, diverged = _train(study, tasks)
     _training_figures(study)
     flags = report_flags(study)
     if study.get("rescale"):
-        flags[0] = _rescaled(study)  # the trained runs and the rescaled ones
+        flags[0] = _rescaled(study, diverged)  # the trained runs and the rescaled ones
     cmd = cli_command("report", [*flags, *threads], study["jobs"] if study["jobs"] > 1 else None)
     print("$ " + " ".join(cmd[cmd.index("-m") + 1 :]), flush=True)
     report_started = time.perf_counter()
@@ -186,7 +206,10 @@ def execute(study: dict) -> StudyResult:
     total = time.perf_counter() - started
     print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {total:.0f} s ({study['jobs']} jobs)")
     return StudyResult(
-        study, os.path.join(study["out"], "report"), {"training": train_s, "report": report_s, "study": total}
+        study,
+        os.path.join(study["out"], "report"),
+        {"training": train_s, "report": report_s, "study": total},
+        diverged,
     )
 
 

@@ -6,7 +6,9 @@ The sweep's own parameters say what varies (``recipes``, ``batch_sizes``, ``seed
 (``config``) may say it all: its ``out``, ``recipes``, ``batch_sizes``, ``seeds`` and a ``[train]``
 table, whose sub-tables ``[train.<recipe>]`` hold what only that recipe's runs take (``steps = 2000``
 for ``naive``, ``epochs = 30`` for ``linear``: the arms of a study); the parameters given win.  A
-finished run is skipped and an unfinished one resumed.
+finished run is skipped and an unfinished one resumed.  A run whose training loss became NaN or infinite
+(``errors.Diverged``) is listed as diverged, not done, and the sweep goes on with the others; it ends
+with that error (exit 6) naming the runs that diverged.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from .. import checks
-from ..errors import ConfigError, InputError, UsageError, param
+from ..errors import ConfigError, Diverged, InputError, UsageError, param
 from ..io.toml_file import toml
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
@@ -142,11 +144,16 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
         return SweepResult(out, names)
     epochs = jobs[0][1].recipe.epochs
     agree(world, lambda: os.makedirs(out, exist_ok=True) if world.rank == 0 else None)
-    rows = []
+    rows, diverged = [], []
     for c, job in jobs:
         if world.rank == 0:
             print(f"== {c.name} ({configs.index(c) + 1} of {len(configs)})", flush=True)
-        run_training(job, world)
+        try:
+            run_training(job, world)
+        except Diverged as exc:  # raised by every rank at once, recorded in the run's run.json
+            diverged.append(c.name)
+            if world.rank == 0:
+                print(f"{c.name}: {exc}", flush=True)
         rows = agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
     rows = world.bcast(rows)
     if world.rank == 0:
@@ -156,10 +163,15 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
             print(
                 f"{r['run']:<24}{r['test_error']:>14.2f}{r['train_loss']:>12.4f}{r['seconds']:>10.1f}"
                 if r["done"]
-                else f"{r['run']:<24}{'(not done)':>14}"
+                else f"{r['run']:<24}{'(diverged)' if r['diverged'] else '(not done)':>14}"
             )
         print(
             f"wrote {os.path.join(out, sweeps.MANIFEST_CSV)} and {sweeps.MANIFEST_JSON}: {done} of {len(rows)} "
             "runs done"
+        )
+    if diverged:
+        raise Diverged(
+            f"{len(diverged)} of {len(jobs)} runs diverged ({', '.join(diverged)}): the manifest lists them as "
+            "diverged, not done; the other runs are trained"
         )
     return SweepResult(out, names, rows, os.path.join(out, sweeps.MANIFEST_JSON))

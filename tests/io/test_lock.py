@@ -93,3 +93,41 @@ def test_a_second_job_on_the_same_file_is_refused_without_hdf5_locking(tmp_path,
     a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
     assert 2 <= a.done.sum() < 401 and len(a.runs) == 1  # the refused job left no run record
     assert all(np.array_equal(a.values[q][a.done], b.values[q][a.done]) for q in b.values)
+
+
+def test_a_symbolic_link_hard_link_or_foreign_file_at_the_lock_path_is_refused_and_left_alone(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    path = str(tmp_path / "s.h5")
+    os.symlink(victim, tmp_path / "s.h5.lock")
+    with pytest.raises(InputError, match=f"lock file {path}.lock is a symbolic link to {victim}, which no job"):
+        SurfaceLock(path).__enter__()
+    os.remove(tmp_path / "s.h5.lock")
+    os.link(victim, tmp_path / "s.h5.lock")
+    with pytest.raises(InputError, match="is a file with 2 names"):
+        SurfaceLock(path).__enter__()
+    os.remove(tmp_path / "s.h5.lock")
+    (tmp_path / "s.h5.lock").write_text("not a lock\n")
+    with pytest.raises(InputError, match="a file of 11 bytes that holds no lock record"):
+        SurfaceLock(path).__enter__()
+    assert victim.read_text() == "precious\n" and (tmp_path / "s.h5.lock").read_text() == "not a lock\n"
+    (tmp_path / "s.h5.lock").write_text(json.dumps({"host": "elsewhere", "pid": 1}))  # a dead job's record
+    with SurfaceLock(path):
+        assert json.loads((tmp_path / "s.h5.lock").read_text())["pid"] == os.getpid()  # taken over
+
+
+def test_a_link_planted_at_a_partial_name_is_replaced_not_followed(tmp_path):
+    from landscape.io import atomic
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = str(tmp_path / "out.json")
+    os.symlink(victim, atomic.partial_path(target))  # the name a write by this process will use
+    os.symlink(victim, target)  # and the output's own name
+    atomic.write_file(target, b"{}")
+    assert victim.read_text() == "precious\n"
+    assert not os.path.islink(target) and (tmp_path / "out.json").read_text() == "{}"
+    os.symlink(victim, atomic.partial_path(str(tmp_path / "new.h5")))
+    with atomic.new_hdf5(atomic.partial_path(str(tmp_path / "new.h5")), "surface file", str(tmp_path / "new.h5")):
+        pass
+    assert victim.read_text() == "precious\n"

@@ -1,9 +1,12 @@
 """Choosing the write path, and the order every write keeps: values and checksums on disk before done marks."""
 
+import errno
+import os
+
 import numpy as np
 import pytest
 
-from landscape.errors import ConfigError, UsageError
+from landscape.errors import ConfigError, InputError, UsageError
 from landscape.io import surface_file, writer
 from landscape.parallel.comm import SerialComm
 
@@ -39,3 +42,23 @@ def test_values_reach_the_disk_before_their_done_marks(tmp_path, monkeypatch):
     s = surface_file.read(path)  # checksums verified on read
     assert s.done.tolist() == [False, True, False, False, True, False]
     assert s.values["train_acc"][4] == 40.0
+
+
+def test_a_refused_write_is_one_line_the_file_is_closed_and_the_points_done_before_stay(tmp_path, monkeypatch):
+    path = str(tmp_path / "s.h5")
+    names = ["train_loss", "train_acc"]
+    surface_file.create(path, np.arange(6.0), None, {n: {"long_name": n, "units": ""} for n in names}, {})
+    w = writer.open_writer("gather", SerialComm(), path, names)
+    w.write_round(np.array([0]), np.array([[0.5, 50.0]]))
+
+    def refuse(fd):  # the disk is full (or failing) when the next round is made durable
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer.os, "fsync", refuse)
+    with pytest.raises(InputError, match=rf"^surface file {path} cannot be written \(No space left on device\)$"):
+        w.write_round(np.array([3]), np.array([[3.0, 30.0]]))
+    assert w.file is None and w.datasets is None  # closed, its datasets first
+    w.close()
+    monkeypatch.undo()
+    s = surface_file.read(path)
+    assert s.done.tolist() == [True, False, False, False, False, False] and s.values["train_loss"][0] == 0.5

@@ -177,3 +177,33 @@ def test_a_search_that_did_not_converge_or_found_no_rise_is_flagged_by_run_and_m
         "sgd_b16_s0: adaptive sharpness: not converged: the rise grew 4.0% over the last fifth of the search"
     ]
     assert flagged({"run": {"name": "x"}, "details": {}}) == []
+
+
+def test_an_edited_value_in_measures_json_is_refused_and_an_untouched_file_is_reused(
+    tmp_path, one_thread, plugins, monkeypatch
+):
+    save(linear_model(), str(tmp_path / "linear.pt"))
+    spec = (f"{plugins}:linear_model", f"{plugins}:regression_data")
+    run, target, folder = (
+        Run("linear", "sgd", 16, 0, str(tmp_path / "linear.pt"), *spec),
+        Target(*spec, threads=1),
+        str(tmp_path / "m"),
+    )
+    config = MeasureConfig(**{**CONFIG.record(), "train_subset": None, "m": 10, "loss_name": "mse", "density_runs": 0})
+    first = measure_run(run, target, config, folder)
+    path = tmp_path / "m" / "measures.json"
+    kept = path.read_text()
+    assert json.loads(kept)["record_sha256"] == first["record_sha256"]
+    stored = json.loads(kept)
+    stored["values"]["lambda_max"] = 999.0  # an edit of the cache: the scorecard would show it
+    path.write_text(json.dumps(stored, indent=2))
+    with pytest.raises(MismatchError, match=f"{path} does not match its digest .*remove the folder {folder} to"):
+        measure_run(run, target, config, folder)
+    del stored["record_sha256"]
+    path.write_text(json.dumps(stored, indent=2))
+    with pytest.raises(MismatchError, match="carries no digest"):
+        measure_run(run, target, config, folder)
+    path.write_text(kept)  # untouched: read back, not measured again
+    monkeypatch.setattr(measures, "_curvature", lambda *a: pytest.fail("measured again"))
+    again = measure_run(run, target, config, folder)
+    assert json.dumps(again["values"]) == json.dumps(first["values"])  # NaN errors of a regression: as stored

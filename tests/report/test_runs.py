@@ -104,3 +104,20 @@ def test_no_manifest_and_no_finished_run(tmp_path):
     out = sweep(tmp_path, finished=())
     with pytest.raises(InputError, match=r"lists no finished run \(4 unfinished\)"):
         read_runs(out)
+
+
+def test_a_run_name_in_a_hand_edited_manifest_json_is_checked_as_a_csv_s(tmp_path):
+    """The name becomes out/runs/<name>/: from a sweep's manifest too, never a path out of it."""
+    import json
+
+    out = sweep(tmp_path / "a")
+    manifest = os.path.join(out, "manifest.json")
+    with open(manifest) as handle:
+        record = json.load(handle)
+    record["runs"][0]["run"] = "../../elsewhere"
+    with open(manifest, "w") as handle:
+        json.dump(record, handle)
+    os.makedirs(tmp_path / "elsewhere")
+    open(tmp_path / "elsewhere" / files.FINAL, "wb").close()  # a finished run where the name leads
+    with pytest.raises(InputError, match=r"run='../../elsewhere': expected a name of letters"):
+        read_runs(manifest)

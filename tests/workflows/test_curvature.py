@@ -117,3 +117,29 @@ def test_the_data_set_is_the_one_the_checkpoint_was_trained_on(tmp_path):
     params = {"model": "mnist1d_mlp", "model_file": path, "out": str(tmp_path / "c.json"), "which": "top"}
     done = curvature.run({**params, "train_subset": 64, "dtype": "float32", "tol": 1e-3, "threads": 1})
     assert done.measures["dataset"] == "mnist1d" and done.measures["samples"] == 64  # not digits' 64 pixels
+
+
+def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_path, plugins):
+    import os
+    import signal
+    import time
+
+    from conftest import start
+    from plugins import slow_model
+
+    model_file, out = str(tmp_path / "slow.pt"), tmp_path / "c.json"
+    save(slow_model(), model_file)
+    args = ["--model", f"{plugins}:slow_model", "--model_file", model_file, "--threads", "1", "--out", str(out)]
+    first = start("curvature", args, env={"LANDSCAPE_TEST_SLEEP": "0.5"})  # every product sleeps: still running
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "c.json.lock").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (tmp_path / "c.json.lock").exists(), first.communicate()
+        second = run("curvature", args)
+        assert second.returncode == 3 and len(second.stderr.strip().splitlines()) == 1, second.stderr
+        assert f"curvature file {out} is being measured by process {first.pid} on " in second.stderr
+        assert first.poll() is None and not out.exists()
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate()
