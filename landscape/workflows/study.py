@@ -23,6 +23,7 @@ the report cannot do without it; a rerun trains a diverged run again from its la
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -34,6 +35,7 @@ from ..io.atomic import write_file
 from ..io.toml_file import table_flags
 from ..parallel.launch import cli_command
 from ..plotting.training import write_training
+from ..train import sweep as sweeps
 from ..train.sweep import read_manifest
 from .command import Result
 from .report import settings_of
@@ -152,6 +154,15 @@ def _rescaled(study: dict, diverged: list[str]) -> str:
     manifest = os.path.join(out, "runs.csv")
     write_file(manifest, text.encode())
     return manifest
+
+
+def _in_study_order(study: dict) -> None:
+    """The manifest rewritten with the arms in the study's order (each arm's sweep wrote it listing its
+    own runs first): the report draws its one-arm figures, and lists its tables, for the first arm."""
+    with open(os.path.join(study["out"], sweeps.MANIFEST_JSON)) as handle:
+        settings = json.load(handle).get("settings", {})
+    configs = sweeps.configurations(study["recipes"], study["batch_sizes"], study["seeds"])
+    sweeps.write_manifest(study["out"], configs, 0, settings)
 
 
 def _training_figures(study: dict) -> None:
