@@ -66,7 +66,7 @@ example:
   make study                                   (= landscape study: the MNIST-1D study, into study_out/)
   landscape study --config study.toml --jobs 8
 
-study.toml (every key optional; the defaults are the MNIST-1D study).  It is also a landscape sweep
+study.toml (at least one key, each optional; the defaults are the MNIST-1D study).  It is also a landscape sweep
 file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.
   out = "study_out"
   figures = "study_out/figures"
