@@ -12,12 +12,14 @@ one evaluated.
 The weights do not move between products, so the gradient g(w) of a batch and the graph that made it
 are the same for every v: a batch's graph is built once and kept, and each later product is one
 backward through it (``grad(g, w, grad_outputs=v)``), half or less of the cost of forward, backward
-and double backward.  Kept graphs hold the forward's and the backward's activations, several times the
-memory of a forward pass, so they are kept only within ``graph_budget`` bytes; a batch beyond it is
-recomputed at every product, with the same values.  By default the budget is half the memory free on
-the device when the first product is made, shared among the processes that may run beside this one
-(the node's cores over this process's threads, as ranks are given threads): whoever knows the ranks
-(``workflows.curvature.sharded_hessian``) passes the share exactly.
+and double backward.  On a CPU a batch's graph is built in pieces of samples whose largest activation
+takes at most ``PIECE_BYTES`` (see there), so that a product's temporaries are reused from the heap
+instead of mapped afresh at every product.  Kept graphs hold the forward's and the backward's
+activations, several times the memory of a forward pass, so they are kept only within ``graph_budget``
+bytes; a piece beyond it is recomputed at every product, with the same values.  By default the budget
+is half the memory free on the device when the first product is made, shared among the processes that
+may run beside this one (the node's cores over this process's threads, as ranks are given threads):
+whoever knows the ranks (``workflows.curvature.sharded_hessian``) passes the share exactly.
 
 Vectors are flat float64 numpy arrays over the parameters that require gradients, in
 ``named_parameters`` order: what ``scipy.sparse.linalg`` expects.  Data parallelism is applied from
@@ -41,6 +43,15 @@ from ..data import Samples
 from ..losses import Loss
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+# The bytes of a piece's largest activation on a CPU.  A product allocates and frees temporaries of
+# the activations' sizes; glibc's malloc maps a block above its mmap threshold (at most 32 MiB) afresh
+# and unmaps it when freed, so each product would fault in and zero every page of them again, which can
+# take more of a product's time than its arithmetic.  Blocks of half that size come from the heap and
+# are reused (once the threshold has risen past them, as it does when the first is freed, or at once
+# under ``landscape.heap.keep_freed_memory``).  A GPU's caching allocator reuses blocks of any size:
+# there a batch is one piece.
+PIECE_BYTES = 16 << 20
 
 
 def _twice_differentiable_attention():
@@ -75,20 +86,27 @@ def free_memory(device: torch.device | str) -> int:
 
 
 class _SavedBytes:
-    """Counts the bytes of the distinct storages autograd saves while it is active: the memory a kept
-    graph holds (tensors the caller holds anyway, such as the inputs, are counted too: an upper bound)."""
+    """Counts the bytes of the distinct storages autograd saves while it is active, less those of
+    ``counted`` (storages by address that kept graphs already hold): the memory a kept graph adds
+    (tensors the caller holds anyway, such as the inputs, are counted once too: an upper bound).
 
-    def __init__(self):
+    The hook keeps a detached view of each saved tensor (the same storage; autograd restores the grad_fn
+    when it unpacks).  Kept as it is, a tensor saved by the node that made it (a ReLU's output) would
+    refer to that node's grad_fn, which owns the saved tensor: a reference cycle through C++ that no
+    garbage collection breaks, so a kept graph would outlive its Hessian (pytorch/pytorch#115255)."""
+
+    def __init__(self, counted: dict[int, int] | None = None):
         self.storages: dict[int, int] = {}
+        self.counted = counted or {}
 
     def pack(self, tensor: torch.Tensor) -> torch.Tensor:
         storage = tensor.untyped_storage()
         self.storages[storage.data_ptr()] = storage.nbytes()
-        return tensor
+        return tensor.detach()
 
     @property
     def total(self) -> int:
-        return sum(self.storages.values())
+        return sum(size for address, size in self.storages.items() if address not in self.counted)
 
     def __enter__(self):
         self.hooks = torch.autograd.graph.saved_tensors_hooks(self.pack, lambda tensor: tensor)
@@ -155,9 +173,11 @@ class Hessian:
         if graph_budget is not None and graph_budget < 0:
             raise ValueError(f"graph_budget={graph_budget}: expected a number of bytes >= 0, or None")
         self.graph_budget = graph_budget
-        self._graphs: dict[int, tuple[torch.Tensor, ...]] = {}  # batch index -> its kept gradient
+        self._graphs: dict[int, tuple[torch.Tensor, ...]] = {}  # piece index -> its kept gradient
+        self._pieces: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # the batches' pieces, made once
         self._leaves: list[torch.Tensor] | None = None
         self.graph_bytes = 0  # bytes held by the kept graphs (an upper bound)
+        self._counted: dict[int, int] = {}  # the storages they hold, by address (each counted once)
 
     def _batch_loss(self, params: dict, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         output = functional_call(self.model, {**params, **self.fixed}, (x,))
@@ -222,12 +242,44 @@ class Hessian:
                 (x[i : i + self.batch_size], y[i : i + self.batch_size]) for i in range(0, m, self.batch_size)
             ]
             part.count, part.reduce, part.products = m, (lambda array: None), 0
-            part._graphs, part._leaves, part.graph_bytes = {}, None, 0
+            part._graphs, part._leaves, part._pieces, part.graph_bytes, part._counted = {}, None, None, 0, {}
             parts.append(part)
         return parts
 
+    def _activation_bytes(self, x: torch.Tensor, y: torch.Tensor) -> int:
+        """Bytes per sample of the largest tensor that the forward of (at most) two samples saves for its
+        backward with the samples along its first dimension: the largest activation."""
+        x, y = x[:2], y[:2]
+        largest = 0
+
+        def pack(tensor: torch.Tensor) -> torch.Tensor:
+            nonlocal largest
+            if tensor.dim() and tensor.shape[0] == len(x):
+                largest = max(largest, tensor.numel() * tensor.element_size())
+            return tensor.detach()
+
+        leaves = {n: p.detach().requires_grad_(True) for n, p in self.params.items()}
+        with torch.enable_grad(), _twice_differentiable_attention():
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+                self._batch_loss(leaves, x, y)
+        return largest // max(1, len(x))
+
+    def pieces(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The batches cut into the pieces whose graphs the products keep: on a CPU, each batch in equal
+        parts of samples whose largest activation takes at most ``PIECE_BYTES``; on a GPU, the batches."""
+        if self._pieces is None:
+            self._pieces = list(self.batches)
+            if self.device.type == "cpu" and self.batches:
+                per_sample = self._activation_bytes(*self.batches[0])
+                most = max(1, PIECE_BYTES // per_sample) if per_sample else len(self.batches[0][1])
+                self._pieces = []
+                for x, y in self.batches:
+                    parts = -(-len(y) // most)  # the fewest equal parts of at most `most` samples
+                    self._pieces += zip(x.tensor_split(parts), y.tensor_split(parts))
+        return self._pieces
+
     def _gradient(self, index: int, x: torch.Tensor, y: torch.Tensor) -> tuple[tuple, bool]:
-        """Batch ``index``'s gradient with its graph (so that it can be differentiated again), and whether
+        """Piece ``index``'s gradient with its graph (so that it can be differentiated again), and whether
         that graph is kept: built at the first product and kept while the budget allows."""
         if index in self._graphs:
             return self._graphs[index], True
@@ -237,7 +289,7 @@ class Hessian:
                 neighbours = 1 if self.device.type == "cuda" else (os.cpu_count() or 1) // torch.get_num_threads()
                 self.graph_budget = free_memory(self.device) // (2 * max(1, neighbours))
         leaves = dict(zip(self.names, self._leaves))
-        with _SavedBytes() as saved:
+        with _SavedBytes(self._counted) as saved:
             gradient = torch.autograd.grad(
                 self._batch_loss(leaves, x, y), self._leaves, create_graph=True, allow_unused=True
             )
@@ -245,6 +297,7 @@ class Hessian:
         if keep:
             self._graphs[index] = gradient
             self.graph_bytes += saved.total
+            self._counted.update(saved.storages)
         return gradient, keep
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
@@ -255,7 +308,7 @@ class Hessian:
         tangent = [t.view(s) for t, s in zip(torch.split(flat.to(self.dtype), self.sizes), self.shapes)]
         out = torch.zeros(self.dim, dtype=torch.float64, device=self.device)
         with torch.enable_grad(), _twice_differentiable_attention():
-            for index, (x, y) in enumerate(self.batches):
+            for index, (x, y) in enumerate(self.pieces()):
                 gradient, kept = self._gradient(index, x, y)
                 # a parameter the loss does not reach, or whose gradient is constant, adds nothing
                 live = [i for i, g in enumerate(gradient) if g is not None and g.requires_grad]

@@ -1,12 +1,16 @@
 """Hessian-vector products, extreme eigenvalues and the trace against the explicit Hessian of small
 networks (``torch.autograd.functional.hessian``) in float64, a saddle point included."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from landscape.curvature import Hessian, extreme, extremes, hutchinson
+from landscape.curvature import hessian as hessian_module
 from landscape.data import Samples
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: threads only add overhead
@@ -176,3 +180,31 @@ def test_kept_gradient_graphs_give_the_products_of_recomputed_ones(case):
     assert 0 < len(some._graphs) < 4
     with pytest.raises(ValueError, match="graph_budget=-1"):
         Hessian(tiny(), samples, graph_budget=-1)
+
+
+def test_a_kept_graph_is_freed_with_its_hessian(case):
+    """The activations a kept graph saved (here a tanh's output, which its own backward needs) are
+    freed with the Hessian: no reference cycle that garbage collection cannot break keeps them."""
+    _, samples, _, _ = case
+    model, saved = tiny(), []
+    model[1].register_forward_hook(lambda module, inputs, output: saved.append(weakref.ref(output)))
+    h = Hessian(model, samples)
+    h.matvec(np.ones(h.dim))
+    assert h._graphs and saved
+    del h
+    gc.collect()
+    assert all(ref() is None for ref in saved)
+
+
+def test_on_a_cpu_graphs_are_kept_in_pieces_of_at_most_piece_bytes_of_activation(case, monkeypatch):
+    """The tiny network's largest activation is its hidden layer, 6 float64 numbers (48 bytes) a
+    sample: with room for 7 samples, a batch of 50 is cut into 8 equal pieces, and the product is the
+    same sum over all samples."""
+    _, samples, dense, _ = case
+    monkeypatch.setattr(hessian_module, "PIECE_BYTES", 7 * 6 * 8)
+    v = np.random.default_rng(4).standard_normal(dense.shape[0])
+    h = Hessian(tiny(), samples, batch_size=1000)
+    assert np.allclose(h.matvec(v), dense @ v, rtol=1e-10, atol=1e-13)
+    assert [len(y) for _, y in h.pieces()] == [7, 7, 6, 6, 6, 6, 6, 6] and len(h._graphs) == 8
+    monkeypatch.setattr(hessian_module, "PIECE_BYTES", 16 << 20)
+    assert len(Hessian(tiny(), samples, batch_size=16).pieces()) == 4  # pieces never join batches
