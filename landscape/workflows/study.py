@@ -201,6 +201,7 @@ def execute(study: dict) -> StudyResult:
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
     train_s, diverged = _train(study, tasks)
+    _in_study_order(study)
     _training_figures(study)
     flags = report_flags(study)
     if study.get("rescale"):

@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from landscape.errors import ConfigError, InputError, UsageError
+from landscape.train import sweep as sweeps
+from landscape.train.checkpoints import write_run
 from landscape.workflows.report import settings_of
-from landscape.workflows.study import DEFAULTS, _sweep_flags, settings
+from landscape.workflows.study import DEFAULTS, _in_study_order, _sweep_flags, settings
 from landscape.workflows.study_file import report_flags, report_params
 
 from conftest import run
@@ -184,6 +186,7 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
     card = json.loads((tmp_path / "f" / "study.json").read_text())
     runs = {r["name"]: r for r in card["runs"]}
     assert {"naive_b32_s0", "linear_b128_s1", "rescaled_b32_s0", "rescaled_b32_s1"} <= set(runs)
+    assert card["runs"][0]["recipe"] == "naive"  # the study's first arm first, whichever sweep wrote last
     identity = json.loads((tmp_path / "o" / "naive_b128_s0" / "run.json").read_text())["identity"]
     assert identity["steps"] == 24
     assert json.loads((tmp_path / "o" / "linear_b128_s0" / "run.json").read_text())["identity"]["epochs"] == 2
@@ -208,3 +211,16 @@ def test_the_cifar_study_file_runs_the_same_arms():
     assert s["train"]["naive"] == {"steps": 5000} and s["train"]["linear"]["epochs"] == 200
     assert s["train"]["nesterov"] is False and s["rescale"] == {}  # BatchNorm: no rescaling control
     settings_of(report_params(s))  # the report's settings hold too
+
+
+def test_after_training_the_manifest_lists_the_arms_in_the_study_s_order(tmp_path):
+    s = settings(args(out=str(tmp_path)))
+    configs = sweeps.configurations(["linear"], [16], [0])  # the last arm's sweep wrote the manifest
+    for c in sweeps.configurations(s["recipes"], [16], [0]):
+        (tmp_path / c.name).mkdir()
+        write_run(str(tmp_path / c.name), {"identity": {"recipe": c.recipe, "batch_size": 16, "seed": 0}})
+    sweeps.write_manifest(str(tmp_path), configs, 1, {"from": "the linear sweep"})
+    _in_study_order({**s, "batch_sizes": [16], "seeds": [0]})
+    rows = sweeps.read_manifest(str(tmp_path / "manifest.json"))
+    assert [r["recipe"] for r in rows] == ["naive", "linear"]
+    assert json.loads((tmp_path / "manifest.json").read_text())["settings"] == {"from": "the linear sweep"}
