@@ -108,6 +108,7 @@ def _from_csv(path: str) -> list[Run]:
             raise InputError(f"manifest {path}, line {line}: the checkpoint is empty")
         name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
         where = os.path.join(here, checkpoint)
+        recorded = trained_on(where)  # the checkpoint read once for both
         runs.append(
             Run(
                 name,
@@ -115,8 +116,8 @@ def _from_csv(path: str) -> list[Run]:
                 batch,
                 seed,
                 where,
-                (row.get("model") or "").strip() or trained_on(where).get("model"),
-                (row.get("dataset") or "").strip() or trained_on(where).get("dataset"),
+                (row.get("model") or "").strip() or recorded.get("model"),
+                (row.get("dataset") or "").strip() or recorded.get("dataset"),
             )
         )
     return runs
