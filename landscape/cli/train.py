@@ -146,6 +146,14 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         help="every K steps (and at step 0) the top Hessian eigenvalue of the training loss, "
         "column lambda_max of log.csv (Lanczos, tol 1e-3, float32)",
     )
+    g.add_argument(
+        "--curvature_points",
+        type=int,
+        metavar="N",
+        help="instead of --curvature_every: about N values of λmax evenly spaced over the budget, every "
+        "max(1, floor(steps / N)) steps (an epoch is ceil(samples / batch_size) steps): the same "
+        "resolution along training at every batch size",
+    )
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
     g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")

@@ -34,6 +34,7 @@ class TrainRun:
     eval_every: int | None = None  # epochs (or steps) between evaluations, a log row each (default: every
     # epoch, or every hundredth of a budget in steps)
     curvature_every: int | None = None  # steps between λmax of the training loss in the log (and at step 0)
+    curvature_points: int | None = None  # instead: about this many λmax values, evenly spaced over the budget
     loss_name: str | None = None  # crossentropy, mse or package.module:callable (default: by the data's targets)
     threads: int | None = None
     device: str = "auto"
@@ -61,6 +62,12 @@ class TrainRun:
                 checks.whole(name, getattr(self, name), expected="a positive whole number of epochs (or steps)")
         if self.curvature_every is not None:
             checks.whole("curvature_every", self.curvature_every, expected="a positive whole number of steps")
+        if self.curvature_points is not None:
+            checks.whole("curvature_points", self.curvature_points, expected="a positive whole number of λmax values")
+            if self.curvature_every is not None:
+                raise ConfigError(
+                    "curvature_points", self.curvature_points, "no value with curvature_every (one or the other)"
+                )
         if self.loss_name is not None:
             Loss(self.loss_name)  # its own check: a name, or a plug-in that loads
         devices.check_spec(self.device)
@@ -82,6 +89,13 @@ class TrainJob:
                 self.model.model_file,
                 "nothing: training starts from weights drawn with seed (resume by rerunning the same command)",
             )
+        if self.run.curvature_points is not None and self.recipe.recipe == "adaptive" and not self.recipe.steps:
+            raise ConfigError(
+                "curvature_points",
+                self.run.curvature_points,
+                "a budget in --steps with recipe adaptive (its batch grows, so its epochs' steps are not known "
+                "in advance), or --curvature_every",
+            )
         wants = self.run.augment
         if wants == "standard" and self.data.dataset not in AUGMENTABLE:
             raise ConfigError(
@@ -90,6 +104,15 @@ class TrainJob:
                 f"none or auto for dataset={self.data.dataset} (the standard "
                 "augmentation crops and flips CIFAR's 32x32 images)",
             )
+
+    def curvature_interval(self, train_size: int) -> int | None:
+        """Steps between λmax values: ``curvature_every``, or the budget's steps / ``curvature_points``
+        (at least 1; an epoch is ceil(train_size / batch_size) steps)."""
+        run, r = self.run, self.recipe
+        if run.curvature_points is None:
+            return run.curvature_every
+        total = r.steps or r.epochs * math.ceil(train_size / r.batch_size)
+        return max(1, total // run.curvature_points)
 
     @property
     def augmented(self) -> bool:

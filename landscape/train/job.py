@@ -69,6 +69,7 @@ class Session:
     threads: int
     device: str
     diverged: dict | None = None  # where the training loss first became non-finite (allow_nonfinite goes on)
+    curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
 
 
 def _data(job: TrainJob, device: str, ranks: int):
@@ -158,6 +159,7 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
             agree(comm, _same_run, job, stored, identity, comm.size)
         collective = agree(comm, distributed.collective, comm, device)
         session = Session(job, comm, say, model, collective, train, test, fill, loss, identity, threads.count, device)
+        session.curvature_every = job.curvature_interval(len(train))
         try:
             return _epochs(session, stored)
         finally:
@@ -248,11 +250,11 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             _diverge(s, trainer, history, loss)
 
     trainer.stop_requested = stop_requested
-    trainer.pause_after = lambda step: _due(job, step)
+    trainer.pause_after = lambda step: _due(s, step)
     started = time.perf_counter()
     first_row = True
     unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
-    if not history and job.run.curvature_every:  # λmax at step 0, before any step
+    if not history and s.curvature_every:  # λmax at step 0, before any step
         history.append(_row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
     while not recipe.finished(trainer.position.epoch, trainer.position.step):
         epoch = trainer.position.epoch
@@ -263,7 +265,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         check(trainer.position.partial.get("loss_sum", 0.0) if paused else stats.running_loss)
         if paused and logged is not None:
             trainer.position.partial["logged"] = logged
-        if paused and not _due(job, trainer.position.step):  # a stop signal: save where we are, then leave together
+        if paused and not _due(s, trainer.position.step):  # a stop signal: save where we are, then leave together
             _save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
@@ -275,7 +277,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             trainer.position.partial["logged"] = {k: v for k, v in trainer.position.partial.items() if k != "logged"}
         finished = recipe.finished(trainer.position.epoch, trainer.position.step)
         wrote = False
-        if finished or _due(job, trainer.position.step, trainer.position.epoch, paused):
+        if finished or _due(s, trainer.position.step, trainer.position.epoch, paused):
             row = _row(s, trainer, unlogged, stats.lr, stats.batch)
             check(row["train_loss"])  # the weights after a step whose own loss was still finite
             history.append(row)
@@ -304,11 +306,11 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
 
 
-def _due(job: TrainJob, step: int, epoch: int | None = None, paused: bool = True) -> bool:
+def _due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
     """Whether a log row is due after ``step`` steps (mid-epoch: ``paused``) or at the end of ``epoch``
     epochs: an evaluation every ``eval_every`` of the budget's unit, a λmax every ``curvature_every`` steps."""
-    run = job.run
-    if run.curvature_every and step % run.curvature_every == 0:
+    job = s.job
+    if s.curvature_every and step % s.curvature_every == 0:
         return True
     if job.recipe.steps:
         return step % job.eval_every == 0
@@ -335,13 +337,13 @@ def _count(unlogged: dict, stats, logged: dict) -> None:
 def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) -> dict:
     """One log row: the steps since the last row (``unlogged``), the train and test sets evaluated, and
     λmax where it is due."""
-    position, job = trainer.position, s.job
+    position = trainer.position
     train_loss, train_acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
     test_loss, test_acc = (
         evaluate(s.model, s.test, s.device, s.collective, s.loss) if s.test is not None else (math.nan, math.nan)
     )
     lambda_max = residual = math.nan
-    if job.run.curvature_every and position.step % job.run.curvature_every == 0:
+    if s.curvature_every and position.step % s.curvature_every == 0:
         lambda_max, residual = top_eigenvalue(trainer.module, s.train, s.loss, s.comm, s.device)
     seconds, samples = unlogged.get("seconds", 0.0), unlogged.get("samples", 0)
     row = {

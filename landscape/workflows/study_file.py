@@ -16,7 +16,8 @@ from .command import check_known
 # curvature is not a function of a weight norm; heavy-ball SGD (momentum 0.9, stability limit
 # 2(1 + β)/η), the rate x0.1 at 50 % and 75 % of the budget, λmax logged along training.  Two arms:
 # naive (lr 0.05 at every batch, 6,000 steps at every batch: equal optimizer steps) and linear (lr
-# 0.01 x batch/16 after 5 epochs of warm-up, 60 epochs at every batch: Goyal et al. 2017), and the
+# 0.01 x batch/16 after 5 epochs of warm-up, 60 epochs at every batch: Goyal et al. 2017; about 100
+# λmax values along each run, whatever its steps), and the
 # rescaling control (arm A's batch-16 networks with their first hidden layer x4, the next / 4).
 DEFAULTS = {
     "out": "study_out",
@@ -33,7 +34,7 @@ DEFAULTS = {
         "nesterov": False,
         "weight_decay": 0.0,
         "naive": {"lr": 0.05, "steps": 6000, "curvature_every": 100},
-        "linear": {"lr": 0.01, "base_batch": 16, "warmup_epochs": 5, "epochs": 60, "curvature_every": 20},
+        "linear": {"lr": 0.01, "base_batch": 16, "warmup_epochs": 5, "epochs": 60, "curvature_points": 100},
     },
     "report": {"restarts": 3},
     "rescale": {"recipe": "naive", "batch_size": 16, "alpha": 4.0},
@@ -90,7 +91,7 @@ file: scripts/slurm/submit_study.sh runs the same study as a job array and a rep
   base_batch = 16
   warmup_epochs = 5
   epochs = 60
-  curvature_every = 20
+  curvature_points = 100                   # every 150 steps at batch 16, every 2 at batch 1024
   [report]                                 # landscape report flags, without the dashes
   restarts = 3
   endpoints = ["test_error", "lambda_max", "adaptive_sharpness"]   # declared before the study: Holm-adjusted

@@ -70,6 +70,49 @@ def test_lambda_max_is_logged_at_step_0_and_every_k_steps_as_the_curvature_comma
     assert "λmax" in done.stdout
 
 
+def test_curvature_points_spaces_about_that_many_lambda_max_values_over_any_budget(tmp_path):
+    from landscape.data import DataConfig
+    from landscape.models import ModelConfig
+    from landscape.train import TrainJob, TrainRun
+
+    def interval(points, train_size=320, **recipe):
+        job = TrainJob(
+            ModelConfig("mnist1d_mlp"),
+            DataConfig("mnist1d_400"),
+            resolve("linear", **recipe),
+            TrainRun(curvature_points=points),
+        )
+        return job.curvature_interval(train_size)
+
+    # 60 epochs of 4,000 samples: 15,000 steps at batch 16, 240 at batch 1024 (the study's linear arm)
+    assert interval(100, 4000, epochs=60, batch_size=16) == 150
+    assert interval(100, 4000, epochs=60, batch_size=1024) == 2
+    assert interval(1000, 4000, epochs=1, batch_size=1024) == 1  # never less than every step
+    assert interval(3, steps=6) == 2
+    with pytest.raises(ConfigError, match="curvature_points.*curvature_every"):
+        TrainRun(curvature_every=3, curvature_points=2)
+    with pytest.raises(ConfigError, match="curvature_points"):
+        TrainRun(curvature_points=0)
+    with pytest.raises(ConfigError, match="adaptive"):
+        TrainJob(
+            ModelConfig("mnist1d_mlp"), DataConfig("mnist1d_400"), resolve("adaptive"), TrainRun(curvature_points=5)
+        )
+    # 2 epochs of 5 steps (batch 64 of 320 samples), 5 values asked: λmax at steps 0, 2, 4, ..., 10
+    out = tmp_path / "points"
+    done = run("train", [*MLP, "--batch_size", "64", "--epochs", "2", "--curvature_points", "5", "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert [r["step"] for r in log(out) if math.isfinite(float(r["lambda_max"] or "nan"))] == [
+        "0",
+        "2",
+        "4",
+        "6",
+        "8",
+        "10",
+    ]
+    both = run("train", [*MLP, "--curvature_every", "2", "--curvature_points", "5", "--out", str(tmp_path / "both")])
+    assert both.returncode == 2 and "curvature_points" in both.stderr and not (tmp_path / "both").exists()
+
+
 def test_the_loss_by_name_trains_with_mse_on_one_hot_targets_and_is_part_of_the_runs_identity(tmp_path):
     out = tmp_path / "mse"
     done = run("train", [*MLP, "--batch_size", "100", "--epochs", "2", "--loss_name", "mse", "--out", str(out)])
