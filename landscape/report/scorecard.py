@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ConfigError
 from . import effects, rescaling, stats
 from .matching import mismatched, values_of
-from .measures import BY_KEY, MEASURES, definition
+from .measures import BY_KEY, MEASURES, definition, flags
 from .stats import ANY, GAP, TREND, mean_sd
 from .verdict import verdict
 
@@ -159,6 +159,8 @@ def _run(result: dict) -> dict:
         "lambda_max_converged": eigen.get("converged"),  # None: not recorded
         "control": bool(result.get("rescaled")),  # a rescaled copy of another run (report.rescaling)
         "matched": result.get("matched"),  # where the run was also measured at the common loss (report.matching)
+        # the measures whose search flagged its value (unconverged, no rise) at the final weights or matched loss
+        "flagged": sorted(set(flags(result)) | set(result.get("matched_flags") or {})),
     }
 
 

@@ -146,6 +146,26 @@ def _gap(card, arm: str, prefix: str) -> str | None:
     )
 
 
+def _flagged_searches(card) -> str | None:
+    """The sharpness searches that flagged their own values, by measure, endpoints first."""
+    names: dict[str, list[str]] = {}
+    for r in card.runs:
+        for key in r.get("flagged", ()):
+            names.setdefault(key, []).append(r["name"])
+    if not names:
+        return None
+    parts = [
+        f"{_name(key)}{' (an endpoint)' if key in card.endpoints else ''} in {len(runs)} of {len(card.runs)} runs "
+        f"({', '.join(runs[:3])}{', …' if len(runs) > 3 else ''})"
+        for key, runs in sorted(names.items(), key=lambda item: (item[0] not in card.endpoints, item[0]))
+    ]
+    return (
+        "Flagged searches (not converged, or no rise found: those values are lower bounds of the worst case): "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def verdict(card) -> str:
     """The verdict of a scorecard (``scorecard.Scorecard``) from its test records."""
     batches = sorted({r["batch_size"] for r in card.runs})
@@ -181,6 +201,9 @@ def verdict(card) -> str:
             f"({', '.join(away[:4])}{', …' if len(away) > 4 else ''}): they are not at a minimum, and "
             "sharpness there is not that of a minimum."
         )
+    searches = _flagged_searches(card)
+    if searches:
+        sentences.append(searches)
     no_test = all(not np.isfinite(r["values"].get("test_error", math.nan)) for r in card.runs)
     if no_test:
         sentences.append("The data set has no test set: there is no test error and no gap to compare.")

@@ -218,6 +218,21 @@ def test_left_out_runs_and_runs_away_from_a_minimum_are_said():
     assert card.record()["left_out"] == ["sgd_b2048_s0"]
 
 
+def test_searches_that_flagged_their_values_are_named_in_the_verdict_endpoints_first():
+    runs = results()
+    unconverged = {"notes": ["not converged: the rise grew 3.0% over the last fifth of the search"]}
+    runs[0]["details"]["m_sharpness"] = unconverged  # at the final weights
+    runs[5]["matched_flags"] = {"adaptive_sharpness": ["no rise above the loss's rounding (1e-07) was found"]}
+    card = build(runs)
+    assert card.runs[0]["flagged"] == ["m_sharpness"] and card.runs[5]["flagged"] == ["adaptive_sharpness"]
+    assert card.record()["runs"][1]["flagged"] == []
+    assert (
+        "Flagged searches (not converged, or no rise found: those values are lower bounds of the worst case): "
+        "adaptive sharpness (an endpoint) in 1 of 12 runs (sgd_b64_s2); m-sharpness in 1 of 12 runs (sgd_b16_s0)."
+    ) in card.verdict
+    assert "Flagged" not in build(results()).verdict
+
+
 def test_missing_values_are_dashes():
     assert tables.plus_minus(math.nan, math.nan) == "–" and tables.plus_minus(1.0, math.nan) == "1"
     assert tables.plus_minus(0.12345, 0.0123) == "0.123 ± 0.012"
