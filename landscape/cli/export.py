@@ -46,12 +46,14 @@ def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
         "--z",
         help="the quantity that gives the height; with --html, the one shown first (default: train_loss)",
     )
-    p.add_argument("--log", action="store_true", help="height = log10 of the quantity")
+    p.add_argument(
+        "--log", action="store_true", help="height = log10 of the quantity (--html: the page opens on log10)"
+    )
     p.add_argument(
         "--zmax",
         type=float,
         help="hide points above this value, in the quantity's own units also with "
-        "--log (diverged points would dwarf the rest)",
+        "--log (diverged points would dwarf the rest); --html: gaps in every quantity where --z is above it",
     )
     p.add_argument(
         "--out",

@@ -61,8 +61,17 @@ def _log(values: np.ndarray) -> np.ndarray:
         return np.where(values > 0, np.log10(np.where(values > 0, values, 1.0)), np.nan)
 
 
-def build(surfaces, labels: list[str] | None = None, title: str | None = None, first: str = "train_loss"):
-    """The plotly figure of ``surfaces`` (2-D, read with ``io.surface_file.read``) and the page's script."""
+def build(
+    surfaces,
+    labels: list[str] | None = None,
+    title: str | None = None,
+    first: str = "train_loss",
+    log: bool = False,
+    zmax: float | None = None,
+):
+    """The plotly figure of ``surfaces`` (2-D, read with ``io.surface_file.read``) and the page's script.
+    ``first`` is the quantity shown first, on the log10 scale with ``log``; with ``zmax`` the points
+    where it is above ``zmax`` are gaps in every quantity (as ``export --vtk`` hides them)."""
     import plotly.graph_objects as go  # plotly: heavy, loaded only for the 3-D page
     from plotly.subplots import make_subplots
 
@@ -75,6 +84,14 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
     if not names:
         raise InputError("the surfaces share no quantity to show")
     shown = first if first in names else names[0]
+    for s, values in zip(surfaces, per):
+        if log and np.any(values[shown][np.isfinite(values[shown])] <= 0):
+            raise UsageError(f"log: {shown} has values <= 0 in {s.path}; a log height needs positive values")
+        if zmax is not None:
+            with np.errstate(invalid="ignore"):
+                above = values[shown] > zmax
+            values.update({q: np.where(above, np.nan, v) for q, v in values.items()})
+    scale_shown = "log" if log else "lin"
     fig = make_subplots(
         rows=1,
         cols=len(surfaces),
@@ -101,15 +118,15 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
                 go.Surface(
                     x=s.x,
                     y=s.y,
-                    z=z,
+                    z=_log(z) if log else z,
                     customdata=np.transpose(readout, (1, 0, 2)),
                     name=f"{labels[col - 1]} {_text(q)}".strip(),
                     visible=q == shown,
                     colorscale=CMAP,
-                    cmin=scale["lin"][0],
-                    cmax=scale["lin"][1],
+                    cmin=scale[scale_shown][0],
+                    cmax=scale[scale_shown][1],
                     showscale=col == len(surfaces),
-                    colorbar={"title": {"text": _label(q, s.attrs)}, "len": 0.75},
+                    colorbar={"title": {"text": f"{'log₁₀ ' if log else ''}{_label(q, s.attrs)}"}, "len": 0.75},
                     contours={"z": {"show": True, "usecolormap": True, "project": {"z": True}}},
                     hovertemplate=f"α %{{x:.4g}}<br>β %{{y:.4g}}{lines}<extra>{labels[col - 1]}</extra>",
                 ),
@@ -159,6 +176,7 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
             },
             {
                 "buttons": toggle,
+                "active": 1 if log else 0,
                 "type": "buttons",
                 "direction": "right",
                 "x": 0.3,
@@ -181,22 +199,22 @@ def build(surfaces, labels: list[str] | None = None, title: str | None = None, f
                     "yaxis_title": "β",
                     "zaxis_title": "",
                     "aspectmode": "cube",
-                    "zaxis": {"range": list(ranges[shown]["lin"])},
+                    "zaxis": {"range": list(ranges[shown][scale_shown])},
                 }
             }
         )
     labels_of = {b["label"]: q for b, q in zip(selector, names)}
-    return fig, _script(labels_of, ranges, scenes, shown)
+    return fig, _script(labels_of, ranges, scenes, shown, scale_shown)
 
 
-def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str) -> str:
+def _script(labels_of: dict, ranges: dict, scenes: list[str], shown: str, scale: str = "lin") -> str:
     """The page's glue: the selector and the toggle each set their half of the state, and every panel's
     z axis follows the quantity and scale shown (plotly's menus alone cannot combine two choices)."""
 
     return (
         "var gd = document.getElementById('{plot_id}');"
         f"var labels = {_js(labels_of)}, ranges = {_js(ranges)}, scenes = {_js(scenes)};"
-        f"var state = {{q: {_js(shown)}, scale: 'lin'}};"
+        f"var state = {{q: {_js(shown)}, scale: {_js(scale)}}};"
         "gd.on('plotly_buttonclicked', function (e) {"
         "  var label = e.button.label;"
         "  if (label in labels) { state.q = labels[label]; } else { state.scale = label === 'log10' ? 'log' : 'lin'; }"

@@ -91,7 +91,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
             raise InputError(
                 f"{param('out')} {path}: folder {folder} is not writable; expected a folder the files can go to"
             )
-    page = interactive.build(surfaces, s["labels"], s["title"], s["z"]) if s["html"] else None  # checked first
+    page = interactive.build(surfaces, s["labels"], s["title"], s["z"], s["log"], zmax) if s["html"] else None
     written, target = [], None
     try:
         if s["vtk"]:

@@ -2,6 +2,7 @@
 chromium through Selenium): it loads with no console error and no network, draws its 3-D canvases,
 and its log toggle and quantity selector move every panel's z axis together."""
 
+import math
 import os
 import shutil
 import time
@@ -106,6 +107,43 @@ def test_the_page_loads_offline_draws_3d_and_its_controls_work(tmp_path, browser
     assert severe == [], severe
     hover = browser.execute_script("return document.querySelector('.js-plotly-plot').data[0].hovertemplate")
     assert "α" in hover and "β" in hover and "train_loss" in hover and "train_acc" in hover
+    # --log opens the page on log10, --zmax leaves gaps; "linear" then shows values up to zmax only
+    from landscape.io.surface_file import read
+
+    zmax = float(sorted(read(str(a)).values["train_loss"].ravel())[10])  # about half the points above it
+    assert landscape("export", a, b, "--html", "--log", "--zmax", str(zmax), "--out", tmp_path / "capped") == 0
+    browser.get((tmp_path / "capped.html").as_uri())
+    time.sleep(2.0)
+    opened, _, _ = browser.execute_script(state)
+    assert opened[1] <= math.log10(zmax) + 1e-9
+    {b.text: b for b in browser.find_elements("css selector", ".updatemenu-button")}["linear"].click()
+    time.sleep(1.0)
+    linear, _, _ = browser.execute_script(state)
+    assert linear[1] <= zmax + 1e-9
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_log_and_zmax_shape_the_page_as_they_shape_the_vtk_file(tmp_path, one_thread, capsys):
+    import numpy as np
+
+    from landscape.io.surface_file import read
+    from landscape.plotting import interactive
+
+    a, b = surfaces(tmp_path)
+    loss = read(str(a)).values["train_loss"]
+    zmax = float(np.median(loss))
+    fig, script = interactive.build([read(str(a)), read(str(b))], first="train_loss", log=True, zmax=zmax)
+    shown = [t for t in fig.data if t.visible is True]
+    z = np.array(shown[0].z, dtype=float)  # log10, with gaps where the loss is above zmax
+    assert np.isnan(z).sum() == (loss > zmax).sum() > 0
+    assert np.nanmax(z) <= math.log10(zmax) + 1e-12 and fig.layout.scene.zaxis.range[1] <= math.log10(zmax) + 1e-9
+    assert fig.layout.updatemenus[1].active == 1 and 'scale: "log"' in script
+    assert shown[0].colorbar.title.text.startswith("log₁₀")
+    hidden_too = np.array([t for t in fig.data if t.name.endswith("train_acc")][0].z, dtype=float)
+    assert np.isnan(hidden_too).sum() == np.isnan(z).sum()  # the same points are gaps in every quantity
+    flat, _ = interactive.build([read(str(a))])
+    assert fig.layout.updatemenus[1].active == 1 and flat.layout.updatemenus[1].active == 0
+    assert not np.isnan(np.array([t for t in flat.data if t.visible is True][0].z, dtype=float)).any()
 
 
 def test_a_1d_surface_is_refused(tmp_path, capsys, one_thread):
