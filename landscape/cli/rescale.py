@@ -25,7 +25,10 @@ def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
         "weights on those units by 1/alpha: the same function (ReLU units), other weights. The outputs "
         "of both networks are compared on the data before the new checkpoint is written.",
     )
-    p.add_argument("--model", required=True, help="registry name or package.module:factory")
+    p.add_argument(
+        "--model",
+        help="registry name or package.module:factory (default: the model a landscape train checkpoint records)",
+    )
     p.add_argument("--model_file", required=True, help="the checkpoint to rescale")
     p.add_argument("--alpha", type=float, required=True, help="the factor, a positive number")
     p.add_argument("--out", required=True, help="the new checkpoint (an existing file is not overwritten)")

@@ -75,9 +75,9 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
     g = p.add_argument_group("model and data")
     g.add_argument(
         "--model",
-        required=True,
         help="registry name (digits_mlp, digits_cnn, the paper's CIFAR zoo: "
-        "vgg9, resnet20/56/110[_noshort], wrn56_2, densenet121, ...) or package.module:factory",
+        "vgg9, resnet20/56/110[_noshort], wrn56_2, densenet121, ...) or package.module:factory "
+        "(default: the model a landscape train checkpoint records)",
     )
     g.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     g.add_argument("--model_file", help="checkpoint of the trained model: the centre of the surface")

@@ -14,7 +14,7 @@ import zipfile
 
 import torch
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .atomic import partial_path
 from .paths import readable_file
 
@@ -80,6 +80,25 @@ def trained_on(path) -> dict:
         **({"model": model} if isinstance(model, str) else {}),
         **({"num_classes": classes} if isinstance(classes, int) else {}),
     }
+
+
+def with_recorded(params: dict, file_key: str = "model_file") -> dict:
+    """``params`` with ``model``, ``num_classes`` and (when no ``dataset`` is given) ``dataset`` taken from
+    what the ``landscape train`` checkpoint at ``params[file_key]`` records, where they are not given.  A
+    given model name other than the recorded one is refused, both named."""
+    recorded = trained_on(params.get(file_key))
+    given = params.get("model")
+    if isinstance(given, str) and recorded.get("model") not in (None, given):
+        raise ConfigError(
+            "model",
+            given,
+            f"{recorded['model']}, the model {params[file_key]} was trained as (or no --model: the checkpoint's own)",
+        )
+    out = dict(params)
+    for key in ("model", "num_classes") + (("dataset",) if params.get("dataset") is None else ()):
+        if out.get(key) is None and key in recorded:
+            out[key] = recorded[key]
+    return out
 
 
 def _unwrapped(state: dict) -> dict:

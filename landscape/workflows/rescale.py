@@ -12,7 +12,7 @@ import torch
 from .. import checks
 from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, param
-from ..io.checkpoint import read_state_dict, trained_on
+from ..io.checkpoint import read_state_dict, with_recorded
 from ..io.paths import output_path
 from ..models import ModelConfig, load_model
 from ..models.rescale import pair, rescale, same_function
@@ -20,6 +20,7 @@ from ..provenance import sha256_file, versions
 from .command import Result, check_known
 
 DEFAULTS = {
+    "model": None,  # the one a landscape train checkpoint records
     "num_classes": None,
     "dataset": None,  # the one a landscape train checkpoint records, else digits
     "datapath": None,
@@ -27,7 +28,7 @@ DEFAULTS = {
     "allow_pickle": False,
     "threads": None,
 }
-REQUIRED = ("model", "model_file", "alpha", "out")
+REQUIRED = ("model_file", "alpha", "out")  # model: the checkpoint's own where it records one
 CHECKED = 1024  # training samples on which the two networks' outputs are compared
 
 
@@ -46,8 +47,11 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
     for name in REQUIRED:
         if s.get(name) is None:
             raise ConfigError(name, None, "a value (it is required)")
+    s = with_recorded(s)  # model and data set from a landscape train checkpoint, where not given
+    if s.get("model") is None:
+        raise ConfigError("model", None, "a value (required: the checkpoint records no model)")
     if s["dataset"] is None:
-        s["dataset"] = trained_on(s["model_file"]).get("dataset", "digits")
+        s["dataset"] = "digits"
     if s["threads"] is not None:
         checks.whole("threads", s["threads"], expected="a positive number of threads")
         torch.set_num_threads(s["threads"])

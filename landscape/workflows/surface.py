@@ -17,7 +17,7 @@ from ..data import GIVEN, Data, DataConfig
 from ..data.samples import as_samples
 from ..errors import UsageError
 from ..grid import DEFAULT_X, Grid
-from ..io.checkpoint import trained_on
+from ..io.checkpoint import with_recorded
 from ..io.surface_file import Surface, read
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
@@ -92,14 +92,16 @@ def job_of(params: dict, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
             GIVEN, as_samples(train, "train data"), None if test is None else as_samples(test, "test data")
         )
         given["dataset"] = GIVEN
-    if given.get("dataset") is None:  # the data set a landscape train checkpoint records, else the default
-        given.update({k: v for k, v in trained_on(given.get("model_file")).items() if given.get(k) is None})
+    given = with_recorded(given)  # model and data set from a landscape train checkpoint, where not given
     if callable(given.get("loss_name")) and not isinstance(given["loss_name"], str):
         objects["loss"] = given.pop("loss_name")
     if given.get("no_test"):
         given["test"] = False
-    if "model" not in given:
-        raise UsageError("model: a model is needed (a registry name, package.module:factory or an nn.Module)")
+    if given.get("model") is None:
+        raise UsageError(
+            "model: a model is needed (a registry name, package.module:factory or an nn.Module; "
+            "a checkpoint written by landscape train records its own)"
+        )
     job = SurfaceJob(
         model=ModelConfig(**fields_of(given, ModelConfig)),
         grid=Grid.parse(given.get("x", DEFAULT_X), given.get("y"), given.get("force", False)),

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from landscape.io.checkpoint import read_state_dict, save, trained_on
+from landscape.errors import ConfigError
+from landscape.io.checkpoint import read_state_dict, save, trained_on, with_recorded
 from landscape.io.surface_file import read as read_surface
 from landscape.models import DigitsCNN, build_model
 from landscape.provenance import sha256_tensors
@@ -102,3 +103,33 @@ def test_what_a_training_checkpoint_was_trained_on(tmp_path):
     torch.save(build_model("mnist1d_mlp").state_dict(), plain)
     (tmp_path / "text.pt").write_text("not a checkpoint")
     assert trained_on(str(plain)) == trained_on(str(tmp_path / "text.pt")) == trained_on(None) == {}
+
+
+def test_the_model_and_data_a_checkpoint_records_fill_what_is_not_given_and_a_mismatch_names_both(tmp_path):
+    meta = {"identity": {"model": "mnist1d_mlp", "dataset": "mnist1d_400", "num_classes": 10}}
+    path = save_weights(str(tmp_path), "final.pt", build_model("mnist1d_mlp").state_dict(), meta)
+    filled = with_recorded({"model_file": path, "model": None, "dataset": None, "x": "-1:1:3"})
+    assert filled == {
+        "model_file": path,
+        "model": "mnist1d_mlp",
+        "dataset": "mnist1d_400",
+        "num_classes": 10,
+        "x": "-1:1:3",
+    }
+    assert with_recorded({"model_file": path, "dataset": "mnist1d"})["dataset"] == "mnist1d"  # given: kept
+    with pytest.raises(
+        ConfigError, match=r"model=digits_mlp: expected mnist1d_mlp, the model .*final.pt was trained as"
+    ):
+        with_recorded({"model_file": path, "model": "digits_mlp"})
+    assert with_recorded({"model_file": None, "model": "digits_mlp"}) == {"model_file": None, "model": "digits_mlp"}
+    # through the commands: no --model needed for a landscape train checkpoint; a wrong one named
+    surface = run("surface", ["--model_file", path, "--x=-1:1:3", "--train_subset", "40", "--no_test", "--threads", "1",
+                              "--quiet", "--surf_file", str(tmp_path / "s.h5")])  # fmt: skip
+    assert surface.returncode == 0, surface.stderr
+    assert read_surface(str(tmp_path / "s.h5")).attrs["model"] == "mnist1d_mlp"
+    wrong = run("curvature", ["--model", "digits_mlp", "--model_file", path, "--out", str(tmp_path / "c.json")])
+    assert wrong.returncode == 2 and "expected mnist1d_mlp, the model" in wrong.stderr
+    plain = tmp_path / "plain.pt"
+    torch.save(build_model("mnist1d_mlp").state_dict(), plain)
+    none = run("rescale", ["--model_file", str(plain), "--alpha", "2", "--out", str(tmp_path / "r.pt")])
+    assert none.returncode == 2 and "--model" in none.stderr and "records no model" in none.stderr
