@@ -40,7 +40,10 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
         "training loss: top and bottom Hessian eigenvalues (Lanczos), trace "
         "(Hutchinson), spectral density (stochastic Lanczos quadrature), sharpness.",
     )
-    p.add_argument("--model", required=True, help="registry name or package.module:factory")
+    p.add_argument(
+        "--model",
+        help="registry name or package.module:factory (default: the model a landscape train checkpoint records)",
+    )
     p.add_argument("--model_file", required=True, help="checkpoint of the trained model")
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     p.add_argument(
@@ -52,7 +55,12 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--train_subset", type=int, metavar="N", help="a fixed seeded subset of N training samples")
     p.add_argument("--loss_name", help="crossentropy, mse or package.module:callable " + _d("loss_name"))
     p.add_argument("--k", type=int, help="eigenvalues at each end " + _d("k"))
-    p.add_argument("--which", choices=workflow.WHICH, help=_d("which"))
+    p.add_argument(
+        "--which",
+        choices=workflow.WHICH,
+        help="which end of the spectrum: top (the largest), bottom (the most negative: its eigenvalues sit in "
+        "the bulk near 0, so Lanczos often needs many times the products) or both " + _d("which"),
+    )
     p.add_argument("--tol", type=float, help="Lanczos relative tolerance " + _d("tol"))
     p.add_argument(
         "--trace",

@@ -40,6 +40,20 @@ from .search import Outcome, SearchConfig, search
 
 MEASURES = ("adaptive", "adaptive_l2", "adaptive_average", "m_sharpness", "epsilon", "average")
 WORST_CASE = ("adaptive", "adaptive_l2", "m_sharpness", "epsilon")
+# The measures each setting of ``SharpnessConfig`` applies to (a setting given without one of them is a
+# mistake, refused where the measures are chosen; ``seed`` applies to all of them).
+USED_BY = {
+    "rho": ("adaptive", "adaptive_average", "m_sharpness"),
+    "rho_l2": ("adaptive_l2",),
+    "eta": ("adaptive_l2",),
+    "epsilon": ("epsilon",),
+    "subspace": ("epsilon",),
+    "radius": ("average",),
+    "directions": ("average",),
+    "draws": ("adaptive_average",),
+    "m": ("m_sharpness",),
+    **{name: WORST_CASE for name in ("method", "iterations", "restarts", "search_tol")},
+}
 DEFINITIONS = {
     "adaptive": (
         "max f(w + δ) − f(w) over |δᵢ| ≤ ρ |wᵢ| (worst case, ℓ∞)",

@@ -28,7 +28,7 @@ from ..data import DataConfig, load_data
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError
 from ..io.atomic import write_file
-from ..io.checkpoint import trained_on
+from ..io.checkpoint import with_recorded
 from ..io.lock import SurfaceLock
 from ..io.paths import output_path
 from ..losses import Loss
@@ -40,13 +40,14 @@ from ..provenance import command_line, sha256_file, versions
 from .command import Result, check_known, plain
 
 DEFAULTS = {
+    "model": None,  # the one a landscape train checkpoint records
     "num_classes": None,
     "dataset": None,  # the one a landscape train checkpoint records, else digits
     "datapath": None,
     "train_subset": None,
     "loss_name": "crossentropy",
     "k": 1,
-    "which": "both",
+    "which": "top",  # the bottom end only when asked: near 0 it can take ten times the products
     "tol": 1e-4,
     "trace": 0,
     "trace_se": None,
@@ -64,7 +65,7 @@ DEFAULTS = {
     "batch_size": 1024,
     "threads": None,
 }
-REQUIRED = ("model", "model_file", "out")
+REQUIRED = ("model_file", "out")  # model: the checkpoint's own where it records one
 WHICH = ("top", "bottom", "both")
 SHARPNESS = measures.MEASURES
 CITATIONS = {  # the measures whose records do not carry their own
@@ -113,9 +114,11 @@ def settings_of(params: dict) -> dict:
     for name in REQUIRED:
         if params.get(name) is None:
             raise ConfigError(name, None, "a value (it is required)")
-    s = {**DEFAULTS, **params}
+    s = with_recorded({**DEFAULTS, **params})  # model and data set from a landscape train checkpoint
+    if s.get("model") is None:
+        raise ConfigError("model", None, "a value (required: the checkpoint records no model)")
     if s["dataset"] is None:
-        s["dataset"] = trained_on(s["model_file"]).get("dataset", "digits")
+        s["dataset"] = "digits"
     for name in ("k", "density_steps", "density_runs", "batch_size"):
         checks.whole(name, s[name])
     checks.whole("layer_samples", s["layer_samples"], least=2, expected="at least 2 vectors")
@@ -132,6 +135,13 @@ def settings_of(params: dict) -> dict:
     unknown = [m for m in s["sharpness"] if m not in SHARPNESS]
     if unknown:
         raise ConfigError("sharpness", unknown[0], f"measures among {', '.join(SHARPNESS)}")
+    for name, users in measures.USED_BY.items():  # a setting of a measure not asked for is a mistake
+        if params.get(name) is not None and not set(users) & set(s["sharpness"]):
+            raise ConfigError(name, params[name], f"--sharpness with {' or '.join(users)} (it sets only those)")
+    for name, needs in (("trace_se", "trace"), ("layer_samples", "layers"), ("density_steps", "density"),
+                        ("density_runs", "density")):  # fmt: skip
+        if params.get(name) is not None and not s[needs]:
+            raise ConfigError(name, params[name], f"--{needs} as well (it sets only that measure)")
     if s["dtype"] not in ("float32", "float64"):
         raise ConfigError("dtype", s["dtype"], "float32 or float64")
     output_path(s["out"], "JSON file", "out")  # checked before hours of products, not after
@@ -158,6 +168,14 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         data_cfg = DataConfig(dataset=s["dataset"], datapath=s["datapath"], train_subset=s["train_subset"], test=False)
         model_cfg = ModelConfig(s["model"], num_classes=s["num_classes"], model_file=s["model_file"])
         data = load_data(data_cfg)
+        largest_shard = -(-len(data.train) // world.size)
+        if "m_sharpness" in s["sharpness"] and s["m"] > largest_shard:  # before any product, not after
+            raise ConfigError(
+                "m",
+                s["m"],
+                f"at most the {largest_shard} training samples on each of the {world.size} rank(s)",
+                literal=True,
+            )
         model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
         return s, model, data
 
@@ -177,7 +195,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         "ranks": world.size,
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
-        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k != "threads"},
+        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k not in ("threads", "model")},
         "command": command_line(list(argv)) if argv else "",
         "versions": versions(),
         "citations": CITATIONS,

@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 
+from landscape.errors import ConfigError
 from landscape.io.checkpoint import save
 from landscape.models import build_model
 from landscape.provenance import sha256_file
@@ -34,6 +35,8 @@ def test_every_measure_into_one_file_and_the_same_on_two_ranks(tmp_path):
             *ARGS,
             "--model_file",
             model_file,
+            "--which",
+            "both",
             "--trace",
             "10",
             "--trace_se",
@@ -91,6 +94,25 @@ def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
     assert bad_se.returncode == 2 and "--trace_se=0" in bad_se.stderr
     missing = run("curvature", [*ARGS, "--model_file", model_file, "--out", str(tmp_path / "no" / "x.json")])
     assert missing.returncode == 3 and "does not exist" in missing.stderr
+
+
+def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_refused_first(tmp_path):
+    model_file, out = checkpoint(tmp_path), str(tmp_path / "x.json")
+    base = {"model": "digits_mlp", "model_file": model_file, "out": out}
+    with pytest.raises(ConfigError, match=r"eta=0\.01: expected --sharpness with adaptive_l2"):
+        curvature.settings_of({**base, "eta": 0.01, "sharpness": ["adaptive"]})
+    with pytest.raises(ConfigError, match="restarts=3: expected --sharpness with adaptive or adaptive_l2"):
+        curvature.settings_of({**base, "restarts": 3, "sharpness": ["average"]})
+    with pytest.raises(ConfigError, match="trace_se=0.1: expected --trace as well"):
+        curvature.settings_of({**base, "trace_se": 0.1})
+    assert curvature.settings_of({**base, "eta": 0.01, "restarts": 3, "sharpness": ["adaptive_l2"]})["eta"] == 0.01
+    big = run(
+        "curvature", [*ARGS, "--model_file", model_file, "--sharpness", "m_sharpness", "--m", "500", "--out", out]
+    )
+    assert (
+        big.returncode == 2 and "--m=500: expected at most the 120 training samples on each of the 1 rank" in big.stderr
+    )
+    assert "eigenvalue" not in big.stdout and not (tmp_path / "x.json").exists()
 
 
 def test_the_scale_aware_measures_from_the_command_line(tmp_path):
