@@ -9,9 +9,11 @@ import argparse
 
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from ..workflows import report as workflow
 from . import boundary
 from .search_args import add_search_arguments
+from .surface import int_or_auto
 
 EXAMPLES = """\
 examples:
@@ -96,6 +98,18 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     add_search_arguments(p)
     p.add_argument("--dtype", choices=("float32", "float64"), help="Hessian products and searches " + _d("dtype"))
     p.add_argument("--batch_size", type=int, help="samples per forward pass " + _d("batch_size"))
+    p.add_argument(
+        "--kernel",
+        choices=KERNEL_CHOICES,
+        help="the surfaces' kernel, as landscape surface --kernel (auto measures, within a tenth of a "
+        "surface's time: a small surface keeps the reference's settings) " + _d("kernel"),
+    )
+    p.add_argument(
+        "--points_per_pass",
+        type=int_or_auto,
+        metavar="K",
+        help="the surfaces' grid points per call of the kernel, or auto " + _d("points_per_pass"),
+    )
     p.add_argument("--train_subset", type=int, metavar="N", help="a seeded subset of N training samples")
     p.add_argument("--loss_name", help="crossentropy, mse or package.module:callable " + _d("loss_name"))
     p.add_argument("--seed", type=int, help="directions and random vectors " + _d("seed"))

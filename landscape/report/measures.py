@@ -167,6 +167,8 @@ class MeasureConfig:
     search_tol: float = measures.SharpnessConfig.search_tol  # ... converged: the gain of the last fifth
     dtype: str = "float32"  # the Hessian products and sharpness searches
     batch_size: int = 512  # samples per forward pass (surfaces and products)
+    kernel: str = "auto"  # the surfaces' kernel (landscape surface --kernel)
+    points_per_pass: int | str = "auto"  # the surfaces' grid points per call of the kernel
     train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
     loss_name: str = "crossentropy"
     seed: int = 0  # directions, start and trace vectors, subspace
@@ -213,9 +215,19 @@ class MeasureConfig:
         if self.dtype not in ("float32", "float64"):
             raise ConfigError("dtype", self.dtype, "float32 or float64")
         checks.whole("seed", self.seed, least=0)
+        self.evaluation()  # the surfaces' own checks
 
     def record(self) -> dict:
         return asdict(self)
+
+    def evaluation(self) -> EvaluationConfig:
+        """How the surfaces evaluate their points (``surface.evaluation``), from this report's settings."""
+        return EvaluationConfig(
+            loss_name=self.loss_name,
+            batch_size=self.batch_size,
+            kernel=self.kernel,
+            points_per_pass=self.points_per_pass,
+        )
 
     def sharpness(self) -> measures.SharpnessConfig:
         """The sharpness measures' settings (``curvature.sharpness``), from this report's."""
@@ -316,7 +328,7 @@ def _surface(
         grid=grid,
         data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
         directions=directions,
-        evaluation=EvaluationConfig(loss_name=config.loss_name, batch_size=config.batch_size),
+        evaluation=config.evaluation(),
         run=RunConfig(
             surf_file=path, threads=target.threads, quiet=True, device=target.device, argv=("landscape", "report")
         ),
@@ -353,9 +365,10 @@ def _centre(surface, name: str) -> float:
     return float(surface.values[name][np.flatnonzero(surface.x == 0)[0]])
 
 
-def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hessian_directions: str) -> dict:
+def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hessian_directions: str | None) -> dict:
     """Every measure on the Hessian of the training loss on ``data`` (or its subset);
-    ``hessian_directions``: the direction file of the Hessian surface."""
+    ``hessian_directions``: the direction file of the Hessian surface (None: no figures' extras, the
+    top-eigenvector curve's eigenvalue and the spectral density)."""
     cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
     data = load_data(
@@ -377,9 +390,11 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
     layers = per_layer(h, samples=config.trace_samples, tol=config.tol, seed=config.seed)
     settings = config.sharpness()
     found = {key: measures.compute(h, measure, settings) for key, measure in SHARPNESS.items()}
-    eigenvalue = _eigenvalue(model, data.train, config, target.device, direction_file.read(hessian_directions).x)
+    extras = hessian_directions is not None
+    if extras:
+        eigenvalue = _eigenvalue(model, data.train, config, target.device, direction_file.read(hessian_directions).x)
     started = time.perf_counter()
-    density = slq(h, config.density_steps, config.density_runs, config.seed) if config.density_runs else None
+    density = slq(h, config.density_steps, config.density_runs, config.seed) if config.density_runs and extras else None
     density_s = time.perf_counter() - started
     return {
         "values": {
@@ -403,7 +418,9 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
             "noise_scale": noise.record(),
             "layers": [layer.record() for layer in layers],
             **{key: result.record() for key, result in found.items()},
-            "hessian_1d": {"file": HESSIAN_1D, "eigenvalue": eigenvalue, "scale": HESSIAN_SCALE},
+            **(
+                {"hessian_1d": {"file": HESSIAN_1D, "eigenvalue": eigenvalue, "scale": HESSIAN_SCALE}} if extras else {}
+            ),
             **({"density": {**density.record(), "dtype": config.dtype}} if density is not None else {}),
             "parameters": h.dim,
             "samples": len(data.train),
@@ -412,34 +429,46 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
     }
 
 
-def flagged(result: dict) -> list[str]:
-    """What a run's sharpness searches said against their own values (unconverged, no rise above the
-    loss's rounding), one line each: the scorecard prints and writes them beside the table."""
+def flags(result: dict) -> dict[str, list[str]]:
+    """A run's sharpness searches that flagged their own values (unconverged, no rise above the loss's
+    rounding): measure key -> the notes."""
     details = result.get("details", {})
-    return [
-        f"{result['run']['name']}: {BY_KEY[key].label}: {note}"
-        for key in SHARPNESS
-        for note in (details.get(key) or {}).get("notes", [])
+    return {key: list(notes) for key in SHARPNESS if (notes := (details.get(key) or {}).get("notes"))}
+
+
+def flagged(result: dict) -> list[str]:
+    """The flags of a run's searches, at its final weights and at matched loss (``matched_flags``), one
+    line each: the report prints and writes them beside the table."""
+    name = result["run"]["name"]
+    lines = [f"{name}: {BY_KEY[key].label}: {note}" for key, notes in flags(result).items() for note in notes]
+    return lines + [
+        f"{name} at matched loss: {BY_KEY[key].label}: {note}"
+        for key, notes in (result.get("matched_flags") or {}).items()
+        for note in notes
     ]
 
 
-def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) -> dict:
+def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, extras: bool = True) -> dict:
     """Every measure of ``run`` (read back when ``folder`` already holds them): a dict with ``values``
-    (by the keys of ``MEASURES``), ``errors`` (standard errors where a measure has one), ``details``."""
+    (by the keys of ``MEASURES``), ``errors`` (standard errors where a measure has one), ``details``.
+    ``extras``: also what only the figures draw, the top-eigenvector 1-D surface and the spectral
+    density (a matched-loss checkpoint gives values only)."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MEASURES_FILE)
     checkpoint_sha = sha256_file(run.checkpoint)
     found = _cached(path, config, checkpoint_sha, run, target)
-    if found is not None:  # the same weights, measured the same way; how the manifest labels them is today's
-        return {**found, "run": asdict(run)}
+    if found is not None and (found.get("extras", True) or not extras):  # the same weights, measured the same
+        return {**found, "run": asdict(run)}  # way; how the manifest labels them is today's
     started = time.perf_counter()
     data = load_named(target.dataset, target.datapath)
     one, two = _surfaces(run, target, config, data, folder)
     surfaces_done = time.perf_counter()
-    along = DirectionConfig(hessian=True)
-    _, hessian_directions = _surface(
-        run, target, config, data, os.path.join(folder, HESSIAN_1D), Grid.parse(config.grid_1d), along
-    )
+    hessian_directions = None
+    if extras:
+        along = DirectionConfig(hessian=True)
+        _, hessian_directions = _surface(
+            run, target, config, data, os.path.join(folder, HESSIAN_1D), Grid.parse(config.grid_1d), along
+        )
     hessian_done = time.perf_counter()
     curvature = _curvature(run, target, config, data, hessian_directions)
     density_s = curvature["density_seconds"]
@@ -459,6 +488,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str) ->
         "target": {k: v for k, v in asdict(target).items() if k != "threads"},
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),
+        "extras": extras,
         "values": {m.key: float(values[m.key]) for m in MEASURES},
         "errors": curvature["errors"],
         "details": curvature["details"],

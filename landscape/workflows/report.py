@@ -35,7 +35,7 @@ from ..report.figures import compared, write_measures, write_seeds
 from ..report.gap_figure import write_gap
 from ..report.interpolation import write_interpolation
 from ..report.matching import LOSS_RATIO, MATCHED, final_loss, matched_checkpoint
-from ..report.measures import MeasureConfig, Target, flagged, measure_run
+from ..report.measures import MeasureConfig, Target, flagged, flags, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
@@ -189,13 +189,13 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
                 f"({time.perf_counter() - started:.0f} s, rank {world.rank})",
                 flush=True,
             )
-            for line in flagged(result):
-                print(f"  flagged: {line}", flush=True)
             origin = origin_of(run.checkpoint)
             if origin is not None:  # a rescaled copy of another run: the rescaling control
                 result["rescaled"] = origin
             elif args.match_target is not None:
                 _add_matched(result, run, target, config, args)
+            for line in flagged(result):
+                print(f"  flagged: {line}", flush=True)
             done.append(result)
         return done
 
@@ -239,8 +239,9 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
         at = result
     else:
         folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
-        at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder)
+        at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder, extras=False)
     result["values"].update({f"{k}{MATCHED}": v for k, v in at["values"].items()})
+    result["matched_flags"] = flags(at) if at is not result else {}  # the same weights: flagged once
     print(
         f"  matched loss: {run.name} at {name} (train loss {found.train_loss:.4g}): "
         f"λmax {at['values']['lambda_max']:.4g}",
