@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from . import rescaling
-from .matching import LOSS_RATIO, loss_ratio
+from .matching import LOSS_RATIO, loss_ratio, values_of
 from .measures import BY_KEY, MEASURES
 from .stats import ANY, GAP, TREND, trend
 
@@ -62,8 +62,16 @@ def _detectable(t) -> str:
     )
 
 
-def _peak(card, arm: str, key: str) -> int | None:
-    means = [(g.stats[key][0], g.batch_size) for g in card.groups if g.recipe == arm and math.isfinite(g.stats[key][0])]
+def _peak(card, arm: str, key: str, basis: str) -> int | None:
+    """The batch size with the highest mean of ``key`` in ``arm``, on the values its test used (``basis``:
+    as trained, or at matched loss)."""
+    runs = [r for r in card.runs if r["recipe"] == arm and not r.get("control")]
+    values, _ = values_of(runs, key, basis == "matched_loss")
+    by_batch: dict[int, list[float]] = {}
+    for r, v in zip(runs, values):
+        if math.isfinite(v):
+            by_batch.setdefault(r["batch_size"], []).append(v)
+    means = [(float(np.mean(v)), b) for b, v in by_batch.items()]
     return max(means)[1] if means else None
 
 
@@ -87,7 +95,7 @@ def _judged(card, arm: str, key: str, holm: bool, blocked: bool = False) -> tupl
     if friedman and level(f) < card.alpha:
         return True, (
             f"{name} differs among batch sizes, not monotonically (Friedman {_p(f, holm)}, highest at batch "
-            f"{_peak(card, arm, key)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)})"
+            f"{_peak(card, arm, key, f.basis)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)})"
         )
     also = f"; Friedman {_p(f, holm)}" if friedman else ""
     if blocked and not holm:  # no order of the values reaches alpha: no detectable size to promise

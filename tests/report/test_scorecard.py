@@ -110,6 +110,19 @@ def test_a_peak_at_a_middle_batch_size_is_found_by_friedman():
     assert "highest at batch 64" in card.verdict
 
 
+def test_the_peak_is_named_on_the_values_the_test_used_at_matched_loss():
+    runs = results(rising=())
+    for r in runs:
+        b, seed = r["run"]["batch_size"], r["run"]["seed"]
+        r["values"]["train_loss"] = 0.003 if b == 16 else 0.15  # a loss mismatch: matched values are tested
+        r["values"]["lambda_max"] = {16: 0.0, 64: 0.1, 256: 0.2, 1024: 9.0}[b] + 0.01 * seed  # as trained: 1024
+        r["values"]["lambda_max_matched"] = {16: 0.0, 64: 3.0, 256: 2.9, 1024: 0.1}[b] + 0.01 * seed
+    card = build(runs)
+    assert card.test("sgd", "lambda_max", "friedman_within_seeds").basis == "matched_loss"
+    assert "λmax (at matched loss) differs among batch sizes, not monotonically" in card.verdict
+    assert "highest at batch 64" in card.verdict and "highest at batch 1024" not in card.verdict
+
+
 def test_tracking_the_gap_is_judged_within_a_batch_size():
     runs = results(rising=("trace",))  # trace rises with batch size, as the gap does: across batch sizes only
     for r in runs:
