@@ -75,7 +75,7 @@ def sentence(records: list[dict]) -> str:
     return (
         f"Rescaling control ({pairs} network{'s' * (pairs != 1)} rescaled by α = {alphas}, the same functions): "
         f"changed by more than {100 * CHANGED:g} %, so not reparametrization-invariant: {named(changed)}; "
-        f"unchanged: {', '.join(r['measure'] for r in kept) or 'none'}."
+        f"unchanged: {', '.join(BY_KEY[r['measure']].label for r in kept) or 'none'}."
     )
 
 

@@ -34,6 +34,7 @@ from .figures import arms_of, compared, draw_by_batch, recipe_handles
 from .matching import LOSS_RATIO, loss_ratio
 from .measures import BY_KEY
 from .runs import Run, describe
+from .stats import ANY
 from .surface_figures import hessian_pairs, studied
 from .verdict import smallest_p
 
@@ -168,7 +169,11 @@ def glance(card, name: str) -> list[str]:
             if t is None or not math.isfinite(t.tau):
                 continue
             shown = math.isfinite(t.p_holm) and t.p_holm < card.alpha
+            f = card.test(arm, key, ANY)  # a non-monotone difference, as the verdict words it
+            other = not shown and f is not None and math.isfinite(f.p_holm) and f.p_holm < card.alpha
             move = ("rises" if t.tau > 0 else "falls") if shown else "no difference shown"
+            if other:
+                move = f"differs, not monotonically (Friedman Holm p = {f.p_holm:.2g})"
             effect = (
                 f"; {t.large} − {t.small}: {t.difference:+.3g} [{t.ci_low:.3g}, {t.ci_high:.3g}]"
                 if math.isfinite(t.ci_low)

@@ -99,3 +99,16 @@ def test_the_verdict_in_a_few_lines_from_the_test_records(tmp_path):
     assert f"λmax* no difference shown (τ = {t.tau:+.2f}, Holm p = {t.p_holm:.2g}" in text
     assert "*: at matched train loss" in text and "the full verdict: card.md" in text
     assert "smallest p-value this design can reach" in text  # 3 seeds of 3 batch sizes: Holm over 6 blocks it
+
+
+def test_a_non_monotone_difference_is_worded_as_the_verdict_words_it():
+    found = results(batches=(16, 64, 256, 1024), seeds=(0, 1, 2, 3, 4))
+    for r in found:
+        bump = {16: 0.0, 64: 3.0, 256: 2.9, 1024: 0.1}[r["run"]["batch_size"]]
+        r["values"]["lambda_max"] = bump + 0.01 * r["run"]["seed"]
+    scored = card(found)
+    f = scored.test("naive", "lambda_max", "friedman_within_seeds")
+    assert scored.test("naive", "lambda_max").p_holm >= 0.05 and f.p_holm < 0.05
+    text = "\n".join(glance(scored, "card"))
+    assert f"λmax differs, not monotonically (Friedman Holm p = {f.p_holm:.2g})" in text
+    assert "differs among batch sizes, not monotonically" in scored.verdict
