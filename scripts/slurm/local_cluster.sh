@@ -8,6 +8,8 @@
 # Everything the cluster writes stays in DIR (configuration, state, logs, the job completion log
 # DIR/jobcomp.log). The node claims 4 CPUs whatever the machine has (config_overrides), so a
 # 2-rank job and an array can run side by side. Needs root (the daemons run as root and munge).
+# MpiDefault=pmi2 plays a site's default MPI plugin (what the PyPI mpich wheel's mpi4py starts
+# under): the sbatch scripts call srun without --mpi unless LANDSCAPE_SRUN_MPI asks for one.
 #
 # MPICH names a node's shared memory after the job and step id (/dev/shm/mpich_shm_<FNV-1a of
 # "JOB.STEP">_<node>), and a rank killed with SIGKILL leaves it behind; a later step with the same

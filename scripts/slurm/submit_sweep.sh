@@ -4,6 +4,8 @@
 #
 #   scripts/slurm/submit_sweep.sh checkpoints.txt [extra sbatch options for both jobs]
 #   (checkpoints.txt: one checkpoint path per line, e.g. ls runs/*/model_300.t7 > checkpoints.txt)
+# The surfaces' flags come from LANDSCAPE_ARGS or LANDSCAPE_ARGS_FILE, LANDSCAPE_SRUN_MPI sets srun's
+# --mpi (see surface_array.sbatch): all exported to the jobs.
 set -euo pipefail
 list=$(realpath "${1:?usage: submit_sweep.sh CHECKPOINT_LIST [sbatch options]}")
 shift

@@ -1,8 +1,10 @@
 """The sbatch scripts of scripts/slurm/, submitted to a real one-node Slurm (make test-slurm, CI).
 
 scripts/slurm/local_cluster.sh starts Debian's slurmctld, slurmd and munge for the session; each
-test submits a script as a user would, with the surface given in LANDSCAPE_ARGS, and checks the
-files it leaves against a serial run of the same surface.
+test submits a script as a user would, with the surface given in LANDSCAPE_ARGS (or
+LANDSCAPE_ARGS_FILE), and checks the files it leaves against a serial run of the same surface.  The
+scripts' srun takes the cluster's MpiDefault (pmi2), as on a site: no test sets LANDSCAPE_SRUN_MPI
+but the one that checks it reaches srun.
 """
 
 import os
@@ -37,6 +39,7 @@ def cluster(tmp_path_factory):
     )
     assert started.returncode == 0, started.stderr + started.stdout
     env = dict(os.environ, SLURM_CONF=str(folder / "slurm.conf"), LANDSCAPE=LANDSCAPE)
+    env.pop("LANDSCAPE_SRUN_MPI", None)  # the site's default MPI plugin, as a user's job gets it
     yield folder, env
     subprocess.run([str(SCRIPTS / "local_cluster.sh"), "stop", str(folder)], timeout=60)
 
@@ -91,6 +94,55 @@ def test_the_cpu_script_runs_srun_ranks_that_match_a_serial_surface(cluster, tmp
     assert ours.run["ranks"] == 2 and ours.run["threads_per_rank"] == 1  # from $SLURM_CPUS_PER_TASK
     assert "on 2 ranks x 1 thread" in (tmp_path / "out.txt").read_text()
     assert same(ours, serial(args, tmp_path / "serial.h5"))
+
+
+def test_arguments_from_an_args_file_keep_their_spaces_and_the_surface_matches_a_serial_one(cluster, tmp_path):
+    """LANDSCAPE_ARGS is split at spaces; LANDSCAPE_ARGS_FILE gives one argument per line, kept whole."""
+    folder, env = cluster
+    spaced = tmp_path / "my runs"
+    spaced.mkdir()
+    grid = ["--model", "digits_cnn", "--x=-1:1:7", "--y=-1:1:3"]
+    directions, surface = spaced / "the directions.h5", spaced / "the surface.h5"
+    (tmp_path / "surface.args").write_text(f"--dir_file\n{directions}\n\n--surf_file\n{surface}\n\n")
+    env = dict(env, LANDSCAPE_ARGS=" ".join(grid), LANDSCAPE_ARGS_FILE=str(tmp_path / "surface.args"))
+    job = submit(
+        env,
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "surface_cpu.sbatch",
+        cwd=tmp_path,
+    )
+    assert final_state(folder, job, 300) == "COMPLETED", (tmp_path / "out.txt").read_text()
+    assert directions.is_file() and not (tmp_path / "my").exists()  # no argument was split at its space
+    ours = read_surface(str(surface))
+    assert ours.run["ranks"] == 2
+    assert same(ours, serial([*grid, "--dir_file", str(directions)], tmp_path / "serial.h5"))
+
+
+def test_the_scripts_take_the_sites_mpi_and_landscape_srun_mpi_reaches_srun(cluster, tmp_path):
+    """No script names an MPI plugin; LANDSCAPE_SRUN_MPI=none gives srun --mpi=none, under which each
+    task is a world of one and landscape refuses to start (the cluster's default, pmi2, works above)."""
+    folder, env = cluster
+    for script in SCRIPTS.glob("*.sbatch"):
+        launches = [line for line in script.read_text().splitlines() if line.lstrip().startswith("srun")]
+        assert all(line.lstrip().startswith('srun "${mpi[@]}" ') for line in launches), (script.name, launches)
+    env = dict(
+        env,
+        LANDSCAPE_SRUN_MPI="none",
+        LANDSCAPE_ARGS=f"--model digits_mlp --x=-1:1:3 --no_test --surf_file {tmp_path / 's.h5'}",
+    )
+    job = submit(
+        env,
+        "--ntasks=2",
+        "--cpus-per-task=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "surface_cpu.sbatch",
+        cwd=tmp_path,
+    )
+    assert final_state(folder, job, 300) == "FAILED"
+    assert "srun started 2 tasks but each sees an MPI world of 1" in (tmp_path / "out.txt").read_text()
+    assert not (tmp_path / "s.h5").exists()
 
 
 def test_a_sweep_array_then_its_plot_after_all_surfaces(cluster, tmp_path):
@@ -310,7 +362,7 @@ def test_a_cancelled_job_leaves_no_mpich_memory_for_a_later_job_with_its_ids(clu
     folder, env = cluster
     script = tmp_path / "wait.sh"
     script.write_text(
-        f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -c "
+        f"#!/bin/bash\nsrun {sys.executable} -c "
         '\'from mpi4py import MPI; import time; MPI.COMM_WORLD.Barrier(); print("up", flush=True); '
         "time.sleep(300)'\n"
     )
