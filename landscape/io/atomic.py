@@ -1,8 +1,9 @@
 """Making a file appear whole or not at all, and cleaning up after makers that were killed.
 
-A new file is written under ``<path>.partial-<host>-<pid>`` and linked into place
-when complete; linking fails if ``path`` appeared meanwhile, so an existing
-file is never replaced.  A maker killed before the link leaves its partial
+A file is written under ``<path>.partial-<host>-<pid>``, synced, and moved into place when complete
+(``write_with``: run records, checkpoints, figures, exports, and the HDF5 files of ``make_hdf5``):
+renamed over the older version, or, for a file that must be new, linked, which fails if ``path``
+appeared meanwhile, so an existing file is never replaced.  A maker killed before that leaves its partial
 file behind; the next maker of the same path removes those whose process is
 gone (on this host: another host's processes cannot be checked).
 
@@ -84,17 +85,6 @@ def remove_stale_partials_in(folder: str) -> list[str]:
     return [gone for name in made for gone in remove_stale_partials(os.path.join(folder, name))]
 
 
-def new_hdf5(tmp: str, what: str, path: str):
-    """An HDF5 file opened for writing at ``tmp``; a file system's refusal is an input error naming ``path``."""
-
-    try:
-        _make_room(tmp)
-        return h5py.File(tmp, "x")  # O_EXCL: a link planted at tmp meanwhile is refused, not followed
-    except OSError as exc:
-        reason = getattr(exc, "strerror", None) or str(exc).split("(")[-1].rstrip(")")
-        raise InputError(f"{what} {path} cannot be created ({reason})") from None
-
-
 def publish(tmp: str, path: str, what: str) -> None:
     """Move the finished ``tmp`` to ``path``, never replacing a file that appeared meanwhile."""
     try:
@@ -109,20 +99,33 @@ def publish(tmp: str, path: str, what: str) -> None:
     os.remove(tmp)
 
 
-def write_file(path: str, data: bytes) -> None:
-    """``data`` into ``path`` through a temporary name, synced, then renamed: a reader or a kill -9
-    sees the old file whole or the new one whole."""
+def write_with(path: str, what: str, write, replace: bool = True) -> None:
+    """``write(handle)`` into a new partial file of ``path``, synced, then renamed into place: a reader or a
+    kill -9 sees the old file whole or the new one whole.  ``replace``: an older ``path`` is replaced (a
+    link there too, never written through); otherwise a file that appeared meanwhile is left as it is
+    (``publish``).  Whatever breaks the write removes this process's partial file; a write the system
+    refuses (a full disk) is an input error naming ``path`` and the reason (``write_error``)."""
     remove_stale_partials(path)
     tmp = partial_path(path)
     try:
         with create_partial(tmp) as handle:
-            handle.write(data)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            publish(tmp, path, what)
     except OSError as exc:
+        raise write_error(what, path, exc) from None
+    finally:
         discard(tmp)
-        raise write_error("", path, exc) from None
+    fsync_directory(path)
+
+
+def write_file(path: str, data: bytes, what: str = "") -> None:
+    """``data`` into ``path`` through ``write_with``, over an older ``path``."""
+    write_with(path, what, lambda handle: handle.write(data))
 
 
 def refusal(exc: BaseException) -> str | None:
@@ -175,26 +178,14 @@ def make_hdf5(path: str, what: str, fill) -> None:
     cannot close, and it crashes (a segmentation fault) when it frees them at exit.  A write the system
     refuses (a full disk) is an input error naming ``path``, and no partial file of this process is left.
     The file is held in memory twice while it is written."""
-    remove_stale_partials(path)
-    tmp = partial_path(path)
-    f = h5py.File(tmp, "w", driver="core", backing_store=False)  # tmp names it; nothing is made there
+    f = h5py.File(partial_path(path), "w", driver="core", backing_store=False)  # nothing is made at that name
     try:
         fill(f)
         f.flush()
         image = f.id.get_file_image()
     finally:
         f.close()
-    try:
-        with create_partial(tmp) as handle:
-            handle.write(image)
-            handle.flush()
-            os.fsync(handle.fileno())
-        publish(tmp, path, what)
-    except OSError as exc:
-        raise write_error(what, path, exc) from None
-    finally:
-        discard(tmp)
-    fsync_directory(path)
+    write_with(path, what, lambda handle: handle.write(image), replace=False)
 
 
 def fsync_directory(path: str) -> None:

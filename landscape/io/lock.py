@@ -13,7 +13,8 @@ is taken over.  The sidecar is removed when the job ends.
 The sidecar's path is predictable, so whoever may write to the folder could plant a symbolic link
 there to make the job overwrite the file it points to: the sidecar is opened without following
 links (``O_NOFOLLOW``), and a link, a file with other hard links or a file that holds no owner
-record of ours is refused rather than truncated.
+record of ours is refused rather than truncated.  A full disk refusing the owner record is an input
+error naming the sidecar, which is removed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import stat
 import time
 
 from ..errors import InputError, param
-from .atomic import HOST, pid_alive
+from .atomic import HOST, pid_alive, write_error
 
 SUFFIX = ".lock"
 NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
@@ -60,18 +61,15 @@ class SurfaceLock:
     def __enter__(self) -> SurfaceLock:
         for _ in range(100):  # retried only when the file was replaced between open and lock
             self._check_entry()
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | NOFOLLOW, 0o644)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:  # a link planted between the check and the open
-                    raise self._foreign("a symbolic link") from None
-                raise InputError(
-                    f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
-                    f"{self.surface}, remove it"
-                ) from None
+            opened = self._open()
+            if opened is None:
+                continue  # removed between two tries to open it
+            fd, made = opened
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
+                if exc.errno in NO_LOCKS and made:  # no locks here, but this job made the file exclusively
+                    return self._own(fd)
                 os.close(fd)
                 if exc.errno in NO_LOCKS:
                     return self._create_exclusively()
@@ -84,8 +82,8 @@ class SurfaceLock:
                 except InputError:
                     os.close(fd)
                     raise
-                self.fd = fd
                 self._write_owner(fd)
+                self.fd = fd
                 return self
             os.close(fd)  # the holder removed it as we opened it: take the new one
         raise InputError(f"could not lock {self.path}: it keeps being replaced")
@@ -101,6 +99,25 @@ class SurfaceLock:
             os.close(self.fd)
             self.fd = None
         self.exclusive_file = False
+
+    def _open(self) -> tuple[int, bool] | None:
+        """The sidecar opened without following a link, and whether this call made it (created exclusively:
+        on a file system without locks, that is the lock); None when it vanished between two tries."""
+        flags = os.O_RDWR | os.O_NONBLOCK | NOFOLLOW
+        try:
+            try:
+                return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+            except FileExistsError:
+                return os.open(self.path, flags), False
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a link planted between the check and the open
+                raise self._foreign("a symbolic link") from None
+            raise InputError(
+                f"lock file {self.path} cannot be opened ({exc.strerror}); if no job is computing "
+                f"{self.surface}, remove it"
+            ) from None
 
     def _same_file(self, fd: int) -> bool:
         try:
@@ -147,8 +164,18 @@ class SurfaceLock:
             raise self._foreign(f"a file of {info.st_size} bytes that holds no lock record")
 
     def _write_owner(self, fd: int) -> None:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(self.owner).encode(), 0)
+        """The owner record into the sidecar; a write the system refuses (a full disk) closes and removes
+        the sidecar (it is ours: locked, or just created) and is an input error naming it."""
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(self.owner).encode(), 0)
+        except OSError as exc:
+            try:
+                os.remove(self.path)
+            except OSError:
+                pass
+            os.close(fd)
+            raise write_error("lock file", self.path, exc) from None
 
     def _create_exclusively(self) -> SurfaceLock:
         """For file systems without locks: the sidecar's existence is the lock."""
@@ -161,11 +188,15 @@ class SurfaceLock:
                     os.remove(self.path)  # its job died without cleaning up
                     continue
                 raise self._busy() from None
-            self._write_owner(fd)
-            os.close(fd)
-            self.exclusive_file = True
-            return self
+            return self._own(fd)
         raise self._busy()
+
+    def _own(self, fd: int) -> SurfaceLock:
+        """The sidecar this job created exclusively is the lock: its owner record written, the file closed."""
+        self._write_owner(fd)
+        os.close(fd)
+        self.exclusive_file = True
+        return self
 
     def _read_owner(self) -> dict:
         try:

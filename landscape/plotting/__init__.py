@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ..errors import InputError
+from ..io.atomic import write_with
 from ..surface import quantities
 from .look import EMBED, fit
 
@@ -83,7 +84,8 @@ def log_ticks(axis) -> None:
 
 def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[str]:
     """Write ``fig`` as ``<stem>.<fmt>`` for each format, sized for ``look`` (``plotting.look``: one
-    column for one panel, two for several), fonts embedded as TrueType; return the paths written."""
+    column for one panel, two for several), fonts embedded as TrueType; return the paths written.  Each
+    file is written whole or not at all, over an older one (``io.atomic``)."""
     from matplotlib import rc_context
 
     if look is not None:
@@ -95,8 +97,13 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
         # No creation date in a PDF: the same surface gives the same file, so committed figures
         # change only when the picture does.
         metadata = {"CreationDate": None} if fmt == "pdf" else None
-        with rc_context(EMBED):
-            fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+
+        def draw(handle, fmt=fmt, metadata=metadata):
+            with rc_context(EMBED):
+                fig.savefig(handle, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+
+        # Whole or not at all (io.atomic): a full disk is one line naming the figure, no half-written one.
+        write_with(path, "figure", draw)
         paths.append(path)
     return paths
 

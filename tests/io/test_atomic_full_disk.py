@@ -121,3 +121,66 @@ def test_export_on_a_full_disk_names_the_file_and_keeps_the_previous_export(disk
     html = run("export", [small, "--html", "--out", str(disk / "x")])
     assert one_line(html, "export") == str(disk / "x.html") and not (disk / "x.html").exists()
     assert not partials(disk), partials(disk)
+
+
+def figure_line(done, command: str, path) -> None:
+    """The command's only line on stderr: the figure ``path`` cannot be written, the disk being full."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr[-3000:]
+    assert lines[0] == f"landscape {command}: error: figure {path} cannot be written (No space left on device)"
+
+
+def manifest(folder) -> str:
+    """A sweep's manifest of two finished runs (no logs: the error-against-batch panel alone)."""
+    runs = [
+        {"run": f"naive_b{b}_s0", "recipe": "naive", "batch_size": b, "seed": 0, "done": True, "test_error": e}
+        for b, e in ((16, 5.0), (1024, 9.0))
+    ]
+    path = folder / "manifest.json"
+    path.write_text(json.dumps({"settings": {}, "runs": runs}))
+    return str(path)
+
+
+def test_figures_on_a_full_disk_name_the_figure_keep_the_previous_one_and_leave_no_partial(disk, tmp_path):
+    one = surface(str(tmp_path / "one.h5"), lambda a: a * a)
+    two = surface(str(tmp_path / "two.h5"), lambda a, b: a * a + b * b, y=[-1.0, 0.0, 1.0])
+    assert run("plot1d", [one, "--out", str(disk / "one")]).returncode == 0
+    before = (disk / "one_1d.png").read_bytes()
+    stale = disk / f"one_1d.png.partial-{socket.gethostname()}-{dead_pid()}"  # a killed plot's
+    stale.write_bytes(b"half a figure")
+    fill(disk, 8 * 1024)  # room for a partial file to begin, not for a figure
+    figure_line(run("plot1d", [one, "--out", str(disk / "one")]), "plot1d", disk / "one_1d.png")
+    assert (disk / "one_1d.png").read_bytes() == before and not partials(disk), partials(disk)
+    figure_line(run("plot2d", [two, "--out", str(disk / "two")]), "plot2d", disk / "two_train_loss_2dcontour.png")
+    training = run("plot-training", [manifest(tmp_path), "--out", str(disk / "training")])
+    figure_line(training, "plot-training", disk / "training.png")
+    assert not partials(disk) and not list(disk.glob("t*.png")), partials(disk)
+
+
+def test_a_rescaled_checkpoint_on_a_full_disk_is_one_line_and_not_made(disk, tmp_path):
+    from landscape.io.checkpoint import save
+    from landscape.models import DigitsMLP
+
+    torch.manual_seed(0)
+    save(DigitsMLP(), str(tmp_path / "mlp.pt"))
+    fill(disk, 8 * 1024)
+    flags = ["--model", "digits_mlp", "--model_file", str(tmp_path / "mlp.pt"), "--alpha", "4", "--threads", "1"]
+    done = run("rescale", [*flags, "--out", str(disk / "r.pt")])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr[-3000:]
+    assert (
+        lines[0] == f"landscape rescale: error: checkpoint {disk / 'r.pt'} cannot be written (No space left on device)"
+    )
+    assert not (disk / "r.pt").exists() and not partials(disk), partials(disk)
+
+
+def test_a_lock_file_on_a_full_disk_is_one_line_and_not_left(disk):
+    fill(disk, 0)
+    flags = ["--model", "digits_mlp", "--epochs", "1", "--threads", "1", "--quiet"]
+    done = run("train", [*flags, "--out", str(disk / "run")])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr[-3000:]
+    assert (
+        lines[0] == f"landscape train: error: lock file {disk / 'run.lock'} cannot be written (No space left on device)"
+    )
+    assert not (disk / "run.lock").exists()

@@ -48,6 +48,11 @@ def test_without_fcntl_locks_the_sidecar_is_created_exclusively(tmp_path, monkey
 
     monkeypatch.setattr(fcntl, "lockf", no_locks)
     path = str(tmp_path / "s.h5")
+    with SurfaceLock(path):  # no sidecar yet: the one this job creates is its lock
+        assert json.loads((tmp_path / "s.h5.lock").read_text())["pid"] == os.getpid()
+        with pytest.raises(InputError, match=f"being computed by process {os.getpid()}"):
+            SurfaceLock(path).__enter__()
+    assert not (tmp_path / "s.h5.lock").exists()
     (tmp_path / "s.h5.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": 2**22 + 7}))  # dead
     with SurfaceLock(path):
         assert json.loads((tmp_path / "s.h5.lock").read_text())["pid"] == os.getpid()  # taken over
@@ -128,6 +133,25 @@ def test_a_link_planted_at_a_partial_name_is_replaced_not_followed(tmp_path):
     assert victim.read_text() == "precious\n"
     assert not os.path.islink(target) and (tmp_path / "out.json").read_text() == "{}"
     os.symlink(victim, atomic.partial_path(str(tmp_path / "new.h5")))
-    with atomic.new_hdf5(atomic.partial_path(str(tmp_path / "new.h5")), "surface file", str(tmp_path / "new.h5")):
-        pass
-    assert victim.read_text() == "precious\n"
+    atomic.make_hdf5(str(tmp_path / "new.h5"), "surface file", lambda f: f.create_dataset("values", data=[1.0]))
+    assert victim.read_text() == "precious\n" and os.path.isfile(tmp_path / "new.h5")
+
+
+@pytest.mark.parametrize("locks", [True, False], ids=["fcntl", "no-locks"])
+def test_a_full_disk_refusing_the_owner_record_is_one_input_error_and_leaves_no_lock_file(tmp_path, monkeypatch, locks):
+    from landscape.io import lock
+
+    def refuse(*_):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def no_locks(*_):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(lock.os, "pwrite", refuse)
+    if not locks:  # a file system without fcntl locks: the sidecar is created exclusively instead
+        monkeypatch.setattr(lock.fcntl, "lockf", no_locks)
+    path = str(tmp_path / "s.h5")
+    with pytest.raises(InputError) as refused:
+        SurfaceLock(path).__enter__()
+    assert str(refused.value) == f"lock file {path}.lock cannot be written (No space left on device)"
+    assert os.listdir(tmp_path) == []
