@@ -157,6 +157,9 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         "surface",
         "train",
         "sweep",
+        "report",
+        "curvature",
+        "study",
     ):  # before torch loads: a stop signal must find the job ready to stop cleanly
         stop.install()
     if name in COMPUTING:

@@ -6,6 +6,8 @@ sends ahead of the limit.  The handler only records the signal.  The scheduler
 looks at the record before each pass of points and every rank learns of it at the
 end of the round, so all ranks save that round, write their run record and leave
 together, with the exit code of ``errors.Stopped``.  Rerunning the command resumes.
+Commands made of units (a report's runs, curvature's measures, a sweep's runs) ask
+``requested`` between two units, a collective, and stop after the same one.
 """
 
 from __future__ import annotations
@@ -44,6 +46,19 @@ def _ignore_from_now_on() -> None:
 
 def installed() -> StopSignals | None:
     return _installed
+
+
+def requested(comm) -> str | None:
+    """Collective: the stop signal any rank has received (its name, the lowest rank's), or None.  Every rank
+    calls it at the same point between two units of work (a run's measurement, a curvature measure), so all
+    of them stop after the same unit and none waits for one that has left."""
+    received = _installed.received if _installed is not None else None
+    return next((name for name in comm.allgather(received) if name), None)
+
+
+def stopped_line(signal_name: str, done: int, total: int, what: str = "runs", rerun: str = "resume") -> str:
+    """The one line a command stopped between units prints (``errors.Stopped``'s message)."""
+    return f"stopped by {signal_name} after {done} of {total} {what}; rerun the same command to {rerun}"
 
 
 class StopSignals:

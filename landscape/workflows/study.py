@@ -19,6 +19,10 @@ A run whose training loss became NaN or infinite (its sweep exits 6, ``errors.Di
 the study: the others train on, the study names the diverged runs, and the report leaves them out as it
 leaves out any unfinished run (so does the rescaling control).  A study fails for a diverged run only when
 the report cannot do without it; a rerun trains a diverged run again from its last finite checkpoint.
+
+A stop signal (SIGTERM, SIGUSR1) is passed on to the sweeps or the report running: each saves its
+step or measurement in progress and exits 143, no other is begun, and the study exits 143 with one
+line (the report's own, when it was the report that stopped); a rerun resumes them.
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ExitStatus, InputError, UsageError
+from ..errors import ExitStatus, InputError, Stopped, UsageError
 from ..io.atomic import write_file
 from ..io.toml_file import table_flags
+from ..parallel import stop
 from ..parallel.launch import cli_command
 from ..plotting.training import write_training
 from ..train import sweep as sweeps
@@ -87,7 +93,13 @@ def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[
     os.makedirs(logs, exist_ok=True)
     print(f"training {len(tasks)} networks, {study['jobs']} at a time (logs: {logs}/)", flush=True)
     started, running, pending, failed, diverged = time.perf_counter(), {}, list(order), [], []
+    trained, forwarded = 0, None
     while pending or running:
+        signal_name = _received()
+        if signal_name and not forwarded:  # each sweep saves its run and exits 143; none is begun after
+            forwarded, pending = signal_name, []
+            for process in running:
+                process.send_signal(signal.Signals[signal_name])
         while pending and len(running) < study["jobs"]:
             i = pending.pop(0)
             recipe, index, name = tasks[i]
@@ -106,6 +118,10 @@ def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[
         name, log, began = running.pop(finished)
         log.close()
         code = finished.returncode
+        trained += code == 0
+        if forwarded and code == ExitStatus.STOPPED:
+            print(f"  {name}: stopped by {forwarded}, saved where it stopped", flush=True)
+            continue
         if code == ExitStatus.DIVERGED:
             diverged.append(name)
         elif code != 0:
@@ -116,6 +132,8 @@ def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[
             f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)",
             flush=True,
         )
+    if forwarded:
+        raise Stopped(stop.stopped_line(forwarded, trained, len(tasks)))
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
     if diverged:
@@ -180,6 +198,19 @@ def _training_figures(study: dict) -> None:
             print(f"wrote {path}", flush=True)
 
 
+def _received() -> str | None:
+    """The stop signal this process has received (the command line catches SIGTERM and SIGUSR1), or None."""
+    signals = stop.installed()
+    return signals.received if signals is not None else None
+
+
+def _stop_here(runs: int) -> None:
+    """Between the study's steps after training: a stop signal ends it here (every run is trained)."""
+    signal_name = _received()
+    if signal_name:
+        raise Stopped(stop.stopped_line(signal_name, runs, runs))
+
+
 @dataclass(frozen=True)
 class StudyResult(Result):
     """The study as run (its settings), and where its report went."""
@@ -201,15 +232,27 @@ def execute(study: dict) -> StudyResult:
         os.makedirs(folder, exist_ok=True)
     started = time.perf_counter()
     train_s, diverged = _train(study, tasks)
+    _stop_here(len(tasks))
     _in_study_order(study)
     _training_figures(study)
     flags = report_flags(study)
     if study.get("rescale"):
         flags[0] = _rescaled(study, diverged)  # the trained runs and the rescaled ones
+    _stop_here(len(tasks))
     cmd = cli_command("report", [*flags, *threads], study["jobs"] if study["jobs"] > 1 else None)
     print("$ " + " ".join(cmd[cmd.index("-m") + 1 :]), flush=True)
     report_started = time.perf_counter()
-    code = subprocess.run(cmd).returncode
+    report = subprocess.Popen(cmd)
+    forwarded = None
+    while report.poll() is None:
+        signal_name = _received()
+        if signal_name and not forwarded:  # the report stops after its measurement in progress, cached
+            forwarded = signal_name
+            report.send_signal(signal.Signals[signal_name])
+        time.sleep(0.2)
+    code = report.returncode
+    if forwarded and code == ExitStatus.STOPPED:  # its own line (after how many runs) is the one printed
+        raise Stopped("")
     if code != 0:  # its own message is above; leave with its exit code (4: measured otherwise before, ...)
         error = InputError(f"landscape report failed with exit code {code} (see its message above)")
         error.exit_status = code

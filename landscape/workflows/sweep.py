@@ -8,7 +8,9 @@ table, whose sub-tables ``[train.<recipe>]`` hold what only that recipe's runs t
 for ``naive``, ``epochs = 30`` for ``linear``: the arms of a study); the parameters given win.  A
 finished run is skipped and an unfinished one resumed.  A run whose training loss became NaN or infinite
 (``errors.Diverged``) is listed as diverged, not done, and the sweep goes on with the others; it ends
-with that error (exit 6) naming the runs that diverged.
+with that error (exit 6) naming the runs that diverged.  A stop signal (SIGTERM, SIGUSR1) stops the run
+in training after its step (``train``'s own stop) and the sweep begins no other: it rebuilds the
+manifest and ends with ``errors.Stopped`` (exit 143); rerunning resumes.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import os
 from dataclasses import dataclass, field
 
 from .. import checks
-from ..errors import ConfigError, Diverged, InputError, UsageError, param
+from ..errors import ConfigError, Diverged, InputError, Stopped, UsageError, param
 from ..io.toml_file import toml
 from ..parallel import comm as comm_module
+from ..parallel import stop
 from ..parallel.comm import agree
 from ..train import sweep as sweeps
 from ..train.config import TrainJob
@@ -145,7 +148,14 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
     epochs = jobs[0][1].recipe.epochs
     agree(world, lambda: os.makedirs(out, exist_ok=True) if world.rank == 0 else None)
     rows, diverged = [], []
-    for c, job in jobs:
+
+    def manifest():
+        return agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
+
+    for n, (c, job) in enumerate(jobs):
+        signal_name = stop.requested(world)  # between runs; within one, training polls after every step
+        if signal_name:
+            raise Stopped(stop.stopped_line(signal_name, n, len(jobs)))
         if world.rank == 0:
             print(f"== {c.name} ({configs.index(c) + 1} of {len(configs)})", flush=True)
         try:
@@ -154,7 +164,13 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
             diverged.append(c.name)
             if world.rank == 0:
                 print(f"{c.name}: {exc}", flush=True)
-        rows = agree(world, lambda: sweeps.write_manifest(out, configs, epochs, settings) if world.rank == 0 else None)
+        except Stopped:  # by every rank at once, the run saved where it stopped: the next one is not begun
+            manifest()
+            signal_name = stop.requested(world) or "a signal"  # the rank that received it names it
+            raise Stopped(
+                stop.stopped_line(signal_name, n, len(jobs), f"runs ({c.name} saved where it stopped)")
+            ) from None
+        rows = manifest()
     rows = world.bcast(rows)
     if world.rank == 0:
         done = sum(r["done"] for r in rows)

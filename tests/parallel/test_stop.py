@@ -88,3 +88,23 @@ def test_a_stop_signal_during_shutdown_does_not_kill_a_finished_process():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "survived", (done.returncode, done.stderr)
+
+
+def test_a_stop_signal_on_any_rank_is_every_rank_s_between_two_units(monkeypatch):
+    """``requested`` is what a command made of units (report's runs, curvature's measures) asks between two:
+    one rank's signal stops them all, the lowest rank's name is the one reported."""
+    from landscape.parallel import stop
+    from landscape.parallel.comm import SerialComm
+
+    class Ranks:  # what allgather gives when ranks 1 and 2 received signals, rank 0 none
+        def allgather(self, value):
+            return [value, "SIGUSR1", "SIGTERM"]
+
+    signals = stop.StopSignals()
+    monkeypatch.setattr(stop, "_installed", signals)
+    assert stop.requested(SerialComm()) is None
+    assert stop.requested(Ranks()) == "SIGUSR1"
+    signals.received = "SIGTERM"
+    assert stop.requested(SerialComm()) == "SIGTERM"
+    monkeypatch.setattr(stop, "_installed", None)  # no handler (the Python API): a signal kills as it always did
+    assert stop.requested(SerialComm()) is None

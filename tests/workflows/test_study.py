@@ -224,3 +224,67 @@ def test_after_training_the_manifest_lists_the_arms_in_the_study_s_order(tmp_pat
     rows = sweeps.read_manifest(str(tmp_path / "manifest.json"))
     assert [r["recipe"] for r in rows] == ["naive", "linear"]
     assert json.loads((tmp_path / "manifest.json").read_text())["settings"] == {"from": "the linear sweep"}
+
+
+TINY = """
+batch_sizes = [160, 320]
+seeds = [0]
+recipes = ["sgd"]
+jobs = 1
+[train]
+model = "mnist1d_mlp"
+dataset = "mnist1d_400"
+epochs = 80
+lr = 0.05
+[report]
+grid_1d = "-1:1:5"
+grid_2d = "-1:1:3"
+radius = 1
+directions = 2
+trace_samples = 3
+iterations = 5
+restarts = 1
+draws = 3
+m = 40
+match_loss = "off"
+formats = ["png"]
+"""
+
+
+@pytest.mark.slow
+def test_a_stop_signal_is_passed_to_the_training_in_progress_and_a_rerun_finishes_the_study(tmp_path):
+    """SIGTERM to the study alone: the sweep it runs saves its run and exits 143, none is begun after it,
+    the study waits for it and exits 143 with one line; the rerun trains what is left and reports."""
+    import os
+    import signal
+    import time
+
+    from conftest import alive, process_tree, start
+
+    (tmp_path / "s.toml").write_text(TINY)
+    flags = ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")]
+    job = start("study", flags, env={"PYTHONUNBUFFERED": "1"})  # the sweeps' logs unbuffered too
+    second = tmp_path / "o" / "logs" / "sgd_b320_s0.log"  # the larger batch trains second
+    deadline = time.monotonic() + 120
+    while not (second.exists() and "training mnist1d_mlp" in second.read_text()) and time.monotonic() < deadline:
+        assert job.poll() is None, job.communicate()
+        time.sleep(0.05)
+    tree = process_tree(job.pid)
+    os.kill(job.pid, signal.SIGTERM)
+    _, stderr = job.communicate(timeout=120)
+    assert job.returncode == 143, stderr
+    assert stderr.strip().splitlines() == [
+        "landscape study: stopped by SIGTERM after 1 of 2 runs; rerun the same command to resume"
+    ]
+    assert not [pid for pid in tree if alive(pid)]  # the sweep it ran has ended, none is left behind
+    stopped = tmp_path / "o" / "sgd_b320_s0"
+    assert (stopped / "latest.pt").exists() and not (stopped / "final.pt").exists()
+    assert not (tmp_path / "f").exists() or not list((tmp_path / "f").iterdir())  # no figure, no report
+    assert not [name for _, _, names in os.walk(tmp_path) for name in names if ".partial-" in name]
+
+    resumed = run("study", flags, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "resuming" in (tmp_path / "o" / "logs" / "sgd_b320_s0.log").read_text()
+    rows = json.loads((tmp_path / "o" / "manifest.json").read_text())["runs"]
+    assert [(r["run"], r["done"]) for r in rows] == [("sgd_b160_s0", True), ("sgd_b320_s0", True)]
+    assert (tmp_path / "f" / "study.md").exists()
