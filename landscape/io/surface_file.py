@@ -89,10 +89,18 @@ def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> Inp
 def reading(path: str, what: str, mode: str = "r"):
     """Open an existing file; any failure while reading it is an input error naming the file, and so is a
     write the system refuses (mode ``r+``: a full disk).  On failure the file is closed after the datasets
-    the failed code still holds (``atomic.abandon``)."""
+    the failed code still holds (``atomic.abandon``).
+
+    A read (mode ``r``) takes no HDF5 file lock, so a surface can be looked at while its job writes it
+    (the job holds the file open for writing, and HDF5's lock would refuse every reader).  That is safe
+    because of how the file is written: its structure is made whole before the job opens it and never
+    changes afterwards (``create``: storage allocated early; run records are raw data in fixed slots),
+    and a point is marked done only after its values and checksum are on disk (``io.writer``).  So a
+    reader that takes the done mask first sees, for every point marked done, the final values; points
+    not yet marked read as not computed (``read``)."""
     path = readable_file(path, what)
     try:
-        f = h5py.File(path, mode)
+        f = h5py.File(path, mode, locking=False) if mode == "r" else h5py.File(path, mode)
     except (OSError, ValueError) as exc:
         raise open_error(path, exc, what, mode) from None
     try:
@@ -296,10 +304,10 @@ def read(path: str) -> Surface:
             )
         if ours and int(attrs.get("schema_version", 1)) >= 2 and "grid_x" in attrs:
             _check_grid(path, attrs, x, y)
-        values = {k: f[k][()].astype(np.float64) for k in names}
-        units = {k: str(f[k].attrs.get("units", "")) for k in names}
+        # The done mask before the values: a job may be writing the file (``reading``), and a point
+        # marked done by the time its mark is read has its values on disk by the time they are read.
         if not ours:
-            values, done = reference.surface_values(values, shape)
+            done = None
             history = []
         elif int(attrs.get("schema_version", 1)) >= 2:
             missing = [name for name in (DONE, CHECKSUM, RUNS) if name not in f]
@@ -310,6 +318,10 @@ def read(path: str) -> Surface:
         else:
             done = f[DONE][()].astype(bool)
             history = runs.read_legacy(attrs.pop(RUNS, "[]"))
+        values = {k: f[k][()].astype(np.float64) for k in names}
+        units = {k: str(f[k].attrs.get("units", "")) for k in names}
+        if done is None:
+            values, done = reference.surface_values(values, shape)
     for k in values:  # points never computed read as NaN
         values[k] = np.where(done, values[k], np.nan)
     return Surface(path, x, y, values, done, attrs, history, units)

@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from .. import checks
 from ..errors import ConfigError
+from ..io.atomic import HOST, pid_alive
 from ..io.inspect import describe
+from ..io.lock import SUFFIX
 from .command import Result, check_known
 
 DEFAULTS = {"json": False, "runs": 5}
 REQUIRED = ("files",)
 IDENTITY_SHOWN = (
     "model",
+    "model_args",
     "model_file_sha256",
     "dataset",
+    "data_args",
     "train_size",
     "test_size",
     "train_subset",
@@ -51,6 +58,67 @@ def _axis(name: str, a: dict) -> str:
     return f"{name} {a['min']:g}:{a['max']:g}:{a['points']}" + ("" if a["holds_zero"] else " (no 0: no trained model)")
 
 
+def _seconds_since_epoch(stamp) -> float | None:
+    try:
+        return datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except ValueError:
+        return None
+
+
+def _job_alive(path: str) -> bool:
+    """Whether a job holds ``path``: its lock sidecar (``io.lock``) names a live process (or one on
+    another host, which cannot be checked from here)."""
+    try:
+        with open(path + SUFFIX) as handle:
+            owner = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return False
+    return owner.get("host") != HOST or pid_alive(owner["pid"])
+
+
+def progress(d: dict, now: float | None = None) -> dict | None:
+    """Where the job that is writing surface ``d`` stands; None when its latest run has ended.
+
+    The file records when the run started (its start record) and, in its modification time, when the
+    job last marked points done; the points that run computed are those done minus the ones earlier runs
+    recorded.  The rate over that span gives the estimate of the time left."""
+    latest = d["runs"][-1] if d["runs"] else {}
+    if not latest or "ended" in latest or d["done"] == d["points"]:
+        return None
+    out = {"running": _job_alive(d["path"]), "started": latest.get("started"), "to_do": d["points"] - d["done"]}
+    earlier = d["runs"][:-1]
+    started = _seconds_since_epoch(latest.get("started"))
+    if started is None or any("points_computed" not in r for r in earlier):
+        return {**out, "rate": None, "why": "an earlier run left no count of its points"}
+    computed = d["done"] - sum(int(r["points_computed"]) for r in earlier)
+    last_write = os.stat(d["path"]).st_mtime
+    span = last_write - started
+    if computed <= 0 or span <= 0:
+        return {**out, "rate": None, "why": "no point of this run is done yet"}
+    rate = computed / span
+    now = time.time() if now is None else now
+    return {
+        **out,
+        "computed": computed,
+        "seconds": round(span, 3),
+        "rate": round(rate, 3),
+        "seconds_left": round(max(0.0, out["to_do"] / rate - (now - last_write)), 1),
+    }
+
+
+def progress_text(p: dict) -> str:
+    state = "running" if p["running"] else "no job holds the file and its latest run has no end record (killed?)"
+    if p["rate"] is None:
+        return f"  progress  {state}, since {p['started']}; {p['to_do']:,} to do, no estimate: {p['why']}"
+    left = f"about {p['seconds_left']:.0f} s left" if p["running"] else "rerun its command to finish"
+    return (
+        f"  progress  {state}, since {p['started']}: {p['computed']:,} points in {p['seconds']:.0f} s, "
+        f"{p['rate']:.3g} points/s; {p['to_do']:,} to do, {left}"
+    )
+
+
 def surface_text(d: dict, runs: int) -> list[str]:
     grid = _axis("x", d["x"]) + ("" if d["y"] is None else ", " + _axis("y", d["y"]))
     share = 100.0 * d["done"] / d["points"] if d["points"] else 0.0
@@ -60,6 +128,8 @@ def surface_text(d: dict, runs: int) -> list[str]:
         f"  grid      {grid}",
         f"  points    {d['done']:,} of {d['points']:,} done ({share:.1f} %), {d['points'] - d['done']:,} to do",
     ]
+    if d.get("progress"):
+        lines.append(progress_text(d["progress"]))
     lines.append(f"  {'quantity':<16}{'units':<10}{'min':>12}{'max':>12}{'at centre':>12}  not finite")
     for name, q in d["quantities"].items():
         lines.append(
@@ -79,6 +149,8 @@ def surface_text(d: dict, runs: int) -> list[str]:
             f"{r.get('points_computed', '?')} points in {_g(r.get('seconds'))} s, "
             f"{r.get('ended', 'no end record: killed?')}"
             if "ended" in r or "points_computed" in r
+            else "running"
+            if r is d["runs"][-1] and (d.get("progress") or {}).get("running")
             else "no end record (killed, or still running)"
         )
         how = (
@@ -137,6 +209,8 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> InfoResult:
     described = []
     for k, path in enumerate(files):
         d = describe(str(path))
+        if d["kind"] == "surface":
+            d["progress"] = progress(d)
         described.append(json.loads(json.dumps(d, default=str)))
         if s["json"]:
             print(json.dumps(d, default=str))
