@@ -1,6 +1,7 @@
 # Two commands for a fresh machine (see README.md):
 #   make demo   trains the demo networks, computes their surfaces on 2 MPI ranks, draws demo_out/figures/
 #   make test   runs the fast tier of the tests (a few minutes, no system packages installed)
+# make install only creates the environment (the venv, torch, MPI, this package and its extras).
 # make test-all runs every tier, installing the system tools some need (CI: .ci/run).
 # Each creates or reuses the virtual environment $(VENV) and installs what it needs:
 # torch first (the pinned CPU build; set TORCH=... for another), then MPI from PyPI.
@@ -19,7 +20,7 @@ PSTAMP := $(PVENV)/.landscape-installed
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 
-.PHONY: lint demo study figures test test-slow test-mpi test-faults test-browser test-more test-all \
+.PHONY: install lint demo study figures test test-slow test-mpi test-faults test-browser test-more test-all \
 	test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
@@ -29,6 +30,8 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q mpi4py mpich
 	$(PY) -m pip install -q -e ".[digits,mnist1d,test,lint]"
 	touch $@
+
+install: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m landscape demo

@@ -1,17 +1,93 @@
-"""Importing user code named as ``package.module:factory`` or ``path/to/file.py:factory``."""
+"""Importing user code named as ``package.module:factory`` or ``path/to/file.py:factory``, and the
+factory's keyword arguments (``--model_args``, ``--data_args``: a JSON object).
+
+A plug-in is recorded by where its code is, not by how it was named: a file path is made absolute, and
+a module imported from the current folder is recorded as its file's absolute path, so ``report`` or a
+resume finds it from any folder.  A file inside a package (folders with ``__init__.py``) is imported
+under its package's dotted name, the package's parent folder on ``sys.path``: the file's path gives
+both where the code is and the module name, and the package's relative imports keep working.
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
 
-from .errors import InputError, UsageError, describe
+from .errors import ConfigError, InputError, UsageError, describe
+
+MODEL_ARGS_HELP = (
+    "keyword arguments of a plug-in model factory, a JSON object: '{\"width\": 64}' (default: the ones a "
+    "landscape train checkpoint records, else none)"
+)
+DATA_ARGS_HELP = (
+    "keyword arguments of a plug-in data set factory, a JSON object: '{\"n\": 512}' (default: the ones a "
+    "landscape train checkpoint records for its data set, else none; '{}': none)"
+)
+ARGS_EXPECTED = "a JSON object of the factory's keyword arguments, e.g. '{\"width\": 64}'"
 
 
 def is_plugin(spec: str) -> bool:
     return ":" in spec
+
+
+def factory_args(value, field: str) -> str:
+    """``value`` (a JSON object's text, a dict, or nothing) as canonical JSON text, keys sorted; "" for
+    none.  The text is what a run records and what a resume compares, so it must not depend on spacing
+    or key order."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ConfigError(field, value, f"{ARGS_EXPECTED} ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(field, value, ARGS_EXPECTED, literal=True)
+    try:
+        return json.dumps(value, sort_keys=True, allow_nan=False) if value else ""
+    except (TypeError, ValueError):
+        raise ConfigError(field, value, f"{ARGS_EXPECTED} of plain values (numbers, strings, lists)") from None
+
+
+def _package_root(path: str) -> tuple[str, str]:
+    """The folder to put on ``sys.path`` and the dotted module name of the file ``path``: its package's
+    parent and ``pkg.sub.mod`` inside a package, else its own folder and its stem."""
+    folder, name = os.path.split(os.path.abspath(path))
+    stem = os.path.splitext(name)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    return folder, ".".join(parts) or stem
+
+
+def _import_file(path: str, what: str, spec: str):
+    root, dotted = _package_root(path)
+    try:
+        if "." in dotted:  # inside a package: its dotted name, so relative imports work
+            if root not in sys.path:
+                sys.path.insert(0, root)
+            return importlib.import_module(dotted)
+        name = "landscape_plugin_" + dotted  # a lone file: a private name that shadows no installed module
+        if root not in sys.path:
+            sys.path.append(root)  # its neighbours import, after everything installed: they shadow nothing
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == os.path.abspath(path):
+            return sys.modules[name]
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[name] = module
+        loader_spec.loader.exec_module(module)
+        return module
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code; report it as one line
+        raise InputError(f"{what} {spec!r}: importing {path} failed: {describe(exc)}") from None
+
+
+def _with_current_folder() -> None:
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` would, so local modules import
 
 
 def load_object(spec: str, what: str):
@@ -22,17 +98,9 @@ def load_object(spec: str, what: str):
     if module_name.endswith(".py"):
         if not os.path.isfile(module_name):
             raise InputError(f"{what} {spec!r}: file {module_name} does not exist")
-        name = "landscape_plugin_" + os.path.splitext(os.path.basename(module_name))[0]
-        try:
-            loader_spec = importlib.util.spec_from_file_location(name, module_name)
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[name] = module
-            loader_spec.loader.exec_module(module)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code; report it as one line
-            raise InputError(f"{what} {spec!r}: importing {module_name} failed: {describe(exc)}") from None
+        module = _import_file(module_name, what, spec)
     else:
-        if os.getcwd() not in sys.path and "" not in sys.path:
-            sys.path.insert(0, os.getcwd())  # as `python -m` would, so local modules import
+        _with_current_folder()
         try:
             module = importlib.import_module(module_name)
         except (Exception, SystemExit) as exc:  # noqa: BLE001
@@ -46,17 +114,32 @@ def load_object(spec: str, what: str):
     return obj
 
 
-def call_factory(spec: str, what: str):
+def call_factory(spec: str, what: str, args: str = ""):
+    """The factory of ``spec`` called with the keyword arguments ``args`` (canonical JSON text, or "")."""
     factory = load_object(spec, what)
+    kwargs = json.loads(args) if args else {}
     try:
-        return factory()
+        return factory(**kwargs)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plug-in's sys.exit must not end the job
-        raise InputError(f"{what} {spec!r}: the factory raised {describe(exc)}") from None
+        given = f" with {args}" if args else ""
+        raise InputError(f"{what} {spec!r}: the factory{given} raised {describe(exc)}") from None
 
 
 def canonical(spec: str) -> str:
-    """The same plug-in however it was named: a file path made absolute."""
+    """The same plug-in however it was named: a file path made absolute, and a module that lives under
+    the current folder named by its file's absolute path (an installed package keeps its dotted name)."""
     module_name, sep, attr = spec.rpartition(":")
-    if sep and module_name.endswith(".py"):
+    if not sep or not module_name:
+        return spec
+    if module_name.endswith(".py"):
         return f"{os.path.abspath(module_name)}:{attr}"
-    return spec
+    _with_current_folder()
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (Exception, SystemExit):  # noqa: BLE001 - not importable: loading it will say why
+        return spec
+    origin = getattr(found, "origin", None)
+    here = os.getcwd() + os.sep
+    if not origin or not origin.endswith(".py") or not os.path.abspath(origin).startswith(here):
+        return spec
+    return f"{os.path.abspath(origin)}:{attr}"

@@ -64,6 +64,12 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     p.add_argument("--model", help="the runs' model where the manifest does not say")
     p.add_argument("--dataset", help="the runs' data set where the manifest does not say (default: digits)")
     p.add_argument("--datapath", help="folder of the CIFAR files")
+    p.add_argument(
+        "--model_args", metavar="JSON", help="the runs' model factory's arguments where their records say none"
+    )
+    p.add_argument(
+        "--data_args", metavar="JSON", help="the runs' data set factory's arguments where their records say none"
+    )
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     p.add_argument("--grid_1d", help="the 1-D surface, MIN:MAX:NUM " + _d("grid_1d"))
     p.add_argument("--grid_2d", help="the 2-D surface along x and y " + _d("grid_2d"))

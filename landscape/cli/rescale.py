@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..workflows import rescale as workflow
 from . import boundary
 
@@ -40,6 +41,8 @@ def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
         "else digits)",
     )
     p.add_argument("--datapath", help="folder of the CIFAR files")
+    p.add_argument("--model_args", metavar="JSON", help=MODEL_ARGS_HELP)
+    p.add_argument("--data_args", metavar="JSON", help=DATA_ARGS_HELP)
     p.add_argument("--allow_pickle", action="store_true", help="unpickle the checkpoint fully (trusted files only)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")

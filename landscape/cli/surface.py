@@ -17,6 +17,7 @@ from ..grid import DEFAULT_X, MAX_POINTS
 from ..io.writer import IO_MODES
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..surface.batchnorm import POLICIES as BN_POLICIES
 from ..surface.config import RunConfig
 from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED
@@ -79,6 +80,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         "vgg9, resnet20/56/110[_noshort], wrn56_2, densenet121, ...) or package.module:factory "
         "(default: the model a landscape train checkpoint records)",
     )
+    g.add_argument("--model_args", metavar="JSON", help=MODEL_ARGS_HELP)
     g.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     g.add_argument("--model_file", help="checkpoint of the trained model: the centre of the surface")
     g.add_argument("--model_file2", help="second model: x direction = model2 - model (1-D interpolation)")
@@ -106,6 +108,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         "--dataset",
         help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: {_default(DataConfig, 'dataset')})",
     )
+    g.add_argument("--data_args", metavar="JSON", help=DATA_ARGS_HELP)
     g.add_argument(
         "--datapath", help="folder of a built-in data set's files (cifar10, cifar100); nothing is downloaded"
     )

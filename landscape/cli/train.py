@@ -11,6 +11,7 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..train.config import AUGMENTS
 from ..train.recipes import NAMES, Recipe
 from ..workflows import train as workflow
@@ -56,7 +57,9 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         help="registry name (digits_mlp, digits_cnn, resnet20, resnet56, vgg9, ...) or package.module:factory",
     )
     g.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
+    g.add_argument("--model_args", metavar="JSON", help=MODEL_ARGS_HELP)
     g.add_argument("--dataset", help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: digits)")
+    g.add_argument("--data_args", metavar="JSON", help=DATA_ARGS_HELP)
     g.add_argument("--datapath", help="folder of the CIFAR files (nothing is downloaded)")
     g.add_argument("--raw_data", action="store_true", help="images scaled to [0, 1] without normalization")
     g.add_argument("--no_test", action="store_true", help="do not evaluate the test set each epoch")

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError
 from ..io.paths import config_path
-from ..plugins import call_factory, is_plugin
+from ..parallel.comm import agree
+from ..plugins import call_factory, factory_args, is_plugin
 from .cifar import load_cifar
 from .digits import load_digits
 from .mnist1d import load_mnist1d, samples_of
@@ -38,9 +39,11 @@ class DataConfig:
     split_idx: int = 0
     train_subset: int | None = None
     test: bool = True
+    data_args: str = ""  # a plug-in factory's keyword arguments: canonical JSON text, "" for none
 
     def __post_init__(self):
         object.__setattr__(self, "datapath", config_path(self.datapath, "datapath"))
+        object.__setattr__(self, "data_args", factory_args(self.data_args, "data_args"))
         if not isinstance(self.dataset, str):
             raise ConfigError("dataset", self.dataset, "a data set name or package.module:factory")
         if (
@@ -51,6 +54,12 @@ class DataConfig:
         ):
             raise ConfigError(
                 "dataset", self.dataset, f"one of {', '.join(sorted(BUILTIN))}, mnist1d_N, or package.module:factory"
+            )
+        if self.data_args and not is_plugin(self.dataset):
+            raise ConfigError(
+                "data_args",
+                self.data_args,
+                f"no arguments for the built-in data set {self.dataset} (they are for a package.module:factory)",
             )
         if self.dataset in ("cifar10", "cifar100") and not self.datapath:
             raise ConfigError(
@@ -71,10 +80,11 @@ class DataConfig:
             raise ConfigError("train_subset", self.train_subset, "a positive number of samples", literal=True)
 
 
-def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Data:
-    """Train and (optional) test samples of a built-in data set or a plug-in factory."""
+def load_named(spec: str, datapath: str | None = None, raw: bool = False, args: str = "") -> Data:
+    """Train and (optional) test samples of a built-in data set or a plug-in factory (called with the
+    keyword arguments ``args``, canonical JSON text)."""
     if is_plugin(spec):
-        pair = call_factory(spec, "dataset")
+        pair = call_factory(spec, "dataset", args)
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise InputError(
                 f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
@@ -92,9 +102,24 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False) -> Dat
     raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, mnist1d_N, or package.module:factory")
 
 
+def made_once(comm, cfg: DataConfig) -> Data | None:
+    """A plug-in's data set made on rank 0 alone and sent to the other ranks of ``comm`` (collective):
+    a generator runs once per job however many ranks share it, and every rank holds the same samples
+    even when the generator draws from an unseeded source.  None for a built-in data set or one rank
+    (``load_data`` loads those itself; MNIST-1D is cached on disk, see ``mnist1d``).  Rank 0's failure is
+    every rank's (``agree``); the samples travel pickled, so a set of gigabytes belongs in files instead."""
+    if comm.size == 1 or not is_plugin(cfg.dataset):
+        return None
+    made = agree(
+        comm, lambda: load_named(cfg.dataset, cfg.datapath, cfg.raw_data, cfg.data_args) if comm.rank == 0 else None
+    )
+    return comm.bcast(made)
+
+
 def load_data(cfg: DataConfig, given: Data | None = None) -> Data:
-    """The samples ``cfg`` asks for, from the named data set or from ``given`` (the Python API)."""
-    data = given if given is not None else load_named(cfg.dataset, cfg.datapath, cfg.raw_data)
+    """The samples ``cfg`` asks for, from the named data set or from ``given`` (the Python API, or the
+    samples ``made_once`` sent)."""
+    data = given if given is not None else load_named(cfg.dataset, cfg.datapath, cfg.raw_data, cfg.data_args)
     train, test = data.train, (data.test if cfg.test else None)
     if cfg.data_split > 1:  # as the reference code: one chunk of the training data
         train = chunk(train, cfg.data_split, cfg.split_idx)
@@ -103,4 +128,15 @@ def load_data(cfg: DataConfig, given: Data | None = None) -> Data:
     return Data(data.name, train, test)
 
 
-__all__ = ["GIVEN", "DataConfig", "Data", "Samples", "as_samples", "load_data", "load_named", "BUILTIN", "SUBSET_SEED"]
+__all__ = [
+    "GIVEN",
+    "DataConfig",
+    "Data",
+    "Samples",
+    "as_samples",
+    "load_data",
+    "load_named",
+    "made_once",
+    "BUILTIN",
+    "SUBSET_SEED",
+]

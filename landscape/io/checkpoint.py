@@ -8,6 +8,7 @@ with ``weights_only=True``: a checkpoint is untrusted input.
 
 from __future__ import annotations
 
+import io
 import os
 import warnings
 import zipfile
@@ -15,7 +16,8 @@ import zipfile
 import torch
 
 from ..errors import ConfigError, InputError
-from .atomic import partial_path
+from ..plugins import canonical, factory_args
+from .atomic import write_with
 from .paths import readable_file
 
 PREFIXES = ("module.", "_orig_mod.")
@@ -60,8 +62,9 @@ def read_state_dict(path: str, allow_pickle: bool = False, mmap: bool = False) -
 
 def trained_on(path) -> dict:
     """What a ``landscape train`` checkpoint records it was trained on: ``{"model": ..., "dataset": ...,
-    "num_classes": ...}`` from its ``meta.identity`` (weights only, nothing unpickled), or ``{}`` for any other file —
-    a checkpoint from elsewhere, or one that cannot be read (the loader's own checks speak then)."""
+    "num_classes": ...}`` (and ``model_args``, ``data_args`` where its factories took arguments) from its
+    ``meta.identity`` (weights only, nothing unpickled), or ``{}`` for any other file — a checkpoint
+    from elsewhere, or one that cannot be read (the loader's own checks speak then)."""
     if not isinstance(path, str) or not os.path.isfile(path) or not _looks_like_torch_file(path):
         return {}
     try:
@@ -75,28 +78,47 @@ def trained_on(path) -> dict:
     if not isinstance(identity, dict) or not isinstance(identity.get("dataset"), str):
         return {}
     classes, model = identity.get("num_classes"), identity.get("model")
+    args = {k: identity[k] for k in ("model_args", "data_args") if isinstance(identity.get(k), str)}
     return {
         "dataset": identity["dataset"],
         **({"model": model} if isinstance(model, str) else {}),
         **({"num_classes": classes} if isinstance(classes, int) else {}),
+        **args,
     }
 
 
 def with_recorded(params: dict, file_key: str = "model_file") -> dict:
-    """``params`` with ``model``, ``num_classes`` and (when no ``dataset`` is given) ``dataset`` taken from
-    what the ``landscape train`` checkpoint at ``params[file_key]`` records, where they are not given.  A
-    given model name other than the recorded one is refused, both named."""
+    """``params`` with ``model``, ``num_classes``, ``model_args`` and (when no other ``dataset`` is given)
+    ``dataset`` and ``data_args`` taken from what the ``landscape train`` checkpoint at ``params[file_key]``
+    records, where they are not given.  A given model or model_args other than the recorded one is
+    refused, both named; ``--data_args '{}'`` asks for the data set's factory without arguments."""
     recorded = trained_on(params.get(file_key))
     given = params.get("model")
-    if isinstance(given, str) and recorded.get("model") not in (None, given):
+    if isinstance(given, str) and recorded.get("model") not in (None, given, canonical(given)):
         raise ConfigError(
             "model",
             given,
             f"{recorded['model']}, the model {params[file_key]} was trained as (or no --model: the checkpoint's own)",
         )
+    args = params.get("model_args")
+    if (
+        "model" in recorded
+        and args not in (None, "")
+        and factory_args(args, "model_args") != recorded.get("model_args", "")
+    ):
+        raise ConfigError(
+            "model_args",
+            args,
+            f"{recorded.get('model_args') or 'none'}, the arguments {params[file_key]} was built with "
+            "(or no --model_args: the checkpoint's own)",
+        )
     out = dict(params)
-    for key in ("model", "num_classes") + (("dataset",) if params.get("dataset") is None else ()):
-        if out.get(key) is None and key in recorded:
+    keys = ("model", "num_classes", "model_args")
+    dataset = params.get("dataset")
+    if dataset is None or (isinstance(dataset, str) and canonical(dataset) == recorded.get("dataset")):
+        keys += ("dataset", "data_args")  # the same data set: with its arguments, unless others are given
+    for key in keys:
+        if out.get(key) in (None, "") and key in recorded:
             out[key] = recorded[key]
     return out
 
@@ -154,8 +176,11 @@ def load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], source: st
     return []
 
 
-def save(model: torch.nn.Module, path: str, **extra) -> None:
-    """Save as ``{'state_dict': ...}``, the layout the reference code writes."""
-    tmp = partial_path(path)
-    torch.save({"state_dict": model.state_dict(), **extra}, tmp)
-    os.replace(tmp, path)
+def save(model: torch.nn.Module, path: str, record: dict | None = None, replace: bool = True) -> None:
+    """Save as ``{'state_dict': ..., **record}``, the layout the reference code writes, whole or not at all
+    (``atomic.write_with``: a partial file synced and renamed).  ``replace``: an older ``path`` is replaced;
+    otherwise a file that appeared meanwhile is left as it is.  A write the system refuses (a full disk)
+    is an input error naming ``path``, and no partial file is left."""
+    buffer = io.BytesIO()  # torch writes into memory: a refused write is the file system's, told plainly
+    torch.save({"state_dict": model.state_dict(), **(record or {})}, buffer)
+    write_with(path, "checkpoint", lambda handle: handle.write(buffer.getbuffer()), replace=replace)

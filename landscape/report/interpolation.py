@@ -175,8 +175,12 @@ def interpolate(pairs: list[Pair], target: Target, config: MeasureConfig, alphas
     """The record of ``<name>_interpolation.json`` for ``pairs``: each network loaded as the report's
     measures load it, on the report's data, loss and batch size."""
     alphas = alphas_of() if alphas is None else np.asarray(alphas, dtype=np.float64)
-    data = load_data(DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset))
-    model = ModelConfig(target.model, num_classes=target.num_classes)
+    data = load_data(
+        DataConfig(
+            target.dataset, datapath=target.datapath, train_subset=config.train_subset, data_args=target.data_args
+        )
+    )
+    model = ModelConfig(target.model, num_classes=target.num_classes, model_args=target.model_args)
     classes = model.classes(target.dataset)
     records = []
     for pair in pairs:
@@ -204,7 +208,8 @@ def write_interpolation(
     recipe has a pair, its figure (``plotting.interpolation``); returns the paths written.  The
     rescaling control's copies (a result with a ``rescaled`` record) are not paired, whatever their recipe."""
     pairs = choose_pairs([r["run"] for r in results if not r.get("rescaled")])
-    target = Target(**{key: results[0]["target"][key] for key in TARGET_IDENTITY}, device=device)
+    recorded = results[0]["target"]  # a record older than the factories' arguments has none
+    target = Target(**{key: recorded.get(key, getattr(Target, key, None)) for key in TARGET_IDENTITY}, device=device)
     record = interpolate(pairs, target, config)
     path = f"{stem}{SUFFIX}.json"
     write_file(path, (json.dumps(record, indent=2) + "\n").encode())

@@ -257,11 +257,13 @@ class Target:
     dataset: str
     datapath: str | None = None
     num_classes: int | None = None
+    model_args: str = ""  # the factories' keyword arguments (canonical JSON text; "" for none)
+    data_args: str = ""
     device: str = "cpu"  # this rank's device, already chosen
     threads: int | None = None
 
 
-TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes")
+TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes", "model_args", "data_args")
 
 
 def _digest(record: dict) -> str:
@@ -296,7 +298,7 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
             f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
             "choose another out or remove that folder to measure again"
         )
-    then = {k: found.get("target", {}).get(k) for k in TARGET_IDENTITY}
+    then = {k: found.get("target", {}).get(k, getattr(Target, k, None)) for k in TARGET_IDENTITY}  # older: no args
     if then != {k: getattr(target, k) for k in TARGET_IDENTITY}:
         raise MismatchError(
             f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
@@ -324,9 +326,13 @@ def _surface(
     and the path of its direction file.  ``data``: the target's data set as named, loaded once for
     every job of the run (the subset is drawn from it as from a data set loaded by name)."""
     job = SurfaceJob(
-        model=ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint),
+        model=ModelConfig(
+            target.model, num_classes=target.num_classes, model_file=run.checkpoint, model_args=target.model_args
+        ),
         grid=grid,
-        data=DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset),
+        data=DataConfig(
+            target.dataset, datapath=target.datapath, train_subset=config.train_subset, data_args=target.data_args
+        ),
         directions=directions,
         evaluation=config.evaluation(),
         run=RunConfig(
@@ -369,10 +375,19 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
     """Every measure on the Hessian of the training loss on ``data`` (or its subset);
     ``hessian_directions``: the direction file of the Hessian surface (None: no figures' extras, the
     top-eigenvector curve's eigenvalue and the spectral density)."""
-    cfg = ModelConfig(target.model, num_classes=target.num_classes, model_file=run.checkpoint)
+    cfg = ModelConfig(
+        target.model, num_classes=target.num_classes, model_file=run.checkpoint, model_args=target.model_args
+    )
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
     data = load_data(
-        DataConfig(target.dataset, datapath=target.datapath, train_subset=config.train_subset, test=False), data
+        DataConfig(
+            target.dataset,
+            datapath=target.datapath,
+            train_subset=config.train_subset,
+            test=False,
+            data_args=target.data_args,
+        ),
+        data,
     )
     h = Hessian(
         model,
@@ -460,7 +475,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     if found is not None and (found.get("extras", True) or not extras):  # the same weights, measured the same
         return {**found, "run": asdict(run)}  # way; how the manifest labels them is today's
     started = time.perf_counter()
-    data = load_named(target.dataset, target.datapath)
+    data = load_named(target.dataset, target.datapath, args=target.data_args)
     one, two = _surfaces(run, target, config, data, folder)
     surfaces_done = time.perf_counter()
     hessian_directions = None

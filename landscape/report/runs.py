@@ -33,6 +33,8 @@ class Run:
     checkpoint: str  # absolute path of the trained weights
     model: str | None  # registry name or plug-in; None: the report's --model
     dataset: str | None  # None: the report's --dataset
+    model_args: str = ""  # the factories' keyword arguments the run recorded ("": none, or the report's flags)
+    data_args: str = ""
 
 
 def _is_trainer_manifest(path: str) -> bool:
@@ -68,6 +70,8 @@ def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
                 os.path.join(row["folder"], files.FINAL),
                 identity.get("model"),
                 identity.get("dataset"),
+                identity.get("model_args", ""),
+                identity.get("data_args", ""),
             )
         )
     return runs, skipped
@@ -118,6 +122,8 @@ def _from_csv(path: str) -> list[Run]:
                 where,
                 (row.get("model") or "").strip() or recorded.get("model"),
                 (row.get("dataset") or "").strip() or recorded.get("dataset"),
+                recorded.get("model_args", ""),
+                recorded.get("data_args", ""),
             )
         )
     return runs

@@ -52,6 +52,9 @@ def identity(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, ev: Evaluator)
         "same_dir": bool(d.same_dir),
         "directions_sha256": d.digest,
     }
+    for key, args in (("model_args", job.model.model_args), ("data_args", job.data.data_args)):
+        if args:  # only then: files of factories without arguments keep the identity they always had
+            identity[key] = args
     if ev.cfg.curvature:  # only then: files without curvature keep the identity they always had
         identity.update(curvature=True, curvature_tol=ev.cfg.curvature_tol, curvature_method="lanczos")
     for axis, info in zip("xy", d.axes[: job.grid.ndim]):

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import directions as dirs
-from ..data import Data
+from ..data import Data, made_once
 from ..errors import CollectiveFailure, Stopped
 from ..io import surface_file
 from ..io.lock import SurfaceLock
@@ -120,6 +120,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     io = agree(comm, choose, job.run.io, comm.size)
     device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
 
+    if data is None:  # a plug-in's generated data set: made once, sent to every rank
+        data = made_once(comm, job.data)
     loaded = agree(comm, inputs.load, job, model, data, show)
     loaded.prints = inputs.fingerprints(loaded)
     agree(comm, inputs.same_everywhere, comm, loaded.prints)

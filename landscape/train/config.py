@@ -13,6 +13,7 @@ from ..io import paths
 from ..losses import Loss
 from ..models import ModelConfig
 from ..parallel import devices
+from ..plugins import canonical
 from .recipes import Recipe
 
 AUGMENTS = ("auto", "none", "standard")
@@ -164,9 +165,9 @@ class TrainJob:
         to ``local``, whose ranks hold their own optimizer and control variates)."""
         out = {
             "loss_name": loss.name,
-            "model": self.model.model,
+            "model": canonical(self.model.model),  # a plug-in by its file's absolute path: found from anywhere
             "num_classes": self.model.classes(self.data.dataset),
-            "dataset": self.data.dataset,
+            "dataset": canonical(self.data.dataset),
             "raw_data": self.data.raw_data,
             "train_samples": train_size,
             "micro_batch": self.micro_batch(ranks),
@@ -176,4 +177,7 @@ class TrainJob:
         }
         if self.recipe.recipe == "local":
             out["ranks"] = ranks
+        for key, args in (("model_args", self.model.model_args), ("data_args", self.data.data_args)):
+            if args:  # only then: runs without them keep the identity they always had
+                out[key] = args
         return out

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..data import Samples, load_named
+from ..data import Samples, load_named, made_once
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io.atomic import remove_stale_partials_in
@@ -72,8 +72,13 @@ class Session:
     curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
 
 
-def _data(job: TrainJob, device: str, ranks: int):
-    data = load_named(job.data.dataset, job.data.datapath, job.data.raw_data)
+def _data(job: TrainJob, device: str, ranks: int, made=None):
+    """The training (and test) samples: ``made`` when rank 0 made them for everyone (``made_once``)."""
+    data = (
+        made
+        if made is not None
+        else load_named(job.data.dataset, job.data.datapath, job.data.raw_data, job.data.data_args)
+    )
     train = data.train
     if len(train) == 0:
         raise InputError(f"dataset {job.data.dataset}: the training set is empty")
@@ -91,7 +96,7 @@ def _model(job: TrainJob, device: str, train: Samples, loss: Loss) -> torch.nn.M
     """The initial network, checked against two samples of the data (its input shape, its classes)
     before any folder is made: a model that does not fit its data is one line, not a traceback."""
     torch.manual_seed(job.run.seed)  # the same initial weights on every rank, for every batch size
-    model = build_model(job.model.model, job.model.classes(job.data.dataset)).to(device)
+    model = build_model(job.model.model, job.model.classes(job.data.dataset), job.model.model_args).to(device)
     try:
         with torch.no_grad():
             model.eval()
@@ -143,7 +148,8 @@ def run_training(job: TrainJob, comm, say=print) -> Result:
     torch.set_num_threads(threads.count)
     device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)
     out = job.run.out
-    train, test, fill = agree(comm, _data, job, device, comm.size)
+    made = made_once(comm, job.data)  # a plug-in's generated data set: made once, sent to every rank
+    train, test, fill = agree(comm, _data, job, device, comm.size, made)
     loss = job.loss(train.is_classification)
     model = agree(comm, _model, job, device, train, loss)
     identity = job.identity(comm.size, len(train), loss)

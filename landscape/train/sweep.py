@@ -15,17 +15,20 @@ that with ``allow_nonfinite``); its ``run.json`` says where.
 from __future__ import annotations
 
 import csv
+import errno
 import fcntl
 import io
 import itertools
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass
 
 from .. import checks
 from ..errors import ConfigError, InputError
 from ..io.atomic import write_file
+from ..io.lock import NOFOLLOW
 from . import checkpoints as files
 from .recipes import NAMES
 
@@ -130,7 +133,7 @@ def write_manifest(out: str, configs: list[Configuration], epochs: int, settings
     """Rebuild ``manifest.csv`` and ``manifest.json`` from the run folders, under ``OUT/manifest.lock``:
     this sweep's configurations, and every other run in ``out`` (a rerun with fewer recipes keeps the
     rows of the others), sorted by recipe, batch size and seed."""
-    with open(os.path.join(out, "manifest.lock"), "a+") as lock:
+    with _manifest_lock(out) as lock:
         fcntl.lockf(lock, fcntl.LOCK_EX)  # waits for a task writing at the same moment
         listed = list(dict.fromkeys([*configs, *_found(out)]))
         order = {r: i for i, r in enumerate(dict.fromkeys(c.recipe for c in listed))}
@@ -147,6 +150,24 @@ def write_manifest(out: str, configs: list[Configuration], epochs: int, settings
             (json.dumps({"settings": settings, "runs": rows}, indent=2, default=str) + "\n").encode(),
         )
     return rows
+
+
+def _manifest_lock(out: str):
+    """``OUT/manifest.lock``, opened without following a link (``io.lock``): a link planted there is refused,
+    as is anything but a regular file, rather than created or locked through."""
+    path = os.path.join(out, "manifest.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(
+                f"manifest lock {path} is a symbolic link, which no job of landscape makes; remove it"
+            ) from None
+        raise InputError(f"manifest lock {path} cannot be opened ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"manifest lock {path} is not a regular file, which no job of landscape makes; remove it")
+    return os.fdopen(fd, "r+b")
 
 
 def read_manifest(path: str) -> list[dict]:
@@ -169,23 +190,35 @@ def read_manifest(path: str) -> list[dict]:
         raise InputError(
             f"manifest {path} cannot be read ({exc}): expected the manifest of a landscape sweep"
         ) from None
-    out = []
-    for row in rows:
-        try:
-            out.append(
-                {
-                    **row,
-                    "batch_size": int(row["batch_size"]),
-                    "seed": int(row["seed"]),
-                    "done": row["done"] in (True, "True"),
-                    "diverged": row.get("diverged") in (True, "True"),  # absent from older manifests
-                    "test_error": float(row["test_error"]),
-                    "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
-                }
-            )
-        except (KeyError, ValueError) as exc:
-            raise InputError(f"manifest {path}: a row lacks {exc}: expected the columns {', '.join(COLUMNS)}") from None
-    return out
+    if not isinstance(rows, list):
+        raise InputError(
+            f"manifest {path}: its runs are a {type(rows).__name__} ({rows!r:.60}): expected a list of runs"
+        )
+    return [_manifest_row(path, i, row) for i, row in enumerate(rows)]
+
+
+def _manifest_row(path: str, i: int, row) -> dict:
+    """Entry ``i`` of the manifest ``path``, its numbers parsed and its folder made absolute; an entry of
+    another shape (not a record, a name that is no string, a number that is none) is an input error naming it."""
+    shown = f"run {i} ({row!r:.80})"
+    if not isinstance(row, dict):
+        raise InputError(f"manifest {path}: {shown} is a {type(row).__name__}: expected a record of the columns")
+    if "run" in row and not (isinstance(row["run"], str) and row["run"]):
+        raise InputError(f"manifest {path}: {shown} names no run folder: expected a folder name under 'run'")
+    try:
+        return {
+            **row,
+            "batch_size": int(row["batch_size"]),
+            "seed": int(row["seed"]),
+            "done": row["done"] in (True, "True"),
+            "diverged": row.get("diverged") in (True, "True"),  # absent from older manifests
+            "test_error": float(row["test_error"]),
+            "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
+        }
+    except KeyError as exc:
+        raise InputError(f"manifest {path}: {shown} lacks {exc}: expected the columns {', '.join(COLUMNS)}") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"manifest {path}: {shown} has a value of another kind ({exc})") from None
 
 
 __all__ = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -19,14 +20,15 @@ import torch
 from .. import checks
 from ..curvature import Hessian, extremes, hutchinson, slq
 from ..curvature import sharpness as measures
+from ..curvature.eigen import LANCZOS_STEPS
 from ..curvature.fisher_rao import fisher_rao
 from ..curvature.hessian import free_memory
-from ..curvature.layers import per_layer
+from ..curvature.layers import per_layer, split
 from ..curvature.noise_scale import noise_scale
 from ..curvature.relative_flatness import relative_flatness
 from ..data import DataConfig, load_data
 from ..data.samples import Samples, as_samples
-from ..errors import ConfigError
+from ..errors import ConfigError, Stopped
 from ..io.atomic import write_file
 from ..io.checkpoint import with_recorded
 from ..io.lock import SurfaceLock
@@ -34,6 +36,7 @@ from ..io.paths import output_path
 from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
+from ..parallel import stop
 from ..parallel.comm import agree, threads_per_rank
 from ..plotting.spectrum import write_density
 from ..provenance import command_line, sha256_file, versions
@@ -44,6 +47,8 @@ DEFAULTS = {
     "num_classes": None,
     "dataset": None,  # the one a landscape train checkpoint records, else digits
     "datapath": None,
+    "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
+    "data_args": None,
     "train_subset": None,
     "loss_name": "crossentropy",
     "k": 1,
@@ -148,6 +153,105 @@ def settings_of(params: dict) -> dict:
     return s
 
 
+def _planned(s: dict) -> list[str]:
+    """The measures asked for, in the order they are made."""
+    named = [
+        ("eigenvalues", True),
+        ("trace", s["trace"]),
+        ("density", s["density"]),
+        ("layers", s["layers"]),
+        ("relative_flatness", s["relative_flatness"]),
+        ("fisher_rao", s["fisher_rao"]),
+        ("noise_scale", s["noise_scale"]),
+    ]
+    return [name for name, asked in named if asked] + list(s["sharpness"])
+
+
+def _between(world, planned: list[str]):
+    """What is called before each measure: a stop signal on any rank (a collective: every rank makes the
+    same measures) ends the command there with ``errors.Stopped``, nothing written, the lock released."""
+    begun = 0
+
+    def next_measure() -> None:
+        nonlocal begun
+        signal_name = stop.requested(world)
+        if signal_name:
+            what = f"measures ({', '.join(planned[:begun]) or 'none'} done; nothing is written)"
+            raise Stopped(stop.stopped_line(signal_name, begun, len(planned), what, "measure again"))
+        begun += 1
+
+    return next_measure
+
+
+def _products_planned(s: dict, hessian) -> dict[str, tuple[int, bool]]:
+    """Each measure's Hessian-vector products: (how many, whether that is only a bound).  Lanczos stops
+    once converged (ARPACK takes over, past the bound, only where it does not converge within its steps);
+    a trace with ``trace_se`` and a density whose Krylov space closes early stop sooner; the others make
+    gradients and losses only."""
+
+    def lanczos(dim: int) -> int:  # its steps, and the true residuals of the k values found
+        return min(dim, LANCZOS_STEPS) + s["k"]
+
+    ends = 2 if s["which"] == "both" else 1
+    blocks = [layer.size for layer in split(hessian)] if s["layers"] else []
+    counts = {
+        "eigenvalues": (ends * lanczos(hessian.dim), True),
+        "trace": (s["trace"], s["trace_se"] is not None),
+        "density": (min(s["density_steps"], hessian.dim) * s["density_runs"], True),
+        "layers": (s["layer_samples"] + sum(1 if n == 1 else min(n, LANCZOS_STEPS) + 1 for n in blocks), True),
+        "relative_flatness": (s["relative_flatness"], False),
+    }
+    return {name: counts.get(name, (0, False)) for name in _planned(s)}
+
+
+class _Ledger:
+    """What ``curvature`` prints of its plan and progress: the products each measure will make, the time
+    that will take once the first product is timed, and each measure's products and seconds as it ends."""
+
+    def __init__(self, hessian, planned: dict[str, tuple[int, bool]], say):
+        self.hessian, self.planned, self.say = hessian, planned, say
+        self.names, self.current, self.began, self.products = list(planned), -1, None, 0
+        total = sum(n for n, _ in planned.values())
+        bound = "at most " if any(upper for n, upper in planned.values() if n) else ""
+        self.total = f"{bound}{total:,}"
+        say(f"plan: {len(planned)} measure(s), {self.total} Hessian-vector products in all")
+        for name, (n, upper) in planned.items():
+            say(f"  {name:<20}{'at most ' if upper else ''}{n:,} products" if n else f"  {name:<20}no products")
+        matvec = hessian.matvec
+
+        def first(v):  # times the first product, then steps aside (a measure may hold on to it: passes on)
+            if "matvec" not in vars(hessian):
+                return matvec(v)
+            began = time.perf_counter()
+            out = matvec(v)
+            each = time.perf_counter() - began
+            del hessian.matvec  # the class's own again
+            at_most = "at most " if self.total.startswith("at most") else ""
+            say(f"time: {at_most}about {each * total:.0f} s at {each:.3g} s per product ({self.total} products)")
+            return out
+
+        if total:
+            hessian.matvec = first
+
+    def wrap(self, next_measure):
+        """``next_measure`` (called before each measure), preceded by the line of the one that ended."""
+
+        def wrapped() -> None:
+            self.close()
+            next_measure()
+            self.current += 1
+            self.began, self.products = time.perf_counter(), self.hessian.products
+
+        return wrapped
+
+    def close(self) -> None:
+        """The line of the measure that just ended (none before the first, nor twice)."""
+        if 0 <= self.current < len(self.names) and self.began is not None:
+            done = self.hessian.products - self.products
+            self.say(f"{self.names[self.current]}: {done:,} products in {time.perf_counter() - self.began:.2f} s")
+            self.began = None
+
+
 def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
     with ExitStack() as held:  # rank 0 holds the output's lock (``<out>.lock``) until the file is written
         return _run(params, argv, held)
@@ -165,8 +269,16 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
                 SurfaceLock(s["out"], command, what="curvature file", field="out", doing="being measured")
             )
         torch.set_num_threads(threads_per_rank(world, s["threads"]).count)
-        data_cfg = DataConfig(dataset=s["dataset"], datapath=s["datapath"], train_subset=s["train_subset"], test=False)
-        model_cfg = ModelConfig(s["model"], num_classes=s["num_classes"], model_file=s["model_file"])
+        data_cfg = DataConfig(
+            dataset=s["dataset"],
+            datapath=s["datapath"],
+            train_subset=s["train_subset"],
+            test=False,
+            data_args=s["data_args"],
+        )
+        model_cfg = ModelConfig(
+            s["model"], num_classes=s["num_classes"], model_file=s["model_file"], model_args=s["model_args"]
+        )
         data = load_data(data_cfg)
         largest_shard = -(-len(data.train) // world.size)
         if "m_sharpness" in s["sharpness"] and s["m"] > largest_shard:  # before any product, not after
@@ -204,6 +316,10 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         f"{s['model']} on {len(data.train)} {s['dataset']} samples, {hessian.dim:,} parameters: mean loss "
         f"{loss:.6g}, gradient norm {report['gradient_norm']:.3g}"
     )
+    planned = _planned(s)
+    ledger = _Ledger(hessian, _products_planned(s, hessian), say)
+    next_measure = ledger.wrap(_between(world, planned))
+    next_measure()
     ends = extremes(hessian, k=s["k"], which=s["which"], tol=s["tol"], seed=s["seed"])
     report["eigenvalues"] = {end: e.record() for end, e in ends.items()}
     for end, e in ends.items():
@@ -213,6 +329,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
             f"{max(e.residuals):.1e}; {e.products} products; Lanczos, Ghorbani et al. 2019]"
         )
     if s["trace"]:
+        next_measure()
         t = hutchinson(hessian, samples=s["trace"], seed=s["seed"], se=s["trace_se"])
         report["trace"] = t.record()
         stop = f", stopped at a relative standard error of {s['trace_se']:g}" if t.samples < s["trace"] else ""
@@ -222,18 +339,13 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
             if not report["trace"]["se_met"]:
                 stop = f"; --trace_se {s['trace_se']:g} NOT met: relative standard error {relative:.2g} at the last"
         say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors{stop}; Hutchinson 1990)")
-    figures = []
+    density = None
     if s["density"]:
-        d = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
-        report["density"] = d.record()
-        if world.rank == 0:
-            name = os.path.basename(s["model_file"])
-            if name == "final.pt":  # a training run's checkpoint: its folder names it
-                name = os.path.basename(os.path.dirname(os.path.abspath(s["model_file"])))
-            figures = [str(p) for p in write_density({name: d}, os.path.splitext(s["out"])[0] + "_density")]
-            for path in figures:
-                say(f"wrote {path}")
+        next_measure()
+        density = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
+        report["density"] = density.record()
     if s["layers"]:
+        next_measure()
         found = per_layer(hessian, samples=s["layer_samples"], tol=s["tol"], seed=s["seed"])
         report["layers"] = [layer.record() for layer in found]
         for layer in found:
@@ -243,22 +355,35 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
                 f"trace {layer.trace:.6g} ± {layer.trace_stderr:.2g}"
             )
     if s["relative_flatness"]:
+        next_measure()
         k = relative_flatness(hessian, samples=s["relative_flatness"], seed=s["seed"])
         report["relative_flatness"] = k.record()
         say(f"relative flatness {k.value:.6g} ± {k.stderr:.2g}: {k.definition} ({k.citation})")
     if s["fisher_rao"]:
+        next_measure()
         fr = fisher_rao(hessian)
         report["fisher_rao"] = fr.record()
         note = f" ({fr.note})" if fr.note else ""
         say(f"Fisher–Rao norm {fr.value:.6g} (empirical {fr.empirical:.6g}): {fr.definition} ({fr.citation}){note}")
     if s["noise_scale"]:
+        next_measure()
         b = noise_scale(hessian)
         report["noise_scale"] = b.record()
         say(f"gradient noise scale B_simple {b.value:.6g} (tr Σ {b.trace_sigma:.4g}, ‖G‖² {b.gradient_norm2:.4g})")
     for measure in s["sharpness"]:
+        next_measure()
         m = measures.compute(hessian, measure, s["sharpness_config"])
         report.setdefault("sharpness", {})[measure] = m.record()
         say(f"sharpness {m.describe()}")
+    ledger.close()
+    figures = []  # written with the file, at the end: a stop between measures leaves nothing
+    if density is not None and world.rank == 0:
+        name = os.path.basename(s["model_file"])
+        if name == "final.pt":  # a training run's checkpoint: its folder names it
+            name = os.path.basename(os.path.dirname(os.path.abspath(s["model_file"])))
+        figures = [str(p) for p in write_density({name: density}, os.path.splitext(s["out"])[0] + "_density")]
+        for path in figures:
+            say(f"wrote {path}")
     if world.rank == 0:
         write_file(s["out"], json.dumps(plain(report), indent=2).encode())  # NaN: null
         say(f"wrote {s['out']}")

@@ -21,12 +21,12 @@ import torch
 
 from .. import checks
 from ..data import DataConfig
-from ..errors import ConfigError, InputError, UsageError, param
+from ..errors import ConfigError, InputError, Stopped, UsageError, param
 from ..io.atomic import write_file
 from ..io.paths import output_path
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
-from ..parallel import devices
+from ..parallel import devices, stop
 from ..parallel.comm import agree, threads_per_rank
 from ..plotting.look import use
 from ..plotting.palette import batch_colours
@@ -56,6 +56,8 @@ DEFAULTS = {
     "model": None,
     "dataset": None,
     "datapath": None,
+    "model_args": None,  # where the runs record none
+    "data_args": None,
     "num_classes": None,
     **config_defaults(MeasureConfig),
     "endpoints": DEFAULT_ENDPOINTS,
@@ -126,16 +128,15 @@ def _targets(args, runs) -> dict[str, Target]:
                 f"the manifest does not say which model {run.name} is (no model column, and its "
                 f"checkpoint records none): give {param('model')}"
             )
-        target = Target(model=model, dataset=dataset or "digits", datapath=args.datapath, num_classes=args.num_classes)
-        try:  # a bad model name or data set now, not after the first network's surfaces
-            ModelConfig(target.model, num_classes=target.num_classes)
-            DataConfig(target.dataset, datapath=target.datapath)
+        try:  # a bad model name, data set or arguments now, not after the first network's surfaces
+            m = ModelConfig(model, num_classes=args.num_classes, model_args=run.model_args or args.model_args)
+            d = DataConfig(dataset or "digits", datapath=args.datapath, data_args=run.data_args or args.data_args)
         except ConfigError as exc:
             if (run.model and exc.fields == ("model",)) or (run.dataset and exc.fields == ("dataset",)):
                 raise InputError(f"manifest {args.manifest}, run {run.name}: {exc}") from None
             raise
-        targets[run.name] = target
-    kinds = sorted({(t.model, t.dataset) for t in targets.values()})
+        targets[run.name] = Target(m.model, d.dataset, d.datapath, m.num_classes, m.model_args, d.data_args)
+    kinds = sorted({(t.model + (f" {t.model_args}" if t.model_args else ""), t.dataset) for t in targets.values()})
     if len(kinds) > 1:
         raise InputError(
             f"manifest {args.manifest} mixes networks or data sets ({'; '.join(f'{m} on {d}' for m, d in kinds)}): "
@@ -176,30 +177,61 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
     if args.match_target is not None:
         say(f"matched loss: each run also at its first saved checkpoint with train loss <= {args.match_target:.4g}")
 
-    def mine() -> list[dict]:
-        done = []
-        for i in range(world.rank, len(runs), world.size):
-            run, started = runs[i], time.perf_counter()
+    def measured(i: int, _=None) -> dict | None:
+        """Run ``i`` measured at its final weights (None: no run, or a stop signal abandoned it)."""
+        if i >= len(runs):  # this rank has no run in the last round
+            return None
+        run, started = runs[i], time.perf_counter()
+        target = replace(targets[run.name], device=device, threads=threads.count)
+        result = _unless_stopped(measure_run, run, target, config, os.path.join(args.out, "runs", run.name))
+        if result is ABANDONED:
+            return None
+        v = result["values"]
+        print(
+            f"[{i + 1}/{len(runs)}] {run.name}: test error {v['test_error']:.2f} %, λmax {v['lambda_max']:.4g}, "
+            f"trace {v['trace']:.4g}, average rise {v['average_rise']:.3g} "
+            f"({time.perf_counter() - started:.0f} s, rank {world.rank})",
+            flush=True,
+        )
+        return result
+
+    def matched(i: int, result: dict | None) -> dict | None:
+        """The run at its matched-loss checkpoint, or marked as the rescaling control (None: abandoned)."""
+        if result is None:
+            return None
+        run = runs[i]
+        origin = origin_of(run.checkpoint)
+        if origin is not None:  # a rescaled copy of another run: the rescaling control
+            result["rescaled"] = origin
+        elif args.match_target is not None:
             target = replace(targets[run.name], device=device, threads=threads.count)
-            result = measure_run(run, target, config, os.path.join(args.out, "runs", run.name))
-            v = result["values"]
-            print(
-                f"[{i + 1}/{len(runs)}] {run.name}: test error {v['test_error']:.2f} %, λmax {v['lambda_max']:.4g}, "
-                f"trace {v['trace']:.4g}, average rise {v['average_rise']:.3g} "
-                f"({time.perf_counter() - started:.0f} s, rank {world.rank})",
-                flush=True,
-            )
-            origin = origin_of(run.checkpoint)
-            if origin is not None:  # a rescaled copy of another run: the rescaling control
-                result["rescaled"] = origin
-            elif args.match_target is not None:
-                _add_matched(result, run, target, config, args)
-            for line in flagged(result):
-                print(f"  flagged: {line}", flush=True)
-            done.append(result)
+            if _unless_stopped(_add_matched, result, run, target, config, args) is ABANDONED:
+                return None
+        for line in flagged(result):
+            print(f"  flagged: {line}", flush=True)
+        return result
+
+    def mine() -> list[dict]:
+        """This rank's runs (r, r + size, ...), in rounds of one run per rank.  Before each measurement,
+        final and (with a matched loss) matched, the ranks ask each other for a stop signal (a collective,
+        as often on every rank), and each measurement is agreed: a failure or a stop ends every rank at the
+        same point."""
+        done: list[dict] = []
+        for first in range(0, len(runs), world.size):
+            result = None
+            for stage in (measured, matched):
+                signal_name = stop.requested(world) if stage is measured or args.match_target is not None else None
+                if signal_name:  # what is measured is cached in each run's measures.json: a rerun reads it
+                    raise Stopped(stop.stopped_line(signal_name, sum(world.allgather(len(done))), len(runs)))
+                result = agree(world, stage, first + world.rank, result)
+            if result is not None:
+                done.append(result)
+        signal_name = stop.requested(world)  # before the scorecard: a rerun reads every measurement back
+        if signal_name:
+            raise Stopped(stop.stopped_line(signal_name, len(runs), len(runs)))
         return done
 
-    shares = world.gather(agree(world, mine))
+    shares = world.gather(mine())
 
     def written():  # under agree: a failure on rank 0 ends every rank, none waits
         if world.rank == 0:
@@ -209,6 +241,21 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
 
     card, files = world.bcast(agree(world, written))
     return ReportResult(card, files, list(skipped))
+
+
+ABANDONED = object()  # a measurement a stop signal ended inside a surface
+
+
+def _unless_stopped(measure, *args):
+    """``measure(*args)``, or ``ABANDONED`` when a stop signal ended a surface inside it: the surface saved
+    its round and resumes, the run's ``measures.json`` is not written, and the ranks agree on the stop
+    before the next measurement."""
+    try:
+        return measure(*args)
+    except Stopped:
+        if stop.installed() is None:  # the surface's own signal handler, not the command's: stop as it did
+            raise
+        return ABANDONED
 
 
 def _match_target(args, runs: list[Run]) -> float | None:

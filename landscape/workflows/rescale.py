@@ -12,7 +12,7 @@ import torch
 from .. import checks
 from ..data import DataConfig, load_data
 from ..errors import ConfigError, InputError, param
-from ..io.checkpoint import read_state_dict, with_recorded
+from ..io.checkpoint import read_state_dict, save, with_recorded
 from ..io.paths import output_path
 from ..models import ModelConfig, load_model
 from ..models.rescale import pair, rescale, same_function
@@ -24,6 +24,8 @@ DEFAULTS = {
     "num_classes": None,
     "dataset": None,  # the one a landscape train checkpoint records, else digits
     "datapath": None,
+    "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
+    "data_args": None,
     "layer": None,
     "allow_pickle": False,
     "threads": None,
@@ -60,15 +62,19 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
         raise InputError(f"{param('out')}={out} exists: expected a new file (nothing is overwritten)")
     output_path(out, "checkpoint", "out")
     cfg = ModelConfig(
-        s["model"], num_classes=s["num_classes"], model_file=s["model_file"], allow_pickle=s["allow_pickle"]
+        s["model"],
+        num_classes=s["num_classes"],
+        model_file=s["model_file"],
+        allow_pickle=s["allow_pickle"],
+        model_args=s["model_args"],
     )
-    data = load_data(DataConfig(s["dataset"], datapath=s["datapath"], test=False))
+    data = load_data(DataConfig(s["dataset"], datapath=s["datapath"], test=False, data_args=s["data_args"]))
     classes = cfg.classes(s["dataset"])
     original = load_model(cfg, classes, cfg.model_file, seed=0)
     state = read_state_dict(cfg.model_file, cfg.allow_pickle)
     layer, following = pair(state, s["layer"])
     scaled_state = rescale(state, s["alpha"], layer)
-    scaled = load_model(ModelConfig(s["model"], num_classes=s["num_classes"]), classes, None, seed=0)
+    scaled = load_model(ModelConfig(s["model"], s["num_classes"], model_args=cfg.model_args), classes, None, seed=0)
     scaled.load_state_dict(scaled_state)
     difference = same_function(original, scaled, data.train.inputs[:CHECKED])
     record = {
@@ -87,13 +93,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
     source = torch.load(cfg.model_file, map_location="cpu", weights_only=True)
     if isinstance(source, dict) and isinstance(source.get("meta"), dict):  # a landscape run: its record carries over
         record["meta"] = source["meta"]
-    partial = f"{out}.partial-{os.getpid()}"
-    try:
-        torch.save({"state_dict": scaled.state_dict(), **record}, partial)
-        os.replace(partial, out)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+    save(scaled, out, record, replace=False)  # whole or not at all; never over a file that appeared meanwhile
     print(
         f"wrote {out}: {layer}'s units times {s['alpha']:g}, {following}'s inputs divided "
         f"(outputs agree to {difference:.1g} of their scale)"

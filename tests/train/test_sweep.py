@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from landscape.errors import InputError
 from landscape.train import sweep as sweeps
 from landscape.train.checkpoints import write_run
 
@@ -144,3 +145,51 @@ def test_a_run_with_a_budget_in_steps_has_no_epochs_in_the_manifest(tmp_path):
     write_run(str(tmp_path / config.name), {"identity": {"steps": 6000, "epochs": 300}, "done": True})
     row = sweeps.write_manifest(str(tmp_path), [config], 300, {})[0]
     assert (row["epochs"], row["steps"], row["done"]) == (None, 6000, True)
+
+
+def test_a_link_planted_at_the_manifest_lock_is_refused_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "manifest.lock").symlink_to(victim)
+    done = run("sweep", ["--out", str(out), "--recipes", "naive", "--batch_sizes", "512", "--seeds", "0", *COMMON])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].endswith(
+        f"manifest lock {out / 'manifest.lock'} is a symbolic link, which no job of landscape makes; remove it"
+    )
+    assert victim.read_text() == "precious\n" and not (out / "manifest.json").exists()
+
+
+ROW = {"run": "naive_b16_s0", "recipe": "naive", "batch_size": 16, "seed": 0, "done": True, "test_error": 5.0}
+
+
+@pytest.mark.parametrize(
+    "runs, words",
+    [
+        ([ROW, {**ROW, "run": 7}], "run 1 ({'run': 7, "),
+        ([{**ROW, "batch_size": None}], "run 0 ({'run': 'naive_b16_s0', "),
+        ({"naive_b16_s0": ROW}, "its runs are a dict ({'naive_b16_s0': "),
+    ],
+    ids=["a number for a name", "no batch size", "not a list"],
+)
+def test_a_manifest_entry_of_another_shape_is_an_input_error_naming_the_file_and_the_entry(tmp_path, runs, words):
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"settings": {}, "runs": runs}))
+    with pytest.raises(InputError) as refused:
+        sweeps.read_manifest(str(path))
+    assert str(refused.value).startswith(f"manifest {path}: ") and words in str(refused.value), refused.value
+
+
+def test_plot_training_on_a_manifest_entry_of_another_shape_is_one_line_and_draws_nothing(tmp_path):
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"settings": {}, "runs": [ROW, "naive_b32_s0"]}))
+    done = run("plot-training", [str(path), "--out", str(tmp_path / "training")])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0] == (
+        f"landscape plot-training: error: manifest {path}: run 1 ('naive_b32_s0') is a str: "
+        "expected a record of the columns"
+    )
+    assert not list(tmp_path.glob("training*"))

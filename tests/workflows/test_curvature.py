@@ -165,3 +165,77 @@ def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_pa
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.communicate()
+
+
+def _stopped_after(job, text: str) -> tuple[str, str]:
+    """Read ``job``'s output until a line holds ``text``, then send it SIGTERM; its output and errors."""
+    import os
+    import signal
+
+    seen = []
+    for line in job.stdout:
+        seen.append(line)
+        if text in line:
+            break
+    os.kill(job.pid, signal.SIGTERM)
+    out, err = job.communicate(timeout=120)
+    return "".join(seen) + out, err
+
+
+def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch):
+    """SIGTERM after the trace: the measure in progress finishes, no other begins, nothing is written but
+    the lock is gone; the rerun measures what an uninterrupted run measures."""
+    import re
+
+    from conftest import landscape, start
+    from plugins import slow_model
+
+    model_file, out = str(tmp_path / "slow.pt"), tmp_path / "c.json"
+    save(slow_model(), model_file)
+    args = ["--model", f"{plugins}:slow_model", "--model_file", model_file, "--train_subset", "120", "--threads", "1",
+            "--trace", "10", "--density", "--density_steps", "10", "--sharpness", "epsilon", "average"]  # fmt: skip
+    slow = {"LANDSCAPE_TEST_SLEEP": "0.01", "PYTHONUNBUFFERED": "1"}  # each sharpness evaluation sleeps
+    stdout, stderr = _stopped_after(start("curvature", [*args, "--out", str(out)], env=slow), "Rademacher vectors")
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(r"stopped by SIGTERM after [23] of 5 measures \(eigenvalues, trace", lines[0])
+    assert "rerun the same command" in lines[0] and "sharpness average" not in stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.pt"]  # no file, no figure, no lock, no partial
+
+    monkeypatch.setenv("LANDSCAPE_TEST_SLEEP", "0")  # the rerun and the uninterrupted run, at full speed
+    again = run("curvature", [*args, "--out", str(out)])
+    assert again.returncode == 0, again.stderr
+    assert landscape("curvature", *args, "--out", tmp_path / "fresh.json") == 0
+    stopped_then_rerun, fresh = json.loads(out.read_text()), json.loads((tmp_path / "fresh.json").read_text())
+    for key in ("eigenvalues", "trace", "density", "sharpness"):
+        assert stopped_then_rerun[key] == fresh[key], key
+
+
+def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path):
+    model_file = checkpoint(tmp_path)
+    flags = ["--which", "both", "--trace", "10", "--trace_se", "0.5", "--density", "--density_steps", "10"]
+    flags += ["--density_runs", "2", "--relative_flatness", "3", "--fisher_rao", "--out", str(tmp_path / "c.json")]
+    done = run("curvature", [*ARGS, "--model_file", model_file, *flags])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    begin = lines.index(next(line for line in lines if line.startswith("plan: 5 measure(s), at most ")))
+    plan, bounded = {}, {}
+    for line in lines[begin + 1 : begin + 6]:
+        name, *words = line.split()
+        plan[name] = 0 if words == ["no", "products"] else int(words[-2].replace(",", ""))
+        bounded[name] = words[:2] == ["at", "most"]
+    assert list(plan) == ["eigenvalues", "trace", "density", "relative_flatness", "fisher_rao"]
+    assert [name for name in plan if bounded[name]] == ["eigenvalues", "trace", "density"]  # they may stop early
+    assert lines[begin + 6].startswith("time: at most about ") and " s per product" in lines[begin + 6]
+
+    report = json.loads((tmp_path / "c.json").read_text())
+    spent = {
+        "eigenvalues": sum(end["products"] for end in report["eigenvalues"].values()),
+        "trace": report["trace"]["products"],
+        "density": report["density"]["products"],
+        "relative_flatness": report["relative_flatness"]["products"],
+        "fisher_rao": 0,
+    }
+    assert all(spent[name] <= plan[name] for name in plan), (spent, plan)
+    assert plan["relative_flatness"] == 3 and plan["eigenvalues"] > spent["eigenvalues"] > 0  # Lanczos stopped early
+    for name, products in spent.items():  # each measure's line, once it has ended
+        assert sum(line.startswith(f"{name}: {products:,} products in ") for line in lines) == 1, done.stdout

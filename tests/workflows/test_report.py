@@ -39,11 +39,11 @@ FLAGS = [
 ]
 
 
-def networks(tmp_path) -> str:
-    """Four networks, 'trained' at batch 16 and 256 with seeds 0 and 1: random weights, larger at 256."""
+def networks(tmp_path, seeds=(0, 1)) -> str:
+    """Networks 'trained' at batch 16 and 256 with each seed (four by default): random weights, larger at 256."""
     lines = ["checkpoint,batch_size,seed"]
     for batch in (16, 256):
-        for seed in (0, 1):
+        for seed in seeds:
             torch.manual_seed(seed)
             model = build_model("digits_mlp")
             with torch.no_grad():
@@ -157,3 +157,66 @@ def test_each_run_is_also_measured_at_the_first_checkpoint_below_the_common_trai
         assert math.isfinite(r["values"]["lambda_max_matched"])
     assert any(r["values"]["train_loss_matched"] > r["values"]["train_loss"] for r in card["runs"])  # an earlier one
     assert "matched loss: " in done.stdout
+
+
+@pytest.mark.slow
+def test_a_stop_signal_between_runs_keeps_each_measured_run_and_a_rerun_ends_as_an_uninterrupted_one(tmp_path):
+    """SIGTERM once the first run is measured: the run in progress is finished or abandoned (its surface
+    saved), none begins after it, no scorecard is written; the rerun reads the measured runs back."""
+    import os
+    import re
+    import signal
+
+    from conftest import start
+
+    manifest = networks(tmp_path, seeds=(0,))
+    out = tmp_path / "stopped"
+    job = start("report", [manifest, "--out", str(out), *FLAGS], env={"PYTHONUNBUFFERED": "1"})
+    for line in job.stdout:
+        if line.startswith("[1/2] "):
+            break
+    os.kill(job.pid, signal.SIGTERM)
+    stdout, stderr = job.communicate(timeout=120)
+    assert job.returncode == 143, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and re.fullmatch(
+        r"landscape report: stopped by SIGTERM after [12] of 2 runs; rerun the same command to resume", lines[0]
+    ), stderr
+    assert not list(out.glob("scorecard*")) and (out / "runs" / "sgd_b16_s0" / "measures.json").exists()
+    assert not [name for _, _, names in os.walk(tmp_path) for name in names if ".partial-" in name]
+
+    resumed = run("report", [manifest, "--out", str(out), *FLAGS], timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = run("report", [manifest, "--out", str(tmp_path / "whole"), *FLAGS], timeout=300)
+    assert whole.returncode == 0, whole.stderr
+    a, b = (json.loads((tmp_path / name / "scorecard.json").read_text()) for name in ("stopped", "whole"))
+    assert [r["values"] for r in a["runs"]] == [r["values"] for r in b["runs"]]
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_a_stop_signal_to_one_rank_stops_every_rank_after_the_same_round(tmp_path):
+    """On two ranks, each measuring its own runs, a signal that reaches one rank stops both after the
+    round in progress (no rank waits for one that left); the rerun on two ranks finishes."""
+    import os
+    import signal
+
+    from conftest import process_tree, start
+
+    manifest, out = networks(tmp_path), tmp_path / "stopped"
+    job = start("report", [manifest, "--out", str(out), *FLAGS], 2, env={"PYTHONUNBUFFERED": "1"})
+    for line in job.stdout:
+        if line.startswith(("[1/4] ", "[2/4] ")):  # the first round is ending
+            break
+    os.kill(process_tree(job.pid)[-1], signal.SIGTERM)  # one process of the job: a rank, or the launcher
+    _, stderr = job.communicate(timeout=120)
+    assert job.returncode == 143, stderr
+    ours = [line for line in stderr.splitlines() if line.startswith("landscape")]
+    measured = len(list(out.glob("runs/*/measures.json")))  # 2: the first round (4: the signal came late)
+    assert ours == [
+        f"landscape report: stopped by SIGTERM after {measured} of 4 runs; rerun the same command to resume"
+    ]
+    assert measured in (2, 4) and not list(out.glob("scorecard*"))
+    resumed = run("report", [manifest, "--out", str(out), *FLAGS], 2, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (out / "scorecard.json").exists()
