@@ -125,6 +125,19 @@ def call_factory(spec: str, what: str, args: str = ""):
         raise InputError(f"{what} {spec!r}: the factory{given} raised {describe(exc)}") from None
 
 
+PLUGIN_FIELDS = ("model", "dataset")  # the identity fields that may name a plug-in
+
+
+def recorded_canonically(identity: dict) -> dict:
+    """``identity`` with its plug-ins named as ``canonical`` names them now: a file recorded before
+    plug-ins were recorded by their absolute path names them as they were given, from its folder."""
+    out = dict(identity)
+    for key in PLUGIN_FIELDS:
+        if isinstance(out.get(key), str):
+            out[key] = canonical(out[key])
+    return out
+
+
 def canonical(spec: str) -> str:
     """The same plug-in however it was named: a file path made absolute, and a module that lives under
     the current folder named by its file's absolute path (an installed package keeps its dotted name)."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError, LandscapeError, MismatchError, describe, param
 from ..grid import Axis
+from ..plugins import recorded_canonically
 from . import atomic, reference, runs
 from .paths import readable_file
 from .schema import (
@@ -240,7 +241,7 @@ def open_for_resume(
         missing = [name for name in (DONE, CHECKSUM, RUNS, IDENTITY) if name not in f and name not in f.attrs]
         if missing:
             raise _damaged(path, f"it lacks {', '.join(missing)}")
-        problems = _differences(json.loads(f.attrs[IDENTITY]), identity)
+        problems = _differences(recorded_canonically(json.loads(f.attrs[IDENTITY])), identity)
         if quantity_names(f) != sorted(names):
             problems.append(f"quantities: file has {quantity_names(f)}, this run has {sorted(names)}")
         if problems:

@@ -27,7 +27,7 @@ import torch
 from ..errors import InputError, MismatchError, param
 from ..io.atomic import fsync_directory
 from ..io.atomic import write_file as _write
-from ..plugins import canonical
+from ..plugins import recorded_canonically
 
 LATEST, FINAL, LOG, RUN = "latest.pt", "final.pt", "log.csv", "run.json"
 
@@ -85,10 +85,7 @@ def load_latest(out: str) -> dict | None:
 
 def check_same_run(stored: dict, identity: dict, out: str) -> None:
     """A resume continues only the run that ``identity`` describes: any other setting is refused, by name."""
-    before = dict(stored.get("meta", {}).get("identity", {}))
-    for key in ("model", "dataset"):  # a plug-in recorded as named, before runs recorded its absolute path
-        if isinstance(before.get(key), str):
-            before[key] = canonical(before[key])
+    before = recorded_canonically(stored.get("meta", {}).get("identity", {}))
     for key in sorted(set(before) | set(identity)):
         if before.get(key) != identity.get(key):
             raise MismatchError(

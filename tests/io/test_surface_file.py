@@ -282,3 +282,27 @@ def test_partial_files_of_dead_makers_are_removed_and_live_ones_kept(tmp_path):
         open(name, "w").close()
     blank(tmp_path / "s.h5")
     assert sorted(str(p) for p in tmp_path.iterdir()) == sorted([path, *live])
+
+
+def test_a_file_that_named_its_plug_in_from_its_folder_resumes_from_that_folder(tmp_path, monkeypatch, capsys):
+    """Before plug-ins were recorded by their absolute path a file named ``--model oldnames_net:make`` as
+    given: a resume from that folder continues it; from another folder the mismatch names both."""
+    from conftest import begun_before
+
+    (tmp_path / "oldnames_net.py").write_text(
+        "from torch import nn\n\n\ndef make():\n    return nn.Sequential(nn.Flatten(), nn.Linear(64, 10))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["surface", "--model", "oldnames_net:make", "--x=-1:1:3", "--no_test", "--surf_file", "s.h5", "--quiet"]
+    assert landscape(*argv) == 0
+    begun_before(tmp_path / "s.h5", "model", "oldnames_net:make")
+    assert landscape(*argv) == 0, capsys.readouterr().err
+    assert surface_file.read(str(tmp_path / "s.h5")).done.all()
+
+    begun_before(tmp_path / "s.h5", "model", "oldnames_net:make")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    capsys.readouterr()
+    code = landscape(*argv[:2], str(tmp_path / "oldnames_net.py:make"), *argv[3:-3], "--surf_file", "../s.h5")
+    err = capsys.readouterr().err
+    assert code == 4 and "model: file has 'oldnames_net:make', this run has" in err, err
