@@ -26,7 +26,7 @@ from ..curvature.hessian import free_memory
 from ..curvature.layers import per_layer, split
 from ..curvature.noise_scale import noise_scale
 from ..curvature.relative_flatness import relative_flatness
-from ..data import DataConfig, load_data
+from ..data import DataConfig, load_data, made_once
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError, Stopped
 from ..io.atomic import write_file
@@ -276,10 +276,13 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
             test=False,
             data_args=s["data_args"],
         )
+        return s, data_cfg
+
+    def loaded(s, data_cfg, made):
         model_cfg = ModelConfig(
             s["model"], num_classes=s["num_classes"], model_file=s["model_file"], model_args=s["model_args"]
         )
-        data = load_data(data_cfg)
+        data = load_data(data_cfg, made)
         largest_shard = -(-len(data.train) // world.size)
         if "m_sharpness" in s["sharpness"] and s["m"] > largest_shard:  # before any product, not after
             raise ConfigError(
@@ -291,7 +294,9 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
         return s, model, data
 
-    s, model, data = agree(world, setup)
+    s, data_cfg = agree(world, setup)
+    made = made_once(world, data_cfg)  # a plug-in's generated data set: made once, sent to every rank
+    s, model, data = agree(world, lambda: loaded(s, data_cfg, made))
     hessian = sharded_hessian(
         model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], "cpu"
     )  # every measure below uses it; each counts its own products
