@@ -194,7 +194,8 @@ def world():
         if "SLURM_STEP_NUM_TASKS" in os.environ and tasks > 1 and _current.size == 1 and "SLURM_PROCID" in os.environ:
             raise UsageError(
                 f"srun started {tasks} tasks but each sees an MPI world of 1; "
-                "launch with 'srun --mpi=pmi2' (or the MPI your mpi4py was built for)"
+                "srun's MPI plugin is not the one your mpi4py's MPI speaks: pass it, e.g. 'srun --mpi=pmi2' "
+                "(or pmix), or set LANDSCAPE_SRUN_MPI=pmi2 for the sbatch scripts"
             )
     return _current
 

@@ -162,8 +162,10 @@ def test_a_sweep_array_then_its_plot_after_all_surfaces(cluster, tmp_path):
         env,
         LANDSCAPE_ARGS="--model digits_mlp --x=-1:1:7 --no_test",
         OUT=str(tmp_path / "sweep"),
-        PLOT_ARGS="--error --format png",
+        PLOT_ARGS="--error",
+        PLOT_ARGS_FILE=str(tmp_path / "plot.args"),
     )
+    (tmp_path / "plot.args").write_text("--format\npng\n\n--title\nTwo seeds, one scale\n")
     done = subprocess.run(
         [
             str(SCRIPTS / "submit_sweep.sh"),
