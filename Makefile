@@ -17,6 +17,9 @@ STAMP := $(VENV)/.landscape-installed
 PVENV ?= .venv-phdf5
 PPY := $(PVENV)/bin/python
 PSTAMP := $(PVENV)/.landscape-installed
+# The tests let Python cache compiled modules even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): otherwise each command a test starts compiles the package again.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 
@@ -62,30 +65,32 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # The fast tier: every test without a tier marker (markers: pyproject.toml). Installs no system
-# package; a test that needs a tool that is absent skips and says why.
+# package; a test that needs a tool that is absent skips and says why. Its tests are independent (each in
+# its own temporary folder), so they run on every core (pytest-xdist; WORKERS=1 for one process).
+WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PYTEST) -q -n $(WORKERS)
 
 # One tier at a time, for developers.
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow
+	$(PYTEST) -q -m slow
 test-mpi: $(STAMP)
-	$(PY) -m pytest -q -m mpi
+	$(PYTEST) -q -m mpi
 test-faults: $(STAMP) tools
-	$(PY) -m pytest -q -m faults
+	$(PYTEST) -q -m faults
 test-browser: $(STAMP) tools
-	$(PY) -m pytest -q -m browser
+	$(PYTEST) -q -m browser
 
 # Every tier but the fast one, in one run of pytest (CI runs make test first).
 test-more: $(STAMP) tools
-	$(PY) -m pytest -q -m "slow or mpi or faults or browser"
+	$(PYTEST) -q -m "slow or mpi or faults or browser"
 	$(MAKE) test-slurm test-phdf5
 
 test-all: test test-more
 
 # The sbatch scripts on a one-node Slurm that the tests start (Debian's slurm and munge; root).
 test-slurm: $(STAMP)
-	$(PY) -m pytest -q -m slurm
+	$(PYTEST) -q -m slurm
 
 $(PSTAMP): setup.cfg pyproject.toml
 	command -v mpiexec.openmpi >/dev/null && /usr/bin/python3 -c "import h5py" 2>/dev/null || \
@@ -99,7 +104,7 @@ $(PSTAMP): setup.cfg pyproject.toml
 # MPI tests again, on parallel HDF5: every rank writes through driver='mpio'.
 test-phdf5: $(PSTAMP)
 	$(OMPI_ROOT) LANDSCAPE_MPIEXEC="mpiexec.openmpi --oversubscribe" LANDSCAPE_TEST_MPIO=1 \
-	  $(PPY) -m pytest -q -p no:cacheprovider -m "not slurm and not gpu and not browser and not faults" \
+	  $(PPY) -m pytest -q -p no:cacheprovider -m "not slurm and not gpu and not browser" \
 	  tests/surface/test_job_mpi.py tests/surface/test_job_resume.py \
 	  tests/parallel/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 

@@ -3,6 +3,7 @@
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import h5py
@@ -152,6 +153,31 @@ def landscape(*argv) -> int:
     return main([str(a) for a in argv])
 
 
+@pytest.fixture
+def cli(capfd, monkeypatch):
+    """``cli(program, args, cwd=..., env=...)``: ``run``'s result (exit code, stdout, stderr) from the command
+    run in this process, without a new interpreter's seconds of imports. Output is captured at the file
+    descriptors, so what HDF5 or torch print from C is seen too. Not for plug-ins named by a module under
+    the current folder (a module imported once stays imported) nor for jobs that must be signalled."""
+    import torch
+
+    def call(program: str, args: list[str], cwd=None, env: dict | None = None, timeout=None):
+        """``timeout`` is taken for ``run``'s sake; pytest-timeout bounds the test."""
+        threads, path = torch.get_num_threads(), list(sys.path)
+        with monkeypatch.context() as patch:
+            patch.chdir(cwd or ROOT)
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            capfd.readouterr()
+            code = landscape(program, *args)
+            out, err = capfd.readouterr()
+        torch.set_num_threads(threads)  # a command sets its own count
+        sys.path[:] = path  # and puts the folder of a plug-in on the path
+        return subprocess.CompletedProcess([program, *map(str, args)], code, out, err)
+
+    return call
+
+
 def mean_losses(model, sets: dict, batch_size: int = 128) -> list[float]:
     """Each set's mean cross-entropy of ``model`` (its own weights) as the reference kernel sums it, so a
     surface's centre can be compared with it bit for bit: ``sets`` maps names to Samples."""
@@ -186,6 +212,16 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_thread_per_worker():
+    """Under pytest-xdist (make test) every core runs a worker of its own: torch's threads in each would
+    only contend for the same cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch
+
+        torch.set_num_threads(1)
 
 
 @pytest.fixture

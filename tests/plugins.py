@@ -23,14 +23,18 @@ def regression_data():
 
 
 class Slow(nn.Module):
-    """A small classifier that sleeps at every forward pass: a job that takes a while."""
+    """A small classifier that sleeps at every forward pass: a job that takes a while. With
+    ``LANDSCAPE_TEST_HOLD`` naming a file it sleeps only while that file exists: a test holds the job
+    while it looks at it, then lets it finish at full speed."""
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
 
     def forward(self, x):
-        time.sleep(float(os.environ.get("LANDSCAPE_TEST_SLEEP", "0.05")))
+        hold = os.environ.get("LANDSCAPE_TEST_HOLD")
+        if hold is None or os.path.exists(hold):
+            time.sleep(float(os.environ.get("LANDSCAPE_TEST_SLEEP", "0.05")))
         return self.net(x)
 
 

@@ -11,7 +11,7 @@ import torch
 
 from landscape.io.surface_file import read as read_surface
 
-from conftest import ROOT, run
+from conftest import ROOT, landscape, run
 
 EXAMPLE = ROOT / "examples" / "spirals.py"
 MODEL, DATA = "examples/spirals.py:mlp", "examples/spirals.py:spirals"
@@ -31,12 +31,12 @@ def identity_of(checkpoint) -> dict:
     return torch.load(checkpoint, map_location="cpu", weights_only=True)["meta"]["identity"]
 
 
-def test_the_spirals_example_trains_and_its_surface_is_computed_from_another_folder(tmp_path):
+def test_the_spirals_example_trains_and_its_surface_is_computed_from_another_folder(tmp_path, cli):
     """examples/README.md's first commands: the arguments and the file's absolute path are recorded, so
     the surface, run from elsewhere, rebuilds the same network on the same data from the record."""
     work = example_in(tmp_path / "work")
     train = ["--model", MODEL, "--model_args", '{"width": 12}', "--dataset", DATA, "--data_args", '{"n": 300}']
-    done = run("train", [*train, "--epochs", "2", "--batch_size", "32", "--out", "run"], cwd=work)
+    done = cli("train", [*train, "--epochs", "2", "--batch_size", "32", "--out", "run"], cwd=work)
     assert done.returncode == 0, done.stderr
     recorded = identity_of(work / "run" / "final.pt")
     assert recorded["model"] == f"{work / 'examples' / 'spirals.py'}:mlp"
@@ -49,7 +49,7 @@ def test_the_spirals_example_trains_and_its_surface_is_computed_from_another_fol
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     surface = ["--model_file", "../work/run/final.pt", "--x=-1:1:3", "--y=-1:1:3", "--surf_file", "s.h5"]
-    done = run("surface", surface, cwd=elsewhere)
+    done = cli("surface", surface, cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     surf = read_surface(str(elsewhere / "s.h5"))
     assert (surf.attrs["model_args"], surf.attrs["data_args"], surf.attrs["train_size"]) == (
@@ -82,9 +82,9 @@ def test_the_spirals_example_sweeps_and_reports_from_another_folder(tmp_path):
     )
 
 
-def test_factory_arguments_are_part_of_what_a_run_is(tmp_path):
+def test_factory_arguments_are_part_of_what_a_run_is(tmp_path, cli):
     """Other arguments are another computation: a resume with them is refused by name, a surface file is
-    left untouched; arguments to a registry model, or text that is not a JSON object, are one line."""
+    left untouched."""
     work = example_in(tmp_path)
     train = [
         "--model",
@@ -100,27 +100,34 @@ def test_factory_arguments_are_part_of_what_a_run_is(tmp_path):
         "--out",
         "run",
     ]
-    assert run("train", [*train, "--model_args", '{"width": 4}'], cwd=work).returncode == 0
-    again = run("train", [*train, "--model_args", '{"width": 5}'], cwd=work)
+    assert cli("train", [*train, "--model_args", '{"width": 4}'], cwd=work).returncode == 0
+    again = cli("train", [*train, "--model_args", '{"width": 5}'], cwd=work)
     assert again.returncode == 4 and "--model_args='{\"width\": 4}', not '{\"width\": 5}'" in again.stderr
 
     surface = ["--model_file", "run/final.pt", "--x=-1:1:3", "--surf_file", "s.h5"]
-    assert run("surface", surface, cwd=work).returncode == 0
+    assert cli("surface", surface, cwd=work).returncode == 0
     before = (work / "s.h5").read_bytes()
-    other = run("surface", [*surface, "--data_args", '{"n": 200}'], cwd=work)
+    other = cli("surface", [*surface, "--data_args", '{"n": 200}'], cwd=work)
     assert other.returncode == 4 and "data_args: file has '{\"n\": 100}'" in other.stderr
     assert (work / "s.h5").read_bytes() == before
-    wrong = run("surface", [*surface, "--model_args", '{"width": 5}'], cwd=work)
+    wrong = cli("surface", [*surface, "--model_args", '{"width": 5}'], cwd=work)
     assert wrong.returncode == 2 and '{"width": 4}, the arguments run/final.pt was built with' in wrong.stderr
 
+
+def test_factory_arguments_that_cannot_be_used_are_one_line(tmp_path, monkeypatch, capsys):
+    """Arguments to a registry model, text that is not a JSON object, or arguments the factory rejects:
+    one line, no traceback, no file (in this process: the error boundary is the command's own)."""
+    work = example_in(tmp_path)
+    monkeypatch.chdir(work)
     for flags, expected in (
         (["--model", "digits_mlp", "--model_args", '{"width": 4}'], "no arguments for the registry model digits_mlp"),
         (["--model", MODEL, "--model_args", "width=4"], "expected a JSON object of the factory's keyword arguments"),
         (["--model", MODEL, "--model_args", '{"depth": "two"}'], 'the factory with {"depth": "two"} raised'),
     ):
-        bad = run("surface", [*flags, "--dataset", DATA, "--x=-1:1:3", "--surf_file", "bad.h5"], cwd=work)
-        assert bad.returncode in (2, 3) and expected in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
-        assert len(bad.stderr.strip().splitlines()) == 1 and not (work / "bad.h5").exists()
+        code = landscape("surface", *flags, "--dataset", DATA, "--x=-1:1:3", "--surf_file", "bad.h5")
+        err = capsys.readouterr().err
+        assert code in (2, 3) and expected in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1 and not (work / "bad.h5").exists()
 
 
 def test_a_module_of_a_package_named_from_its_folder_is_recorded_by_its_file(tmp_path):
@@ -173,6 +180,8 @@ def test_a_generated_data_set_is_made_once_and_shared_by_the_ranks(tmp_path):
 
 
             def noise(n=64):
+                with open("made.txt", "a") as made:  # one line each time the set is made
+                    made.write("made\\n")
                 return (torch.randn(n, 2), torch.randint(0, 2, (n,))), None
 
 
@@ -186,3 +195,6 @@ def test_a_generated_data_set_is_made_once_and_shared_by_the_ranks(tmp_path):
     assert read_surface(str(tmp_path / "s.h5")).attrs["train_size"] == 48
     trained = run("train", [*flags, "--epochs", "1", "--batch_size", "8", "--out", "run"], ranks=2, cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr
+    measured = run("curvature", ["--model_file", "run/final.pt", "--k", "1", "--out", "c.json"], ranks=2, cwd=tmp_path)
+    assert measured.returncode == 0, measured.stderr
+    assert (tmp_path / "made.txt").read_text() == "made\n" * 3  # once for each job, not for each rank

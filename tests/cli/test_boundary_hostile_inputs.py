@@ -163,6 +163,7 @@ def test_api_arguments_of_the_wrong_type_name_the_keyword(tmp_path):
         loss_surface(model, data, "mse", norm="filter")
 
 
+@pytest.mark.mpi
 def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(tmp_path):
     script = tmp_path / "bad.py"
     script.write_text(
@@ -190,6 +191,7 @@ def test_api_errors_met_by_every_rank_are_raised_on_every_rank_without_an_abort(
     assert done.stdout.count("caught 2 x=1:-1:3: expected MIN 1 below MAX -1") == 2, done.stdout
 
 
+@pytest.mark.mpi
 def test_the_plots_under_mpiexec_draw_and_complain_once(tmp_path):
     proc = run("plot1d", [str(tmp_path / "nosuch.h5")], ranks=2, timeout=60)
     assert proc.returncode == 3 and proc.stderr.count("does not exist") == 1, proc.stderr

@@ -105,7 +105,7 @@ def test_what_a_training_checkpoint_was_trained_on(tmp_path):
     assert trained_on(str(plain)) == trained_on(str(tmp_path / "text.pt")) == trained_on(None) == {}
 
 
-def test_the_model_and_data_a_checkpoint_records_fill_what_is_not_given_and_a_mismatch_names_both(tmp_path):
+def test_the_model_and_data_a_checkpoint_records_fill_what_is_not_given_and_a_mismatch_names_both(tmp_path, cli):
     meta = {"identity": {"model": "mnist1d_mlp", "dataset": "mnist1d_400", "num_classes": 10}}
     path = save_weights(str(tmp_path), "final.pt", build_model("mnist1d_mlp").state_dict(), meta)
     filled = with_recorded({"model_file": path, "model": None, "dataset": None, "x": "-1:1:3"})
@@ -123,13 +123,13 @@ def test_the_model_and_data_a_checkpoint_records_fill_what_is_not_given_and_a_mi
         with_recorded({"model_file": path, "model": "digits_mlp"})
     assert with_recorded({"model_file": None, "model": "digits_mlp"}) == {"model_file": None, "model": "digits_mlp"}
     # through the commands: no --model needed for a landscape train checkpoint; a wrong one named
-    surface = run("surface", ["--model_file", path, "--x=-1:1:3", "--train_subset", "40", "--no_test", "--threads", "1",
+    surface = cli("surface", ["--model_file", path, "--x=-1:1:3", "--train_subset", "40", "--no_test", "--threads", "1",
                               "--quiet", "--surf_file", str(tmp_path / "s.h5")])  # fmt: skip
     assert surface.returncode == 0, surface.stderr
     assert read_surface(str(tmp_path / "s.h5")).attrs["model"] == "mnist1d_mlp"
-    wrong = run("curvature", ["--model", "digits_mlp", "--model_file", path, "--out", str(tmp_path / "c.json")])
+    wrong = cli("curvature", ["--model", "digits_mlp", "--model_file", path, "--out", str(tmp_path / "c.json")])
     assert wrong.returncode == 2 and "expected mnist1d_mlp, the model" in wrong.stderr
     plain = tmp_path / "plain.pt"
     torch.save(build_model("mnist1d_mlp").state_dict(), plain)
-    none = run("rescale", ["--model_file", str(plain), "--alpha", "2", "--out", str(tmp_path / "r.pt")])
+    none = cli("rescale", ["--model_file", str(plain), "--alpha", "2", "--out", str(tmp_path / "r.pt")])
     assert none.returncode == 2 and "--model" in none.stderr and "records no model" in none.stderr

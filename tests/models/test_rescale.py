@@ -10,8 +10,6 @@ from landscape.io.checkpoint import save
 from landscape.models import build_model
 from landscape.models.rescale import pair, rescale, same_function
 
-from conftest import run
-
 
 def test_a_relu_layer_rescaled_computes_the_same_function_with_another_hessian():
     torch.manual_seed(0)
@@ -46,19 +44,19 @@ def test_bad_factors_and_layers_are_refused_and_a_batchnorm_in_between_is_caught
         same_function(cnn, scaled, torch.rand(16, 1, 8, 8))
 
 
-def test_the_command_writes_a_new_checkpoint_with_its_origin_and_never_overwrites(tmp_path):
+def test_the_command_writes_a_new_checkpoint_with_its_origin_and_never_overwrites(tmp_path, cli):
     torch.manual_seed(0)
     source = tmp_path / "net.pt"
     save(build_model("mnist1d_mlp"), str(source))
     out = tmp_path / "scaled.pt"
     flags = ["--model", "mnist1d_mlp", "--dataset", "mnist1d_200", "--model_file", str(source), "--alpha", "4"]
-    done = run("rescale", [*flags, "--out", str(out)])
+    done = cli("rescale", [*flags, "--out", str(out)])
     assert done.returncode == 0, done.stderr
     record = torch.load(out, weights_only=True)
     assert record["rescaled"]["layer"] == "net.1" and record["rescaled"]["alpha"] == 4.0
     assert record["rescaled"]["difference"] < 1e-5
     before = out.read_bytes()
-    again = run("rescale", [*flags, "--out", str(out)])
+    again = cli("rescale", [*flags, "--out", str(out)])
     assert again.returncode == 3 and "exists" in again.stderr and out.read_bytes() == before
-    bad = run("rescale", [*flags[:-1], "-2", "--out", str(tmp_path / "x.pt")])
+    bad = cli("rescale", [*flags[:-1], "-2", "--out", str(tmp_path / "x.pt")])
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.pt").exists()

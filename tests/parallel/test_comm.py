@@ -127,4 +127,4 @@ def test_a_rank_claims_work_while_rank_zero_computes_without_waiting_for_it():
     )
     assert proc.returncode == 0, proc.stderr
     took = float(proc.stdout.split("claims took ")[1].split()[0])
-    assert took < 0.5, proc.stdout  # 2 s or more when claims wait for rank 0
+    assert took < 1.0, proc.stdout  # 2 s or more when claims wait for rank 0 (slack for a loaded machine)

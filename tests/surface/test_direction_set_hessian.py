@@ -13,7 +13,6 @@ from landscape.errors import MismatchError, UsageError
 from landscape.io import direction_file
 
 from ..curvature.test_sharpness import least_squares
-from conftest import run
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -73,8 +72,8 @@ def test_settings_that_do_not_apply_are_refused_and_a_file_of_random_directions_
         landscape.loss_surface(model, (x, y), x="-1:1:3", surf_file=path, hessian=True)
 
 
-def test_the_command_line_takes_it(tmp_path):
-    done = run(
+def test_the_command_line_takes_it(tmp_path, cli):
+    done = cli(
         "surface",
         [
             "--model",

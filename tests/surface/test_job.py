@@ -299,6 +299,7 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
     assert not (tmp_path / "f.h5").exists()
 
 
+@pytest.mark.mpi
 def test_a_failure_on_one_rank_building_autos_first_evaluator_ends_every_rank_and_names_it(tmp_path, plugins):
     """The first evaluator auto builds checks the model on 2 samples; failing there on rank 1 alone must not
     leave rank 0 measuring on its own (it would wait for rank 1 forever)."""

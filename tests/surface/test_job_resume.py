@@ -7,12 +7,14 @@ import subprocess
 import time
 
 import numpy as np
+import pytest
 
 from landscape.io.surface_file import read as read_surface
 
 from conftest import ROOT, alive, command, done_count, landscape, process_tree, run, unlocked
 
 
+@pytest.mark.faults
 def test_kill_minus_nine_then_resume_gives_the_uninterrupted_result(tmp_path, plugins, monkeypatch):
     env = dict(os.environ, LANDSCAPE_TEST_SLEEP="0.05")
     args = [

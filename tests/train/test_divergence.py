@@ -44,9 +44,9 @@ def test_where_it_diverged_is_the_earliest_step_any_rank_saw_else_where_the_run_
     )
 
 
-def test_a_huge_learning_rate_stops_at_the_first_nan_keeping_the_last_finite_checkpoint(tmp_path):
+def test_a_huge_learning_rate_stops_at_the_first_nan_keeping_the_last_finite_checkpoint(tmp_path, cli):
     out = tmp_path / "run"
-    done = run("train", [*HUGE, "--epochs", "4", "--batch_size", "512", "--out", str(out)])
+    done = cli("train", [*HUGE, "--epochs", "4", "--batch_size", "512", "--out", str(out)])
     assert done.returncode == ExitStatus.DIVERGED == 6, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and LINE.match(lines[0]), lines
@@ -62,7 +62,7 @@ def test_a_huge_learning_rate_stops_at_the_first_nan_keeping_the_last_finite_che
     assert finite(out / "latest.pt") and state(out / "latest.pt")["meta"]["epoch"] == 1
     # on purpose, resumed from latest.pt: it goes on, every epoch line keeps its test column, and run.json
     # still says where it began
-    on = run("train", [*HUGE, "--epochs", "4", "--batch_size", "512", "--out", str(out), "--allow_nonfinite"])
+    on = cli("train", [*HUGE, "--epochs", "4", "--batch_size", "512", "--out", str(out), "--allow_nonfinite"])
     assert on.returncode == 0, on.stderr
     assert "note: training diverged at epoch 2, step 6 (learning rate 1000)" in on.stdout
     epochs = [line for line in on.stdout.splitlines() if re.match(r"epoch \d/4", line)]
@@ -72,9 +72,9 @@ def test_a_huge_learning_rate_stops_at_the_first_nan_keeping_the_last_finite_che
     assert not finite(out / "final.pt")
 
 
-def test_a_nan_in_the_first_epoch_stops_mid_epoch_before_anything_is_saved(tmp_path):
+def test_a_nan_in_the_first_epoch_stops_mid_epoch_before_anything_is_saved(tmp_path, cli):
     out = tmp_path / "run"
-    done = run("train", [*HUGE, "--epochs", "2", "--batch_size", "128", "--out", str(out)])
+    done = cli("train", [*HUGE, "--epochs", "2", "--batch_size", "128", "--out", str(out)])
     assert done.returncode == 6, done.stderr
     assert LINE.match(done.stderr.strip()).groups() == ("1", "6", "1000")  # step 6 of 12 in epoch 1
     assert "nothing was saved yet" in done.stderr

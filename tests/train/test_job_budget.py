@@ -35,9 +35,9 @@ def test_a_budget_in_steps_drops_the_rate_at_its_fractions_and_refuses_epochs_be
         resolve("sgd", steps=0)
 
 
-def test_a_run_in_steps_stops_at_its_budget_with_a_row_every_few_steps(tmp_path):
+def test_a_run_in_steps_stops_at_its_budget_with_a_row_every_few_steps(tmp_path, cli):
     out = tmp_path / "steps"
-    done = run("train", [*MLP, "--batch_size", "64", "--steps", "12", "--eval_every", "5", "--out", str(out)])
+    done = cli("train", [*MLP, "--batch_size", "64", "--steps", "12", "--eval_every", "5", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     table = [(r["epoch"], r["step"], r["steps"]) for r in log(out)]
     assert table == [("1", "5", "5"), ("2", "10", "5"), ("3", "12", "2")]  # 5 steps an epoch of 320 samples
@@ -47,15 +47,15 @@ def test_a_run_in_steps_stops_at_its_budget_with_a_row_every_few_steps(tmp_path)
     # pausing for evaluations does not change the training: the same 12 steps without them
     plain = tmp_path / "plain"
     flags = [*MLP, "--batch_size", "64", "--steps", "12", "--eval_every", "12", "--out", str(plain)]
-    assert run("train", flags).returncode == 0
+    assert cli("train", flags).returncode == 0
     assert same_weights(plain / "final.pt", out / "final.pt")
     assert [(r["step"], r["steps"]) for r in log(plain)] == [("12", "12")]
 
 
-def test_lambda_max_is_logged_at_step_0_and_every_k_steps_as_the_curvature_command_finds_it(tmp_path):
+def test_lambda_max_is_logged_at_step_0_and_every_k_steps_as_the_curvature_command_finds_it(tmp_path, cli):
     out = tmp_path / "sharp"
     flags = [*MLP, "--batch_size", "320", "--momentum", "0", "--no-nesterov", "--weight_decay", "0"]
-    done = run("train", [*flags, "--steps", "6", "--curvature_every", "3", "--eval_every", "3", "--out", str(out)])
+    done = cli("train", [*flags, "--steps", "6", "--curvature_every", "3", "--eval_every", "3", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     table = log(out)
     assert [r["step"] for r in table] == ["0", "3", "6"] and all(float(r["lambda_max"]) > 0 for r in table)
@@ -70,7 +70,7 @@ def test_lambda_max_is_logged_at_step_0_and_every_k_steps_as_the_curvature_comma
     assert "λmax" in done.stdout
 
 
-def test_curvature_points_spaces_about_that_many_lambda_max_values_over_any_budget(tmp_path):
+def test_curvature_points_spaces_about_that_many_lambda_max_values_over_any_budget(tmp_path, cli):
     from landscape.data import DataConfig
     from landscape.models import ModelConfig
     from landscape.train import TrainJob, TrainRun
@@ -99,7 +99,7 @@ def test_curvature_points_spaces_about_that_many_lambda_max_values_over_any_budg
         )
     # 2 epochs of 5 steps (batch 64 of 320 samples), 5 values asked: λmax at steps 0, 2, 4, ..., 10
     out = tmp_path / "points"
-    done = run("train", [*MLP, "--batch_size", "64", "--epochs", "2", "--curvature_points", "5", "--out", str(out)])
+    done = cli("train", [*MLP, "--batch_size", "64", "--epochs", "2", "--curvature_points", "5", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     assert [r["step"] for r in log(out) if math.isfinite(float(r["lambda_max"] or "nan"))] == [
         "0",
@@ -109,24 +109,24 @@ def test_curvature_points_spaces_about_that_many_lambda_max_values_over_any_budg
         "8",
         "10",
     ]
-    both = run("train", [*MLP, "--curvature_every", "2", "--curvature_points", "5", "--out", str(tmp_path / "both")])
+    both = cli("train", [*MLP, "--curvature_every", "2", "--curvature_points", "5", "--out", str(tmp_path / "both")])
     assert both.returncode == 2 and "curvature_points" in both.stderr and not (tmp_path / "both").exists()
 
 
-def test_the_loss_by_name_trains_with_mse_on_one_hot_targets_and_is_part_of_the_runs_identity(tmp_path):
+def test_the_loss_by_name_trains_with_mse_on_one_hot_targets_and_is_part_of_the_runs_identity(tmp_path, cli):
     out = tmp_path / "mse"
-    done = run("train", [*MLP, "--batch_size", "100", "--epochs", "2", "--loss_name", "mse", "--out", str(out)])
+    done = cli("train", [*MLP, "--batch_size", "100", "--epochs", "2", "--loss_name", "mse", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     assert "loss mse" in done.stdout and math.isfinite(float(log(out)[-1]["train_loss"]))
-    other = run("train", [*MLP, "--batch_size", "100", "--epochs", "2", "--out", str(out)])
+    other = cli("train", [*MLP, "--batch_size", "100", "--epochs", "2", "--out", str(out)])
     assert other.returncode != 0 and "loss_name" in other.stderr
-    bad = run("train", [*MLP, "--loss_name", "hinge", "--out", str(tmp_path / "bad")])
+    bad = cli("train", [*MLP, "--loss_name", "hinge", "--out", str(tmp_path / "bad")])
     assert bad.returncode == 2 and "loss_name" in bad.stderr and not (tmp_path / "bad").exists()
 
 
-def test_evaluations_every_few_epochs_log_only_those_epochs(tmp_path):
+def test_evaluations_every_few_epochs_log_only_those_epochs(tmp_path, cli):
     out = tmp_path / "every"
-    done = run("train", [*MLP, "--batch_size", "100", "--epochs", "5", "--eval_every", "2", "--out", str(out)])
+    done = cli("train", [*MLP, "--batch_size", "100", "--epochs", "5", "--eval_every", "2", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     table = log(out)
     assert [r["epoch"] for r in table] == ["2", "4", "5"]

@@ -147,13 +147,13 @@ def test_a_run_with_a_budget_in_steps_has_no_epochs_in_the_manifest(tmp_path):
     assert (row["epochs"], row["steps"], row["done"]) == (None, 6000, True)
 
 
-def test_a_link_planted_at_the_manifest_lock_is_refused_not_followed(tmp_path):
+def test_a_link_planted_at_the_manifest_lock_is_refused_not_followed(tmp_path, cli):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     out = tmp_path / "sweep"
     out.mkdir()
     (out / "manifest.lock").symlink_to(victim)
-    done = run("sweep", ["--out", str(out), "--recipes", "naive", "--batch_sizes", "512", "--seeds", "0", *COMMON])
+    done = cli("sweep", ["--out", str(out), "--recipes", "naive", "--batch_sizes", "512", "--seeds", "0", *COMMON])
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 3 and len(lines) == 1, done.stderr[-2000:]
     assert lines[0].endswith(
@@ -182,10 +182,10 @@ def test_a_manifest_entry_of_another_shape_is_an_input_error_naming_the_file_and
     assert str(refused.value).startswith(f"manifest {path}: ") and words in str(refused.value), refused.value
 
 
-def test_plot_training_on_a_manifest_entry_of_another_shape_is_one_line_and_draws_nothing(tmp_path):
+def test_plot_training_on_a_manifest_entry_of_another_shape_is_one_line_and_draws_nothing(tmp_path, cli):
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"settings": {}, "runs": [ROW, "naive_b32_s0"]}))
-    done = run("plot-training", [str(path), "--out", str(tmp_path / "training")])
+    done = cli("plot-training", [str(path), "--out", str(tmp_path / "training")])
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 3 and len(lines) == 1, done.stderr[-2000:]
     assert lines[0] == (

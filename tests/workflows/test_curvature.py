@@ -96,7 +96,7 @@ def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
     assert missing.returncode == 3 and "does not exist" in missing.stderr
 
 
-def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_refused_first(tmp_path):
+def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_refused_first(tmp_path, cli):
     model_file, out = checkpoint(tmp_path), str(tmp_path / "x.json")
     base = {"model": "digits_mlp", "model_file": model_file, "out": out}
     with pytest.raises(ConfigError, match=r"eta=0\.01: expected --sharpness with adaptive_l2"):
@@ -106,7 +106,7 @@ def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_
     with pytest.raises(ConfigError, match="trace_se=0.1: expected --trace as well"):
         curvature.settings_of({**base, "trace_se": 0.1})
     assert curvature.settings_of({**base, "eta": 0.01, "restarts": 3, "sharpness": ["adaptive_l2"]})["eta"] == 0.01
-    big = run(
+    big = cli(
         "curvature", [*ARGS, "--model_file", model_file, "--sharpness", "m_sharpness", "--m", "500", "--out", out]
     )
     assert (
@@ -115,11 +115,11 @@ def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_
     assert "eigenvalue" not in big.stdout and not (tmp_path / "x.json").exists()
 
 
-def test_the_scale_aware_measures_from_the_command_line(tmp_path):
+def test_the_scale_aware_measures_from_the_command_line(tmp_path, cli):
     model_file = checkpoint(tmp_path)
     out = tmp_path / "c.json"
     flags = ["--which", "top", "--layers", "--layer_samples", "4", "--relative_flatness", "4"]
-    done = run(
+    done = cli(
         "curvature", [*ARGS, "--model_file", model_file, *flags, "--fisher_rao", "--noise_scale", "--out", str(out)]
     )
     assert done.returncode == 0, done.stderr
@@ -128,7 +128,7 @@ def test_the_scale_aware_measures_from_the_command_line(tmp_path):
     assert found["relative_flatness"]["citation"].startswith("Petzka") and found["relative_flatness"]["samples"] == 4
     assert found["fisher_rao"]["value"] > 0 and found["noise_scale"]["samples"] == 120
     assert "Fisher–Rao norm" in done.stdout and "B_simple" in done.stdout
-    bad = run("curvature", [*ARGS, "--model_file", model_file, "--relative_flatness", "1", "--out", str(out)])
+    bad = cli("curvature", [*ARGS, "--model_file", model_file, "--relative_flatness", "1", "--out", str(out)])
     assert bad.returncode == 2 and "relative_flatness" in bad.stderr
 
 
@@ -141,7 +141,7 @@ def test_the_data_set_is_the_one_the_checkpoint_was_trained_on(tmp_path):
     assert done.measures["dataset"] == "mnist1d" and done.measures["samples"] == 64  # not digits' 64 pixels
 
 
-def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_path, plugins):
+def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_path, plugins, cli):
     import os
     import signal
     import time
@@ -152,13 +152,13 @@ def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_pa
     model_file, out = str(tmp_path / "slow.pt"), tmp_path / "c.json"
     save(slow_model(), model_file)
     args = ["--model", f"{plugins}:slow_model", "--model_file", model_file, "--threads", "1", "--out", str(out)]
-    first = start("curvature", args, env={"LANDSCAPE_TEST_SLEEP": "0.5"})  # every product sleeps: still running
+    first = start("curvature", args, env={"LANDSCAPE_TEST_SLEEP": "2"})  # every product sleeps: still running
     try:
         deadline = time.monotonic() + 120
         while not (tmp_path / "c.json.lock").exists() and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert (tmp_path / "c.json.lock").exists(), first.communicate()
-        second = run("curvature", args)
+        second = cli("curvature", args)
         assert second.returncode == 3 and len(second.stderr.strip().splitlines()) == 1, second.stderr
         assert f"curvature file {out} is being measured by process {first.pid} on " in second.stderr
         assert first.poll() is None and not out.exists()
@@ -182,6 +182,7 @@ def _stopped_after(job, text: str) -> tuple[str, str]:
     return "".join(seen) + out, err
 
 
+@pytest.mark.slow
 def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch):
     """SIGTERM after the trace: the measure in progress finishes, no other begins, nothing is written but
     the lock is gone; the rerun measures what an uninterrupted run measures."""
@@ -210,11 +211,11 @@ def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(
         assert stopped_then_rerun[key] == fresh[key], key
 
 
-def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path):
+def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli):
     model_file = checkpoint(tmp_path)
     flags = ["--which", "both", "--trace", "10", "--trace_se", "0.5", "--density", "--density_steps", "10"]
     flags += ["--density_runs", "2", "--relative_flatness", "3", "--fisher_rao", "--out", str(tmp_path / "c.json")]
-    done = run("curvature", [*ARGS, "--model_file", model_file, *flags])
+    done = cli("curvature", [*ARGS, "--model_file", model_file, *flags])
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     begin = lines.index(next(line for line in lines if line.startswith("plan: 5 measure(s), at most ")))

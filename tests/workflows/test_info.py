@@ -8,7 +8,7 @@ import numpy as np
 
 from landscape.io.surface_file import read as read_surface
 
-from conftest import done_count, run, start
+from conftest import done_count, start
 
 GRID = ["--x=-1:1:9", "--y=-1:1:5"]  # 45 points, a forward pass of 0.4 s each: about 18 s to look at it
 
@@ -36,16 +36,21 @@ def args(plugins, tmp_path, surf):
     ]
 
 
-def test_a_running_surface_can_be_looked_at_and_is_left_as_an_unread_one(tmp_path, plugins):
-    path = tmp_path / "s.h5"
-    job = start("surface", args(plugins, tmp_path, "s.h5"), env={"LANDSCAPE_TEST_SLEEP": "0.4"})
+def test_a_running_surface_can_be_looked_at_and_is_left_as_an_unread_one(tmp_path, plugins, cli):
+    path, hold = tmp_path / "s.h5", tmp_path / "hold"
+    hold.touch()  # slow while the test looks, then at full speed
+    job = start(
+        "surface",
+        args(plugins, tmp_path, "s.h5"),
+        env={"LANDSCAPE_TEST_SLEEP": "0.4", "LANDSCAPE_TEST_HOLD": str(hold)},
+    )
     try:
         deadline = time.monotonic() + 60
         while done_count(path) < 5 and time.monotonic() < deadline and job.poll() is None:
             time.sleep(0.05)
         assert job.poll() is None, f"the job ended before it could be looked at: {job.stderr.read()}"
 
-        info = run("info", [str(path)])
+        info = cli("info", [str(path)])
         assert info.returncode == 0, info.stderr
         points = next(line for line in info.stdout.splitlines() if line.startswith("  points"))
         done = int(points.split()[1])
@@ -53,7 +58,7 @@ def test_a_running_surface_can_be_looked_at_and_is_left_as_an_unread_one(tmp_pat
         assert "  progress  running, since " in info.stdout and " s left" in info.stdout, info.stdout
         assert ": running" in info.stdout  # the latest run record, not yet ended
 
-        plot = run("plot2d", [str(path), "--surf_name", "train_loss"])
+        plot = cli("plot2d", [str(path), "--surf_name", "train_loss"])
         assert plot.returncode == 0, plot.stderr
         assert "points computed; the others are left blank" in plot.stderr, (job.poll(), done_count(path), plot)
         assert (tmp_path / "s_train_loss_2dcontour.png").stat().st_size > 0
@@ -61,17 +66,18 @@ def test_a_running_surface_can_be_looked_at_and_is_left_as_an_unread_one(tmp_pat
 
         cut = tmp_path / "cut.h5"  # a copy cut short mid-run: one line, exit 3
         cut.write_bytes(path.read_bytes()[:1500])
-        broken = run("info", [str(cut)])
+        broken = cli("info", [str(cut)])
         assert broken.returncode == 3 and len(broken.stderr.strip().splitlines()) == 1, broken.stderr
     finally:
+        hold.unlink()
         out, err = job.communicate(timeout=120)
     assert job.returncode == 0, err
 
-    unread = run("surface", [*args(plugins, tmp_path, "unread.h5"), "--quiet"], env={"LANDSCAPE_TEST_SLEEP": "0"})
+    unread = cli("surface", [*args(plugins, tmp_path, "unread.h5"), "--quiet"], env={"LANDSCAPE_TEST_SLEEP": "0"})
     assert unread.returncode == 0, unread.stderr
     a, b = read_surface(str(path)), read_surface(str(tmp_path / "unread.h5"))
     assert a.done.all() and b.done.all()
     assert all(np.array_equal(a.values[q], b.values[q]) for q in b.values)
     assert [r["ended"] for r in a.runs] == ["complete"]
-    after = run("info", [str(path)])
+    after = cli("info", [str(path)])
     assert after.returncode == 0 and "progress" not in after.stdout and "45 of 45 done" in after.stdout

@@ -126,11 +126,11 @@ def test_bad_flags_are_one_line_before_any_work(tmp_path, extra, code, message):
     assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "out" / "runs").exists()
 
 
-def test_missing_manifest_and_an_out_that_is_a_file(tmp_path):
-    missing = run("report", [str(tmp_path / "none.json"), "--out", str(tmp_path / "o"), *FLAGS])
+def test_missing_manifest_and_an_out_that_is_a_file(tmp_path, cli):
+    missing = cli("report", [str(tmp_path / "none.json"), "--out", str(tmp_path / "o"), *FLAGS])
     assert missing.returncode == 3 and "does not exist" in missing.stderr
     (tmp_path / "file").write_text("keep")
-    clash = run("report", [networks(tmp_path), "--out", str(tmp_path / "file"), *FLAGS])
+    clash = cli("report", [networks(tmp_path), "--out", str(tmp_path / "file"), *FLAGS])
     assert clash.returncode == 3 and "is a file" in clash.stderr and (tmp_path / "file").read_text() == "keep"
 
 

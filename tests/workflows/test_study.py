@@ -117,13 +117,13 @@ def test_the_quick_study_end_to_end(tmp_path):
     assert "time: training" in done.stdout
 
 
-def test_a_study_file_is_also_a_sweep_file(tmp_path):
+def test_a_study_file_is_also_a_sweep_file(tmp_path, cli):
     """The sbatch path trains a study with landscape sweep --config and measures it with report --config."""
     (tmp_path / "s.toml").write_text(
         f'out = "{tmp_path / "o"}"\nname = "r"\njobs = 3\nbatch_sizes = [16, 256]\n'
         'seeds = [0, 1]\nrecipes = ["sgd"]\n[train]\nmodel = "digits_mlp"\n[report]\ngrid_2d = "-1:1:5"\n'
     )
-    listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
+    listed = cli("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == ["0", "sgd_b16_s0", "1", "sgd_b16_s1", "2", "sgd_b256_s0", "3", "sgd_b256_s1"]
 
@@ -158,16 +158,16 @@ m = 64
 """
 
 
-def test_arms_with_their_own_budgets_are_swept_and_a_sweep_reads_the_same_file(tmp_path):
+def test_arms_with_their_own_budgets_are_swept_and_a_sweep_reads_the_same_file(tmp_path, cli):
     (tmp_path / "s.toml").write_text(f'out = "{tmp_path / "o"}"\n' + ARMS)
-    listed = run("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
+    listed = cli("sweep", ["--config", str(tmp_path / "s.toml"), "--list"])
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split()[1::2] == [
         "naive_b32_s0", "naive_b32_s1", "naive_b128_s0", "naive_b128_s1",
         "linear_b32_s0", "linear_b32_s1", "linear_b128_s0", "linear_b128_s1",
     ]  # fmt: skip
     (tmp_path / "bad.toml").write_text(ARMS.replace("[train.linear]", "[train.lars]"))
-    bad = run("sweep", ["--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "x"), "--list"])
+    bad = cli("sweep", ["--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "x"), "--list"])
     assert bad.returncode == 3 and "[train.lars] is not a recipe of this sweep" in bad.stderr
     with pytest.raises(UsageError, match="alpha"):
         (tmp_path / "r.toml").write_text(ARMS.replace("alpha = 4", "alpha = -1"))

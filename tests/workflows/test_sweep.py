@@ -6,6 +6,7 @@ import csv
 import os
 import signal
 
+import pytest
 import torch
 
 from conftest import run, start
@@ -24,6 +25,7 @@ def weights(path) -> dict:
     return torch.load(path, weights_only=True)["state_dict"]
 
 
+@pytest.mark.slow
 def test_a_stop_signal_ends_the_run_in_training_begins_no_other_and_a_rerun_finishes_the_sweep(tmp_path):
     out = tmp_path / "stopped"
     job = start("sweep", ["--out", str(out), *FLAGS], env={"PYTHONUNBUFFERED": "1"})

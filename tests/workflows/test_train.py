@@ -49,9 +49,9 @@ def rows(folder):
         ]
 
 
-def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads(tmp_path):
+def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads(tmp_path, cli):
     out = tmp_path / "mlp"
-    done = run("train", [*QUICK, "--out", str(out)])
+    done = cli("train", [*QUICK, "--out", str(out)])
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(out)) == ["epoch_0001.pt", "epoch_0002.pt", "final.pt", "latest.pt", "log.csv", "run.json"]
     lines = [row for row in done.stdout.splitlines() if row.startswith("epoch ")]
@@ -64,7 +64,7 @@ def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads
     assert read_state_dict(str(out / "final.pt")).keys() == final["state_dict"].keys()
     assert [r["epoch"] for r in rows(out)] == ["1", "2"]
     assert json.loads((out / "run.json").read_text())["done"] is True
-    surface = run(
+    surface = cli(
         "surface",
         [
             "--model",
