@@ -32,6 +32,25 @@ class ExitStatus(IntEnum):
     STOPPED = 143  # SIGTERM or SIGUSR1, after the round in progress was saved
 
 
+EXIT_WORDS = {
+    ExitStatus.OK: "ok",
+    ExitStatus.INTERNAL: "internal error",
+    ExitStatus.USAGE: "usage",
+    ExitStatus.INPUT: "input",
+    ExitStatus.MISMATCH: "mismatch",
+    ExitStatus.EVALUATION: "evaluation",
+    ExitStatus.DIVERGED: "training diverged",
+    ExitStatus.INTERRUPTED: "interrupted",
+    ExitStatus.BROKEN_PIPE: "output closed",
+    ExitStatus.STOPPED: "stopped by SIGTERM/SIGUSR1 (rerun to resume)",
+}
+
+
+def exit_codes() -> str:
+    """Every exit status in a few words, for ``--help``: ``Exit codes: 0 ok, 1 internal error, ...``."""
+    return "Exit codes: " + ", ".join(f"{int(code)} {EXIT_WORDS[code]}" for code in ExitStatus) + "."
+
+
 MARK = "\ue000"  # a private-use character: never part of a message's own text, neither space nor line break
 _MARKED = re.compile(f"{MARK}([^{MARK}]*){MARK}")
 

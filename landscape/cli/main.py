@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+import textwrap
 from dataclasses import dataclass
 
 from .. import heap
-from ..errors import UsageError
+from ..errors import UsageError, exit_codes
 from ..parallel import comm as comm_module
 from ..parallel import stop
 from ..version import __version__
@@ -123,8 +124,7 @@ def overview() -> str:
         "--x=-1:1:51 --y=-1:1:51",
         "  landscape plot2d demo_out/cnn_bs16_2d.h5 demo_out/cnn_bs1024_2d.h5 --labels 'batch 16' 'batch 1024'",
         "",
-        "Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation, 6 training diverged,",
-        "130 interrupted, 143 stopped by SIGTERM/SIGUSR1 (rerun to resume).",
+        *textwrap.wrap(exit_codes(), 100),
     ]
     return "\n".join(lines)
 

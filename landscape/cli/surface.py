@@ -9,10 +9,12 @@ launcher the same code runs on one process.
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from ..data import BUILTIN as BUILTIN_DATA
 from ..data import DataConfig
 from ..directions import DIR_TYPES, IGNORES, NORMS
+from ..errors import exit_codes
 from ..grid import DEFAULT_X, MAX_POINTS
 from ..io.writer import IO_MODES
 from ..parallel import comm as comm_module
@@ -37,14 +39,14 @@ examples:
       --x=-0.5:1.5:41 --dir_type states
 
   # your own model and data: factory() returns an nn.Module / (train, test)
-  srun --mpi=pmi2 landscape surface --model mypkg.nets:make_net --model_file net.pt \\
+  srun landscape surface --model mypkg.nets:make_net --model_file net.pt \\
       --dataset mypkg.data:load --x=-1:1:21 --y=-1:1:21 --surf_file net.h5
 
 plot_surface is the same program under the reference code's name.  Rerunning the
-same command after an interruption computes only the missing points.
-Exit codes: 0 ok, 1 internal error, 2 usage, 3 input, 4 mismatch, 5 evaluation,
-130 interrupted, 143 stopped by SIGTERM/SIGUSR1 (rerun to resume).
-"""
+same command after an interruption computes only the missing points.  Under srun,
+add --mpi=pmi2 (or pmix) where the site's default plugin is not the one mpi4py's MPI
+speaks.
+""" + "\n".join(textwrap.wrap(exit_codes(), 88))
 
 
 def int_or_auto(text: str):

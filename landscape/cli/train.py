@@ -24,7 +24,7 @@ examples:
       --recipe linear --epochs 5 --out runs/cnn_b256
 
   # the paper's CIFAR-10 recipe (300 epochs), one rank per GPU under Slurm
-  srun --mpi=pmi2 landscape train --model resnet56 --dataset cifar10 --datapath data \\
+  srun landscape train --model resnet56 --dataset cifar10 --datapath data \\
       --recipe sgd --batch_size 128 --out runs/resnet56_b128
 
   # a surface of the result

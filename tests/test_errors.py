@@ -1,0 +1,24 @@
+"""The exit statuses are one list: the enum, README's table and ``--help`` say the same codes."""
+
+import re
+
+from landscape.errors import EXIT_WORDS, ExitStatus, exit_codes
+
+from conftest import ROOT, landscape
+
+
+def test_readme_s_table_lists_every_status_with_its_code_and_name():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| `([A-Z_]+)` \|", section, flags=re.M)
+    assert [(int(code), name) for code, name in rows] == [(int(s), s.name) for s in ExitStatus]
+
+
+def test_help_names_every_status(capsys):
+    assert set(EXIT_WORDS) == set(ExitStatus)
+    line = exit_codes()
+    assert all(f"{int(s)} {EXIT_WORDS[s]}" in line for s in ExitStatus)
+    for argv in (["--help"], ["surface", "--help"]):
+        assert landscape(*argv) == 0
+        out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal's width
+        assert all(f"{int(s)} {' '.join(EXIT_WORDS[s].split())}" in out for s in ExitStatus), argv
