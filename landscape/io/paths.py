@@ -49,8 +49,10 @@ def readable_file(path, what: str) -> str:
     return path
 
 
-def output_path(path, what: str, field: str) -> None:
-    """A path a job may create or update: a regular file or nothing, in an existing, writable folder."""
+def output_path(path, what: str, field: str, in_place: bool = False) -> None:
+    """A path a job may create or update: a regular file or nothing, in an existing, writable folder.
+    A file the job updates ``in_place`` (a surface it resumes) must not be a symbolic link: the writes
+    would land in whatever file the link names (a file replaced whole is renamed over the link instead)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -62,6 +64,11 @@ def output_path(path, what: str, field: str) -> None:
         raise InputError(
             f"{param(field)}={path} is a symbolic link to {os.readlink(path)}, which does not exist; "
             f"expected a file or no file",
+        )
+    if in_place and found == "file" and os.path.islink(path):
+        raise InputError(
+            f"{param(field)}={path} is a symbolic link to {os.readlink(path)}; a {what} is updated in place, "
+            f"never through a link: give the file's own path as {param(field)}",
         )
     if found not in ("missing", "file"):
         raise InputError(f"{param(field)}={path} is a {found}; expected a {what} or no file")

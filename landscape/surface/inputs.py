@@ -37,7 +37,7 @@ def check_outputs(job: SurfaceJob) -> None:
     surf, directions = job.surf_file, job.dir_file
     if os.path.abspath(surf) == os.path.abspath(directions):
         raise UsageError(f"{param('surf_file')} and {param('dir_file')} are both {surf}: expected two files")
-    paths.output_path(surf, "surface file", "surf_file")
+    paths.output_path(surf, "surface file", "surf_file", in_place=True)
     if os.path.lexists(directions):
         paths.readable_file(directions, "direction file")
     else:

@@ -265,6 +265,16 @@ def test_a_symbolic_link_planted_at_the_lock_path_is_refused_and_its_target_kept
     assert victim.read_text() == "precious\n" and os.path.islink(tmp_path / f"{output}.lock")
 
 
+def test_a_surface_file_that_is_a_symbolic_link_is_refused_and_the_file_it_names_kept(tmp_path, capsys):
+    """A surface is resumed in place: through a link its writes would land in the file the link names."""
+    assert landscape(*MLP, "--surf_file", tmp_path / "real.h5") == 0
+    before = (tmp_path / "real.h5").read_bytes()
+    os.symlink(tmp_path / "real.h5", tmp_path / "link.h5")
+    got = landscape(*MLP, "--surf_file", tmp_path / "link.h5", "--dir_file", tmp_path / "real.h5.directions.h5")
+    one_line(capsys, 3, got, f"surf_file={tmp_path / 'link.h5'} is a symbolic link to {tmp_path / 'real.h5'}")
+    assert (tmp_path / "real.h5").read_bytes() == before and os.path.islink(tmp_path / "link.h5")
+
+
 def test_an_empty_study_file_is_refused_and_names_the_keys_it_may_hold(tmp_path, capsys):
     from landscape.errors import UsageError
     from landscape.workflows.study_file import settings
