@@ -105,9 +105,18 @@ def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
     whole = tmp_path / "whole"
     assert run("train", [*flags, "--out", str(whole)], ranks=2, timeout=300).returncode == 0
     out = tmp_path / "killed"
-    job = start("train", [*flags, "--out", str(out)], ranks=2)
+    killed_after(flags, out, "epoch_0002.pt", ranks=2)
+    resumed = run("train", [*flags, "--out", str(out)], ranks=2, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    wa, wb = weights(whole / "final.pt"), weights(out / "final.pt")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def killed_after(flags, out, checkpoint: str, ranks: int) -> None:
+    """Start ``train`` on ``ranks`` and kill -9 its whole tree once ``checkpoint`` is written."""
+    job = start("train", [*flags, "--out", str(out)], ranks=ranks)
     started = time.time()
-    while not (out / "epoch_0002.pt").exists():
+    while not (out / checkpoint).exists():
         assert job.poll() is None, job.communicate()
         assert time.time() - started < 120
         time.sleep(0.02)
@@ -119,10 +128,25 @@ def test_kill_9_on_two_ranks_then_the_same_command_ends_bit_identical(tmp_path):
             pass
     job.wait()
     assert not (out / "final.pt").exists(), "the run ended before it was killed: the test proves nothing"
-    resumed = run("train", [*flags, "--out", str(out)], ranks=2, timeout=300)
+
+
+@pytest.mark.mpi
+def test_a_run_started_on_two_ranks_resumes_on_one_given_the_flag_its_message_names(tmp_path):
+    """The default micro-batch is batch_size / ranks: on one rank it would be another run, so the resume
+    is refused with the exact flag; given it, the run ends as the uninterrupted 2-rank one (float sums)."""
+    require_mpi()
+    flags = [*RUN[: RUN.index("--micro_batch")], *RUN[RUN.index("--micro_batch") + 2 :]]  # the default micro-batch
+    whole = tmp_path / "whole"
+    assert run("train", [*flags, "--out", str(whole)], ranks=2, timeout=300).returncode == 0
+    out = tmp_path / "moved"
+    killed_after(flags, out, "epoch_0001.pt", ranks=2)
+    refused = run("train", [*flags, "--out", str(out)], timeout=300)
+    assert refused.returncode == 4 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "started on 2 rank(s) with micro-batches of 128" in refused.stderr
+    assert "give --micro_batch 128 to resume it here" in refused.stderr, refused.stderr
+    resumed = run("train", [*flags, "--micro_batch", "128", "--out", str(out)], timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    wa, wb = weights(whole / "final.pt"), weights(out / "final.pt")
-    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert relative_difference(whole / "final.pt", out / "final.pt") < 1e-4
 
 
 @pytest.mark.mpi
