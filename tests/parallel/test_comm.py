@@ -82,6 +82,10 @@ def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monke
     assert threads_per_rank(Ranks(0, {}, local_size=16), environ={}).count == 1
     assert threads_per_rank(Ranks(0, {}, local_size=4), environ={"SLURM_CPUS_PER_TASK": "3"}).count == 3
     assert threads_per_rank(SerialComm(), 5, environ={}).count == 5
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # a process bound to 2 of the 8 cores
+    assert threads_per_rank(SerialComm(), environ={}).count == 2
+    assert threads_per_rank(Ranks(0, {}, local_size=2), environ={}).count == 2  # 2 ranks bound to 2 cores each
+    assert threads_per_rank(SerialComm(), environ={"SLURM_CPUS_PER_TASK": "4"}).count == 2
 
 
 def test_threads_asked_beyond_the_usable_cores_are_capped_with_a_note(monkeypatch):
