@@ -135,6 +135,25 @@ def test_missing_manifest_and_an_out_that_is_a_file(tmp_path, cli):
 
 
 @pytest.mark.slow
+def test_an_edited_cached_measurement_stops_the_report_with_one_line_and_the_scorecard_kept(tmp_path, cli):
+    """The value a scorecard would show, changed by hand in a run's measures.json: the rerun refuses it
+    (exit 4, one line naming the file and how to measure again) and leaves the written report as it was."""
+    manifest, out = networks(tmp_path, seeds=(0,)), tmp_path / "report"
+    assert cli("report", [manifest, "--out", str(out), *FLAGS]).returncode == 0
+    written = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    cached = next(out.glob("runs/*/measures.json"))
+    stored = json.loads(cached.read_text())
+    stored["values"]["lambda_max"] = 999.0
+    cached.write_text(json.dumps(stored, indent=2))
+    edited = cached.read_bytes()
+    again = cli("report", [manifest, "--out", str(out), *FLAGS])
+    assert again.returncode == 4 and len(again.stderr.strip().splitlines()) == 1, again.stderr
+    assert f"{cached} does not match its digest" in again.stderr and "remove the folder" in again.stderr
+    written[cached] = edited
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == written
+
+
+@pytest.mark.slow
 def test_each_run_is_also_measured_at_the_first_checkpoint_below_the_common_training_loss(tmp_path):
     sweep = tmp_path / "sweep"
     trained = run(
