@@ -81,6 +81,18 @@ def test_a_run_writes_checkpoints_a_log_and_a_final_file_that_plot_surface_reads
     )
     assert surface.returncode == 0, surface.stderr
 
+    from landscape.io.atomic import HOST
+
+    from ..io.test_atomic import dead_pid
+
+    dead, alive = dead_pid(), os.getppid()  # what a killed run left, and a file a live process is writing
+    stale, live = f"latest.pt.partial-{HOST}-{dead}", f"log.csv.partial-{HOST}-{alive}"
+    for name in (stale, live):
+        (out / name).write_text("")
+    again = cli("train", [*QUICK, "--out", str(out)])  # finished: left as it is, the dead run's partial removed
+    assert again.returncode == 0 and "already trained" in again.stdout, again.stderr
+    assert not (out / stale).exists() and (out / live).exists()
+
 
 @pytest.mark.slow
 def test_the_default_recipe_is_the_papers_sgd(tmp_path):
