@@ -204,9 +204,13 @@ def _products_planned(s: dict, hessian) -> dict[str, tuple[int, bool]]:
     return {name: counts.get(name, (0, False)) for name in _planned(s)}
 
 
+PROGRESS_SECONDS = 30.0  # a line this often while a measure runs (a Lanczos of hundreds of products is long)
+
+
 class _Ledger:
     """What ``curvature`` prints of its plan and progress: the products each measure will make, the time
-    that will take once the first product is timed, and each measure's products and seconds as it ends."""
+    that will take once the first product is timed, a line every ``PROGRESS_SECONDS`` while a measure
+    runs, and each measure's products and seconds as it ends."""
 
     def __init__(self, hessian, planned: dict[str, tuple[int, bool]], say):
         self.hessian, self.planned, self.say = hessian, planned, say
@@ -217,21 +221,31 @@ class _Ledger:
         say(f"plan: {len(planned)} measure(s), {self.total} Hessian-vector products in all")
         for name, (n, upper) in planned.items():
             say(f"  {name:<20}{'at most ' if upper else ''}{n:,} products" if n else f"  {name:<20}no products")
-        matvec = hessian.matvec
+        matvec, self.shown = hessian.matvec, None
 
-        def first(v):  # times the first product, then steps aside (a measure may hold on to it: passes on)
-            if "matvec" not in vars(hessian):
-                return matvec(v)
+        def counted(v):  # every product passes here: the first is timed, then progress now and then
             began = time.perf_counter()
             out = matvec(v)
-            each = time.perf_counter() - began
-            del hessian.matvec  # the class's own again
-            at_most = "at most " if self.total.startswith("at most") else ""
-            say(f"time: {at_most}about {each * total:.0f} s at {each:.3g} s per product ({self.total} products)")
+            now = time.perf_counter()
+            if self.shown is None:
+                each = now - began
+                say(f"time: {bound}about {each * total:.0f} s at {each:.3g} s per product ({self.total} products)")
+                self.shown = now
+            elif now - self.shown >= PROGRESS_SECONDS:
+                self.shown = now
+                self.progress(now)
             return out
 
         if total:
-            hessian.matvec = first
+            hessian.matvec = counted
+
+    def progress(self, now: float) -> None:
+        """The line of the measure in progress: its products so far, of how many, and its seconds."""
+        if 0 <= self.current < len(self.names) and self.began is not None:
+            name = self.names[self.current]
+            n, upper = self.planned[name]
+            done = self.hessian.products - self.products
+            self.say(f"  {name}: {done:,} of {'at most ' if upper else ''}{n:,} products, {now - self.began:.0f} s")
 
     def wrap(self, next_measure):
         """``next_measure`` (called before each measure), preceded by the line of the one that ended."""

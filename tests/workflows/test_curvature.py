@@ -211,7 +211,17 @@ def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(
         assert stopped_then_rerun[key] == fresh[key], key
 
 
-def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli):
+def test_by_default_only_the_top_of_the_spectrum_is_asked_for(tmp_path, cli):
+    """The bottom end is as costly as the top and rarely wanted: it is measured on request (--which)."""
+    out = tmp_path / "c.json"
+    done = cli("curvature", [*ARGS, "--model_file", checkpoint(tmp_path), "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert list(json.loads(out.read_text())["eigenvalues"]) == ["top"]
+    assert curvature.DEFAULTS["which"] == "top"
+
+
+def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli, monkeypatch):
+    monkeypatch.setattr(curvature, "PROGRESS_SECONDS", 0.0)  # a progress line after every product
     model_file = checkpoint(tmp_path)
     flags = ["--which", "both", "--trace", "10", "--trace_se", "0.5", "--density", "--density_steps", "10"]
     flags += ["--density_runs", "2", "--relative_flatness", "3", "--fisher_rao", "--out", str(tmp_path / "c.json")]
@@ -240,3 +250,6 @@ def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli):
     assert plan["relative_flatness"] == 3 and plan["eigenvalues"] > spent["eigenvalues"] > 0  # Lanczos stopped early
     for name, products in spent.items():  # each measure's line, once it has ended
         assert sum(line.startswith(f"{name}: {products:,} products in ") for line in lines) == 1, done.stdout
+    counts = [int(line.split()[1]) for line in lines if line.startswith("  eigenvalues: ")]
+    assert counts and counts == list(range(counts[0], counts[0] + len(counts))), counts  # one a product, as it runs
+    assert counts[-1] <= spent["eigenvalues"] and f"of at most {plan['eigenvalues']:,} products, " in done.stdout
