@@ -167,8 +167,9 @@ def test_a_second_job_on_the_same_output_is_refused_with_the_holder_named(tmp_pa
         first.communicate()
 
 
-def _stopped_after(job, text: str) -> tuple[str, str]:
-    """Read ``job``'s output until a line holds ``text``, then send it SIGTERM; its output and errors."""
+def _stopped_after(job, text: str, name: str = "SIGTERM") -> tuple[str, str]:
+    """Read ``job``'s output until a line holds ``text``, then send it the signal ``name``; its output and
+    errors."""
     import os
     import signal
 
@@ -177,15 +178,16 @@ def _stopped_after(job, text: str) -> tuple[str, str]:
         seen.append(line)
         if text in line:
             break
-    os.kill(job.pid, signal.SIGTERM)
+    os.kill(job.pid, getattr(signal, name))
     out, err = job.communicate(timeout=120)
     return "".join(seen) + out, err
 
 
 @pytest.mark.slow
-def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch):
-    """SIGTERM after the trace: the measure in progress finishes, no other begins, nothing is written but
-    the lock is gone; the rerun measures what an uninterrupted run measures."""
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1"])  # Slurm's --signal sends either
+def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch, name):
+    """A stop signal after the trace: the measure in progress finishes, no other begins, nothing is written
+    but the lock is gone; the rerun measures what an uninterrupted run measures."""
     import re
 
     from conftest import landscape, start
@@ -196,9 +198,11 @@ def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(
     args = ["--model", f"{plugins}:slow_model", "--model_file", model_file, "--train_subset", "120", "--threads", "1",
             "--trace", "10", "--density", "--density_steps", "10", "--sharpness", "epsilon", "average"]  # fmt: skip
     slow = {"LANDSCAPE_TEST_SLEEP": "0.01", "PYTHONUNBUFFERED": "1"}  # each sharpness evaluation sleeps
-    stdout, stderr = _stopped_after(start("curvature", [*args, "--out", str(out)], env=slow), "Rademacher vectors")
+    job = start("curvature", [*args, "--out", str(out)], env=slow)
+    stdout, stderr = _stopped_after(job, "Rademacher vectors", name)
     lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and re.search(r"stopped by SIGTERM after [23] of 5 measures \(eigenvalues, trace", lines[0])
+    assert len(lines) == 1 and re.search(rf"stopped by {name} after [23] of 5 measures \(eigenvalues, trace", lines[0])
+    assert job.returncode == 143
     assert "rerun the same command" in lines[0] and "sharpness average" not in stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.pt"]  # no file, no figure, no lock, no partial
 
