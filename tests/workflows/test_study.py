@@ -288,3 +288,38 @@ def test_a_stop_signal_is_passed_to_the_training_in_progress_and_a_rerun_finishe
     rows = json.loads((tmp_path / "o" / "manifest.json").read_text())["runs"]
     assert [(r["run"], r["done"]) for r in rows] == [("sgd_b160_s0", True), ("sgd_b320_s0", True)]
     assert (tmp_path / "f" / "study.md").exists()
+
+
+@pytest.mark.slow
+def test_a_stop_signal_during_the_report_stops_it_after_its_measurement_and_a_rerun_reports(tmp_path):
+    """SIGTERM once the report has measured a run: the study passes it on, the report keeps what it
+    measured and writes no scorecard, both exit 143 with the report's one line; the rerun trains nothing
+    and reports."""
+    import os
+    import signal
+    import time
+
+    from conftest import start
+
+    (tmp_path / "s.toml").write_text(TINY)
+    flags = ["--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--figures", str(tmp_path / "f")]
+    job = start("study", flags, env={"PYTHONUNBUFFERED": "1"})
+    runs = tmp_path / "o" / "report" / "runs"
+    deadline = time.monotonic() + 240
+    while not list(runs.glob("*/measures.json")) and time.monotonic() < deadline:
+        assert job.poll() is None, job.communicate()
+        time.sleep(0.05)
+    os.kill(job.pid, signal.SIGTERM)
+    _, stderr = job.communicate(timeout=120)
+    assert job.returncode == 143, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("landscape report: stopped by SIGTERM after "), lines
+    assert not (tmp_path / "f" / "study.md").exists()
+    assert not [name for _, _, names in os.walk(tmp_path) for name in names if ".partial-" in name]
+
+    trained = {p: p.stat().st_mtime_ns for p in (tmp_path / "o").glob("*/final.pt")}
+    assert len(trained) == 2
+    resumed = run("study", flags, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert (tmp_path / "f" / "study.md").exists()
+    assert {p: p.stat().st_mtime_ns for p in trained} == trained  # nothing trained again
