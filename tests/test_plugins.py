@@ -82,6 +82,50 @@ def test_the_spirals_example_sweeps_and_reports_from_another_folder(tmp_path):
     )
 
 
+@pytest.mark.slow
+def test_the_spirals_example_is_a_study_whose_report_rebuilds_its_networks_with_their_arguments(tmp_path):
+    """A study file's [train] table names the plug-ins and their arguments: the sweep trains with them and
+    the report, reading each run's record, rebuilds the same networks on the same data."""
+    work = example_in(tmp_path / "work")
+    (work / "s.toml").write_text(
+        textwrap.dedent("""\
+            batch_sizes = [16, 64]
+            seeds = [0]
+            recipes = ["sgd"]
+            jobs = 1
+            [train]
+            model = "examples/spirals.py:mlp"
+            model_args = '{"width": 12}'
+            dataset = "examples/spirals.py:spirals"
+            data_args = '{"n": 300}'
+            epochs = 3
+            lr = 0.05
+            [report]
+            grid_1d = "-1:1:5"
+            grid_2d = "-1:1:3"
+            radius = 1
+            directions = 2
+            trace_samples = 3
+            iterations = 5
+            restarts = 1
+            draws = 3
+            m = 40
+            match_loss = "off"
+            formats = ["png"]
+        """)
+    )
+    done = run("study", ["--config", "s.toml", "--out", "o", "--figures", "f"], cwd=work, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (work / "f" / "study.md").exists()
+    for name in ("sgd_b16_s0", "sgd_b64_s0"):
+        target = json.loads((work / "o" / "report" / "runs" / name / "measures.json").read_text())["target"]
+        assert (target["model"], target["model_args"], target["data_args"]) == (
+            f"{work / 'examples' / 'spirals.py'}:mlp",
+            '{"width": 12}',
+            '{"n": 300}',
+        )
+
+
 def test_factory_arguments_are_part_of_what_a_run_is(tmp_path, cli):
     """Other arguments are another computation: a resume with them is refused by name, a surface file is
     left untouched."""
