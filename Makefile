@@ -23,7 +23,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 OMPI_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 
-.PHONY: install lint demo study figures test test-slow test-mpi test-faults test-browser test-more test-all \
+.PHONY: install lint docs demo study figures test test-slow test-mpi test-faults test-browser test-more test-all \
 	test-slurm test-phdf5 tools clean
 
 $(STAMP): setup.cfg pyproject.toml
@@ -58,10 +58,18 @@ tools:
 	    apt-get install -y -qq --no-install-recommends chromium chromium-driver; }; } || \
 	  echo "chromium not installed: the browser test of export --html will be skipped"
 
+# The manual (docs/, mkdocs.yml) into site_out/, strictly: a broken link or reference fails the build.
+DSTAMP := $(VENV)/.landscape-docs
+$(DSTAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[docs]"
+	touch $@
+docs: $(DSTAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 # ruff (lint and format, pyproject.toml) and import-linter's contracts: no unit imports one above it.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check landscape tests scripts examples
-	$(VENV)/bin/ruff format --check landscape tests scripts examples
+	$(VENV)/bin/ruff check landscape tests scripts examples docs/hooks.py
+	$(VENV)/bin/ruff format --check landscape tests scripts examples docs/hooks.py
 	$(VENV)/bin/lint-imports
 
 # The fast tier: every test without a tier marker (markers: pyproject.toml). Installs no system
@@ -109,4 +117,4 @@ test-phdf5: $(PSTAMP)
 	  tests/parallel/test_stop.py tests/io/test_lock.py tests/parallel/test_comm.py
 
 clean:
-	rm -rf demo_out study_out .pytest_cache
+	rm -rf demo_out study_out site_out .pytest_cache

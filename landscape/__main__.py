@@ -4,4 +4,5 @@ import sys
 
 from .cli.main import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a tool imports the package's modules (the docs' API reference)
+    sys.exit(main())

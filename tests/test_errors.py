@@ -1,4 +1,4 @@
-"""The exit statuses are one list: the enum, README's table and ``--help`` say the same codes."""
+"""The exit statuses are one list: the enum, the manual's table and ``--help`` say the same codes."""
 
 import re
 
@@ -7,10 +7,9 @@ from landscape.errors import EXIT_WORDS, ExitStatus, exit_codes
 from conftest import ROOT, landscape
 
 
-def test_readme_s_table_lists_every_status_with_its_code_and_name():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Exit codes\n", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| (\d+) \| `([A-Z_]+)` \|", section, flags=re.M)
+def test_the_manual_s_table_lists_every_status_with_its_code_and_name():
+    page = (ROOT / "docs" / "exit-codes.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| `([A-Z_]+)` \|", page, flags=re.M)
     assert [(int(code), name) for code, name in rows] == [(int(s), s.name) for s in ExitStatus]
 
 

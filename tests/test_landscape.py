@@ -63,3 +63,40 @@ def test_importing_landscape_is_light_and_the_api_is_reached_through_it():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["False", "True"], done.stderr
     assert landscape.__version__
+
+
+def test_the_pages_name_files_as_they_are():
+    """Every file of the code, scripts, tests or examples that README, the manual, BENCHMARKS or the
+    changelog names exists (a module that moved must not leave its old name in the docs)."""
+    named = re.compile(r"(?<![\w/.])((?:landscape|scripts|tests|examples)/[\w/.*-]*[\w*/])")
+    pages = [ROOT / "README.md", ROOT / "BENCHMARKS.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    missing = [
+        f"{page.relative_to(ROOT)}: {path}"
+        for page in pages
+        for path in named.findall(page.read_text())
+        if not (any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists())
+    ]
+    assert not missing, missing
+
+
+def test_the_code_layout_in_the_manual_names_every_module():
+    """docs/contributing.md's layout names every module of the package by its name (a new or renamed
+    module must be placed there)."""
+    page = (ROOT / "docs" / "contributing.md").read_text()
+    layout = page.split("## Code layout", 1)[1].split("```", 2)[1]
+    words = set(re.findall(r"[\w.]+", layout))
+    unnamed = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.stem not in ("__init__", "__main__") and path.stem not in words and path.name not in words
+    ]
+    assert not unnamed, unnamed
+
+
+def test_the_readme_is_a_front_page_whose_links_lead_somewhere():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300  # the manual is docs/
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    assert "docs/curvature.md" in targets and "docs/clusters.md" in targets and "docs/plugins.md" in targets
+    broken = [t for t in targets if not t.startswith("http") and not (ROOT / t).exists()]
+    assert not broken, broken
