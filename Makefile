@@ -64,7 +64,7 @@ $(DSTAMP): $(STAMP)
 	$(PY) -m pip install -q -e ".[docs]"
 	touch $@
 docs: $(DSTAMP)
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # ruff (lint and format, pyproject.toml) and import-linter's contracts: no unit imports one above it.
 lint: $(STAMP)
