@@ -9,6 +9,7 @@ error, never a silent fallback to serial.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 import traceback
@@ -229,6 +230,27 @@ def agree(comm, fn, *args, **kwargs):
     return result
 
 
+def placement(comm) -> dict[str, str]:
+    """Where the ranks run (collective): each host's ranks as ranges, ``{"node1": "0-1", "node2": "2-3"}``.
+    A rank's node-local rank is its place among its host's ranks (MPI's shared-memory split keeps the
+    ranks' order); a thousand ranks on fifty nodes fit in a run record."""
+    hosts: dict[str, list[int]] = {}
+    for rank, host in enumerate(comm.allgather(socket.gethostname())):
+        hosts.setdefault(host, []).append(rank)
+    return {host: _ranges(ranks) for host, ranks in hosts.items()}
+
+
+def _ranges(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` as ``"0-2,5"``."""
+    runs = [[ranks[0], ranks[0]]]
+    for rank in ranks[1:]:
+        if rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
 @dataclass(frozen=True)
 class Threads:
     """Torch threads for one rank, and a note when the request had to be lowered."""
@@ -257,4 +279,4 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> 
     return Threads(max(1, cores // max(1, comm.local_size)))
 
 
-__all__ = ["world", "current", "agree", "threads_per_rank", "Threads", "SerialComm", "MpiComm"]
+__all__ = ["world", "current", "agree", "placement", "threads_per_rank", "Threads", "SerialComm", "MpiComm"]

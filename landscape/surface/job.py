@@ -25,7 +25,7 @@ from ..io.lock import SurfaceLock
 from ..io.writer import choose, open_writer
 from ..parallel import devices
 from ..parallel import stop as stop_signals
-from ..parallel.comm import agree, threads_per_rank
+from ..parallel.comm import agree, placement, threads_per_rank
 from ..parallel.scheduler import run_points
 from ..parallel.stop import StopSignals
 from ..provenance import command_line, machine, sha256_tensors, versions
@@ -152,6 +152,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
         record = {
             **_start_record(job, comm.size, threads.count, io),
+            "placement": placement(comm),  # every rank's host (collective)
             **devices.record(device),
             **how(ev),
             **({"auto": chosen, "tune_seconds": tuned_in} if chosen else {}),

@@ -132,3 +132,14 @@ def test_a_rank_claims_work_while_rank_zero_computes_without_waiting_for_it():
     assert proc.returncode == 0, proc.stderr
     took = float(proc.stdout.split("claims took ")[1].split()[0])
     assert took < 1.0, proc.stdout  # 2 s or more when claims wait for rank 0 (slack for a loaded machine)
+
+
+def test_the_placement_names_each_host_s_ranks_as_ranges(monkeypatch):
+    from landscape.parallel import comm as comm_module
+
+    class Hosts:  # what allgather of the ranks' host names gives on 2 nodes with a block, then a cyclic tail
+        def allgather(self, value):
+            return ["node1", "node1", "node2", "node2", "node1", "node2", "node2"]
+
+    assert comm_module.placement(Hosts()) == {"node1": "0-1,4", "node2": "2-3,5-6"}
+    assert comm_module.placement(SerialComm()) == {comm_module.socket.gethostname(): "0"}
