@@ -1,0 +1,71 @@
+"""Jobs that span nodes, on a two-node Slurm on this machine (make test-slurm, CI).
+
+``scripts/slurm/local_cluster.sh start DIR --nodes 2`` runs node1 and node2 as two slurmd, each in a
+network, UTS and mount namespace of its own: two host names, two addresses on a bridge, so the ranks
+of a job on both nodes see two hosts and talk over TCP, as on a cluster. The sbatch scripts take the
+nodes from the command line (``-N 2``), unedited."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from landscape.io.surface_file import read as read_surface
+
+from .test_sbatch import LANDSCAPE, SCRIPTS, final_state, same, serial, submit
+
+pytestmark = pytest.mark.slurm
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory):
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the two-node Slurm tests need root and iproute2 in CI")
+        pytest.skip("needs root (namespaces) to start a two-node Slurm")
+    folder = tmp_path_factory.mktemp("slurm2")
+    started = subprocess.run(
+        [str(SCRIPTS / "local_cluster.sh"), "start", str(folder), "--nodes", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert started.returncode == 0, started.stderr + started.stdout
+    env = dict(os.environ, SLURM_CONF=str(folder / "slurm.conf"), LANDSCAPE=LANDSCAPE)
+    env.pop("LANDSCAPE_SRUN_MPI", None)
+    yield folder, env
+    subprocess.run([str(SCRIPTS / "local_cluster.sh"), "stop", str(folder)], timeout=60)
+    assert not (folder / "made").exists()
+
+
+def test_two_idle_nodes_with_host_names_of_their_own(nodes):
+    folder, env = nodes
+    shown = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %T"], capture_output=True, text=True, env=env, timeout=30)
+    assert sorted(shown.stdout.split("\n")[:2]) == ["node1 idle", "node2 idle"], shown.stdout
+    hosts = subprocess.run(
+        ["srun", "-N", "2", "--ntasks-per-node=1", "hostname"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert sorted(hosts.stdout.split()) == ["node1", "node2"], hosts.stderr
+
+
+def test_a_surface_on_two_nodes_is_one_file_equal_to_a_serial_one(nodes, tmp_path):
+    """The CPU script, unedited, with -N 2 on the command line: one rank a node, one shared file whose
+    run record names each rank's node."""
+    folder, env = nodes
+    args = ["--model", "digits_cnn", "--x=-1:1:9", "--y=-1:1:5", "--dir_file", str(tmp_path / "d.h5")]
+    env = dict(env, LANDSCAPE_ARGS=" ".join([*args, "--surf_file", str(tmp_path / "nodes.h5")]))
+    job = submit(
+        env,
+        "-N",
+        "2",
+        "--ntasks=2",  # the script's own --ntasks=8 would not fit 2 nodes of 4 CPUs at 4 CPUs a task
+        "--cpus-per-task=1",
+        f"--output={tmp_path}/out.txt",
+        SCRIPTS / "surface_cpu.sbatch",
+        cwd=tmp_path,
+    )
+    assert final_state(folder, job, 300) == "COMPLETED", (tmp_path / "out.txt").read_text()
+    ours = read_surface(str(tmp_path / "nodes.h5"))
+    assert ours.run["ranks"] == 2 and ours.run["placement"] == {"node1": "0", "node2": "1"}, ours.run
+    assert same(ours, serial(args, tmp_path / "serial.h5"))
