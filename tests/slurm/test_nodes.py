@@ -69,3 +69,65 @@ def test_a_surface_on_two_nodes_is_one_file_equal_to_a_serial_one(nodes, tmp_pat
     ours = read_surface(str(tmp_path / "nodes.h5"))
     assert ours.run["ranks"] == 2 and ours.run["placement"] == {"node1": "0", "node2": "1"}, ours.run
     assert same(ours, serial(args, tmp_path / "serial.h5"))
+
+
+CHOICE = """
+import os
+from landscape.parallel import comm, devices
+world = comm.world()
+seen = world.node_allgather(os.environ.get("CUDA_VISIBLE_DEVICES"))
+print(world.rank, os.uname().nodename, world.local_rank, os.environ["SLURM_LOCALID"],
+      devices.choose("cuda", world.local_rank, seen, count=2), flush=True)
+"""
+
+
+def test_each_rank_takes_the_gpu_of_its_node_local_rank(nodes):
+    """Two ranks a node, each node with two (pretended) GPUs: the node-local rank from MPI's
+    shared-memory split is Slurm's local id, and picks the device, on either node."""
+    folder, env = nodes
+    import sys
+
+    done = subprocess.run(
+        ["srun", "-N", "2", "--ntasks-per-node=2", sys.executable, "-c", CHOICE],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = sorted(tuple(line.split()) for line in done.stdout.splitlines())
+    assert rows == [
+        ("0", "node1", "0", "0", "cuda:0"),
+        ("1", "node1", "1", "1", "cuda:1"),
+        ("2", "node2", "0", "0", "cuda:0"),
+        ("3", "node2", "1", "1", "cuda:1"),
+    ], done.stdout
+
+
+def test_training_on_two_nodes_ends_where_one_rank_does(nodes, tmp_path):
+    """Data-parallel over two nodes with the micro-batch given: the weights of a one-rank run, within
+    the float-sum tolerance documented for ranks on one node (1e-4 of each tensor's largest value)."""
+    import sys
+
+    import torch
+
+    from conftest import landscape
+
+    folder, env = nodes
+    flags = ["--model", "digits_mlp", "--dataset", "digits", "--batch_size", "256", "--micro_batch", "64"]
+    flags += ["--recipe", "linear", "--lr", "0.02", "--epochs", "2", "--threads", "1", "--quiet"]
+    done = subprocess.run(
+        ["srun", "-N", "2", "--ntasks-per-node=1", sys.executable, "-m", "landscape", "train", *flags]
+        + ["--out", str(tmp_path / "two")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert landscape("train", *flags, "--out", tmp_path / "one") == 0
+    one, two = (torch.load(tmp_path / r / "final.pt", weights_only=True) for r in ("one", "two"))
+    assert two["meta"]["ranks"] == 2 and one["meta"]["ranks"] == 1
+    for name, a in one["state_dict"].items():
+        b = two["state_dict"][name]
+        assert float((a - b).abs().max()) <= 1e-4 * float(a.abs().max()), name
