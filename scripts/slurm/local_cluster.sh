@@ -16,6 +16,8 @@
 # address 10.77.0.(10+i) on a bridge (lsbr0, 10.77.0.1, where slurmctld listens) and an /etc/hosts
 # naming every node, so ranks on two nodes see two hosts and talk over TCP, as on a cluster; nothing
 # leaves the machine. stop removes the namespaces, links and bridge it made (listed in DIR/made).
+# A node that stops answering for 10 s (SlurmdTimeout; sites use minutes) is DOWN and its jobs end
+# with NODE_FAIL, as on a cluster that loses a node mid-job.
 #
 # MPICH names a node's shared memory after the job and step id (/dev/shm/mpich_shm_<FNV-1a of
 # "JOB.STEP">_<node>), and a rank killed with SIGKILL leaves it behind; a later step with the same
@@ -111,6 +113,7 @@ else
 SlurmdSpoolDir=$dir/spool/%n
 SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmdLogFile=$dir/slurmd-%n.log
+SlurmdTimeout=10
 CONF
   printf '127.0.0.1 localhost\n10.77.0.1 %s\n' "$host" > "$dir/hosts"
   for i in $(seq "$nodes"); do

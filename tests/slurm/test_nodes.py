@@ -131,3 +131,43 @@ def test_training_on_two_nodes_ends_where_one_rank_does(nodes, tmp_path):
     for name, a in one["state_dict"].items():
         b = two["state_dict"][name]
         assert float((a - b).abs().max()) <= 1e-4 * float(a.abs().max()), name
+
+
+def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(nodes, tmp_path, plugins, monkeypatch):
+    """node2's slurmd and ranks killed while a two-node surface runs: Slurm declares the node down and
+    ends the job (NODE_FAIL) within a minute, nothing hangs in a collective, the file reads back; the job
+    resubmitted on the node left resumes and ends equal bit for bit to an uninterrupted serial run.
+    Last in this module: node2 stays down."""
+    import time
+
+    from conftest import done_count
+
+    folder, env = nodes
+    args = ["--model", f"{plugins}:slow_model", "--x=-1:1:41", "--no_test", "--batch_size", "5000"]
+    args += ["--kernel", "reference", "--points_per_pass", "1", "--dir_file", str(tmp_path / "d.h5")]
+    surf = tmp_path / "lost.h5"
+    flags = [*args, "--round_seconds", "0.2", "--surf_file", str(surf)]
+    slow = dict(env, LANDSCAPE_ARGS=" ".join(flags), LANDSCAPE_TEST_SLEEP="0.3")
+    job = submit(slow, "-N", "2", "--ntasks=2", "--cpus-per-task=1", f"--output={tmp_path}/out.txt",
+                 SCRIPTS / "surface_cpu.sbatch", cwd=tmp_path)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while done_count(surf) < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert 4 <= done_count(surf) < 41, (tmp_path / "out.txt").read_text()
+    pids = subprocess.run(["ip", "netns", "pids", "lsnode2"], capture_output=True, text=True).stdout.split()
+    subprocess.run(["kill", "-9", *pids])  # the node is gone: its slurmd and its rank
+    lost = time.monotonic()
+    assert final_state(folder, job, 90) == "NODE_FAIL"
+    assert time.monotonic() - lost < 60
+    assert "DUE TO NODE FAILURE" in (tmp_path / "out.txt").read_text()
+    part = read_surface(str(surf))  # readable, what was written kept
+    assert 4 <= part.done.sum() < 41
+
+    subprocess.run(["scancel", job], env=env, timeout=30)  # Slurm requeued it for two nodes: never again
+    again = submit(dict(slow, LANDSCAPE_TEST_SLEEP="0"), "-N", "1", "-w", "node1", "--ntasks=2", "--cpus-per-task=1",
+                   f"--output={tmp_path}/again.txt", SCRIPTS / "surface_cpu.sbatch", cwd=tmp_path)  # fmt: skip
+    assert final_state(folder, again, 300) == "COMPLETED", (tmp_path / "again.txt").read_text()
+    resumed = read_surface(str(surf))
+    assert f"{int(part.done.sum())} already done" in (tmp_path / "again.txt").read_text()
+    monkeypatch.setenv("LANDSCAPE_TEST_SLEEP", "0")
+    assert same(resumed, serial(args, tmp_path / "serial.h5"))
