@@ -82,7 +82,7 @@ COMMANDS = {
     ),
     "study": Command(
         "landscape.cli.study",
-        "the batch-size study from one command: train (sweep), measure and compare (report) into figures/",
+        "the batch-size study from one command: train (sweep), measure and compare (report) into study_out/",
     ),
     "rescale": Command(
         "landscape.cli.rescale",
