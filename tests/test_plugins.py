@@ -11,6 +11,7 @@ import torch
 
 from landscape.io.surface_file import read as read_surface
 
+from .workflows.test_study import TINY_REPORT
 from conftest import ROOT, landscape, run
 
 EXAMPLE = ROOT / "examples" / "spirals.py"
@@ -100,19 +101,8 @@ def test_the_spirals_example_is_a_study_whose_report_rebuilds_its_networks_with_
             data_args = '{"n": 300}'
             epochs = 3
             lr = 0.05
-            [report]
-            grid_1d = "-1:1:5"
-            grid_2d = "-1:1:3"
-            radius = 1
-            directions = 2
-            trace_samples = 3
-            iterations = 5
-            restarts = 1
-            draws = 3
-            m = 40
-            match_loss = "off"
-            formats = ["png"]
         """)
+        + TINY_REPORT
     )
     done = run("study", ["--config", "s.toml", "--out", "o", "--figures", "f"], cwd=work, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -306,11 +306,11 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
                 literal=True,
             )
         model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
-        return s, model, data
+        return model, data
 
     s, data_cfg = agree(world, setup)
     made = made_once(world, data_cfg)  # a plug-in's generated data set: made once, sent to every rank
-    s, model, data = agree(world, lambda: loaded(s, data_cfg, made))
+    model, data = agree(world, lambda: loaded(s, data_cfg, made))
     hessian = sharded_hessian(
         model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], "cpu"
     )  # every measure below uses it; each counts its own products

@@ -226,17 +226,7 @@ def test_after_training_the_manifest_lists_the_arms_in_the_study_s_order(tmp_pat
     assert json.loads((tmp_path / "manifest.json").read_text())["settings"] == {"from": "the linear sweep"}
 
 
-TINY = """
-batch_sizes = [160, 320]
-seeds = [0]
-recipes = ["sgd"]
-jobs = 1
-[train]
-model = "mnist1d_mlp"
-dataset = "mnist1d_400"
-epochs = 80
-lr = 0.05
-[report]
+TINY_REPORT = """[report]
 grid_1d = "-1:1:5"
 grid_2d = "-1:1:3"
 radius = 1
@@ -248,7 +238,21 @@ draws = 3
 m = 40
 match_loss = "off"
 formats = ["png"]
+"""  # a report table small enough for a test
+TINY = (
+    """
+batch_sizes = [160, 320]
+seeds = [0]
+recipes = ["sgd"]
+jobs = 1
+[train]
+model = "mnist1d_mlp"
+dataset = "mnist1d_400"
+epochs = 80
+lr = 0.05
 """
+    + TINY_REPORT
+)
 
 
 @pytest.mark.slow
