@@ -27,6 +27,7 @@ class ExitStatus(IntEnum):
     MISMATCH = 4  # an existing surface or direction file was made differently
     EVALUATION = 5  # the model or loss raised an error at a grid point
     DIVERGED = 6  # the training loss became NaN or infinite: stopped, the last finite checkpoint kept
+    LOST = 7  # a rank stopped answering (its node lost, or the rank killed): what was saved is kept
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # the reader of the output went away
     STOPPED = 143  # SIGTERM or SIGUSR1, after the round in progress was saved
@@ -40,6 +41,7 @@ EXIT_WORDS = {
     ExitStatus.MISMATCH: "mismatch",
     ExitStatus.EVALUATION: "evaluation",
     ExitStatus.DIVERGED: "training diverged",
+    ExitStatus.LOST: "a rank lost (resubmit to resume)",
     ExitStatus.INTERRUPTED: "interrupted",
     ExitStatus.BROKEN_PIPE: "output closed",
     ExitStatus.STOPPED: "stopped by SIGTERM/SIGUSR1 (rerun to resume)",
@@ -137,6 +139,19 @@ class Stopped(LandscapeError):
 
     exit_status = ExitStatus.STOPPED
     collective = True  # raised by every rank at once: rank 0 alone prints it
+
+
+class RanksLost(LandscapeError):
+    """Ranks did not reach a collective call although the job was told to stop (Slurm sends SIGTERM to
+    the ranks left when it ends a job for a lost node): the waiting rank leaves instead of hanging.
+    Rank 0 names the missing ranks and their hosts; another rank raises it with no message and leaves
+    quietly, so the job prints one line."""
+
+    exit_status = ExitStatus.LOST
+
+    def __init__(self, message: str = "", named: str = ""):
+        super().__init__(message)
+        self.named = named  # the missing ranks and their hosts: "rank 1 on node2"
 
 
 class CollectiveFailure(LandscapeError):

@@ -58,6 +58,8 @@ def _sync(file: h5py.File) -> None:
 
 
 class GatherWriter:
+    collective_close = False  # rank 0 alone holds the file
+
     def __init__(self, comm, path: str, quantities: list[str]):
         self.comm, self.quantities, self.path = comm, list(quantities), path
         self.file = h5py.File(path, "r+") if comm.rank == 0 else None
@@ -91,6 +93,8 @@ class GatherWriter:
 
 
 class MpioWriter:
+    collective_close = True
+
     def __init__(self, comm, path: str, quantities: list[str]):
         self.comm, self.quantities, self.path = comm, list(quantities), path
         self.file = h5py.File(path, "r+", driver="mpio", comm=comm.mpi)

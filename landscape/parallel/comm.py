@@ -18,12 +18,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import checks
-from ..errors import CollectiveFailure, ExitStatus, LandscapeError, UsageError, describe
+from ..errors import CollectiveFailure, ExitStatus, LandscapeError, RanksLost, UsageError, describe
+from . import stop
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
 
 _current = None
+
+# The least time a rank waiting in a collective call gives the others after a stop signal before it
+# calls the missing ones lost, where the caller set ``MpiComm.patience`` (the surface's scheduler: this
+# plus twice its slowest chunk).  Slurm signals the ranks left on the other nodes when it ends a job for
+# a lost node, and kills them ``KillWait`` later (30 s by default).
+PATIENCE_SECONDS = 3.0
+ARRIVAL_TAG = 7301  # the point-to-point message that tells rank 0 a rank has reached a collective call
 
 
 class SerialComm:
@@ -31,6 +39,11 @@ class SerialComm:
 
     rank, size, local_rank, local_size = 0, 1, 0, 1
     mpi = None
+    patience: float | None = None
+
+    @property
+    def hosts(self) -> list[str]:
+        return [socket.gethostname()]
 
     def allgather(self, value):
         return [value]
@@ -78,16 +91,49 @@ class MpiComm:
         self.node = self.mpi.Split_type(MPI.COMM_TYPE_SHARED)  # the ranks of this node
         self.local_rank = self.node.Get_rank()
         self.local_size = self.node.Get_size()
+        self.hosts = self.mpi.allgather(socket.gethostname())  # every rank's host, in rank order
+        # Seconds a wait goes on after a stop signal before the ranks not arrived are called lost; None:
+        # as long as it takes (a caller whose ranks may legitimately be minutes apart leaves it so).
+        self.patience: float | None = None
+        self._mark = np.zeros(max(1, self.size), np.uint8)
 
     def _arrive(self) -> None:
         """Wait for every rank without spinning: MPI waits by polling, and ranks polling for one that is
         still computing or writing take the CPU from it when ranks outnumber cores.  One non-blocking
-        barrier, tested with short sleeps, then the collective itself completes at once."""
+        barrier, tested with short sleeps, then the collective itself completes at once.
+
+        Each rank also tells rank 0 it has arrived (an empty message), so that a wait that cannot end
+        names who it waits for: when a stop signal came and ``patience`` seconds later some ranks have
+        still not arrived (their node lost: Slurm signals the ranks left), the wait raises ``RanksLost``
+        instead of hanging until the job is killed.  ``patience=None``: no such limit."""
         request = self.mpi.Ibarrier()
-        pause = 1e-5
+        if self.rank == 0:
+            heard = [self.mpi.Irecv([self._mark[r:], 0, self._MPI.BYTE], r, ARRIVAL_TAG) for r in range(1, self.size)]
+        else:
+            heard = [self.mpi.Isend([self._mark, 0, self._MPI.BYTE], 0, ARRIVAL_TAG)]
+        pause, signals = 1e-5, stop.installed() if self.patience is not None else None
         while not request.Test():
             time.sleep(pause)
             pause = min(2 * pause, 1e-3)
+            if signals and signals.received and time.monotonic() - signals.received_at > self.patience:
+                raise self._lost([rank for rank, h in enumerate(heard, 1) if not h.Test()], signals.received)
+        self._MPI.Request.Waitall(heard)
+
+    def _lost(self, missing: list[int], signal_name: str) -> RanksLost:
+        """The error of a wait that cannot end: on rank 0 it names the ranks that did not arrive."""
+        if self.rank != 0:
+            return RanksLost("")
+        where: dict[str, list[int]] = {}
+        for rank in missing:
+            where.setdefault(self.hosts[rank], []).append(rank)
+        named = "; ".join(
+            f"rank{'s' if len(ranks) > 1 else ''} {_ranges(ranks)} on {host}" for host, ranks in where.items()
+        )
+        return RanksLost(
+            f"{named} did not answer within {self.patience:.0f} s of {signal_name} (node lost, or ranks "
+            "killed); every round written before is kept: resubmit the same command to resume",
+            named,
+        )
 
     def allgather(self, value):
         self._arrive()
@@ -106,6 +152,7 @@ class MpiComm:
         return self.mpi.bcast(value, root=0)
 
     def max(self, value: float) -> float:
+        self._arrive()
         return float(self.mpi.allreduce(float(value), op=self._MPI.MAX))
 
     def sum_(self, array) -> None:
@@ -113,7 +160,7 @@ class MpiComm:
         self.mpi.Allreduce(self._MPI.IN_PLACE, array, op=self._MPI.SUM)
 
     def barrier(self) -> None:
-        self.mpi.Barrier()
+        self._arrive()
 
     def counter(self) -> SharedCounter:
         """Collective: a counter on rank 0 that every rank advances without the others' help."""
@@ -231,11 +278,11 @@ def agree(comm, fn, *args, **kwargs):
 
 
 def placement(comm) -> dict[str, str]:
-    """Where the ranks run (collective): each host's ranks as ranges, ``{"node1": "0-1", "node2": "2-3"}``.
+    """Where the ranks run: each host's ranks as ranges, ``{"node1": "0-1", "node2": "2-3"}``.
     A rank's node-local rank is its place among its host's ranks (MPI's shared-memory split keeps the
     ranks' order); a thousand ranks on fifty nodes fit in a run record."""
     hosts: dict[str, list[int]] = {}
-    for rank, host in enumerate(comm.allgather(socket.gethostname())):
+    for rank, host in enumerate(comm.hosts):
         hosts.setdefault(host, []).append(rank)
     return {host: _ranges(ranks) for host, ranks in hosts.items()}
 

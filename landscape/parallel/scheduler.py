@@ -6,7 +6,9 @@ chunks one at a time until its round has lasted about ``round_seconds``.  Every 
 exchange of a short status (so an error at any point stops all ranks together), the writer's
 collective write, and one ``allgather`` of (points done, stop signal, counter exhausted): a job
 killed at any moment loses at most one round, and a job asked to stop (``parallel.stop``) saves
-its round and stops on every rank.
+its round and stops on every rank.  A rank that has not reached the end of its round a few seconds
+plus two chunks after a stop signal is lost (Slurm signals the ranks left when a node dies): the ranks
+waiting for it leave with ``RanksLost``, rank 0 naming it, instead of hanging in the collective call.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CollectiveFailure
-from .comm import agree
+from .comm import PATIENCE_SECONDS, agree
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,13 @@ def run_points(
                 per_chunk = done.seconds / done.chunks
             writer.write_round(done.flat, done.values)
             rate = len(done.flat) / done.seconds if done.seconds > 0 else 0.0
+            chunk_seconds = done.seconds / done.chunks if done.chunks else 0.0
             reports = comm.allgather(
-                (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate)
+                (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate, chunk_seconds)
             )
+            # After a stop signal a rank reaches the end of its round within a chunk; one that has not
+            # twice that later is lost with its node (or killed): the waiting ranks name it and leave.
+            comm.patience = PATIENCE_SECONDS + 2 * max(r[4] for r in reports)
             computed += sum(r[0] for r in reports)
             here += len(done.flat)
             if progress is not None:
@@ -146,3 +152,5 @@ def run_points(
     except CollectiveFailure:  # every rank is here: the window can be freed together
         counter.free()
         raise
+    finally:
+        comm.patience = None

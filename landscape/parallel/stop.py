@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import signal
 import threading
+import time
 
 SIGNALS = ("SIGTERM", "SIGUSR1")
 
@@ -66,9 +67,12 @@ class StopSignals:
 
     def __init__(self):
         self.received: str | None = None
+        self.received_at = 0.0  # time.monotonic() of the first signal
         self._previous: dict = {}
 
     def _handle(self, signum, _frame) -> None:
+        if self.received is None:
+            self.received_at = time.monotonic()
         self.received = signal.Signals(signum).name
 
     def __enter__(self) -> StopSignals:

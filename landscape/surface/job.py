@@ -19,7 +19,7 @@ import torch
 
 from .. import directions as dirs
 from ..data import Data, made_once
-from ..errors import CollectiveFailure, Stopped
+from ..errors import CollectiveFailure, RanksLost, Stopped
 from ..io import surface_file
 from ..io.lock import SurfaceLock
 from ..io.writer import choose, open_writer
@@ -67,6 +67,7 @@ def _columns(ev: Evaluator, float32_centre=None) -> dict[str, dict]:
 class _Opened:
     done: np.ndarray  # the done mask of the file as this run finds it
     run: int  # this run's number in the file's run records
+    previous: str = ""  # how the file's last run ended when not complete ("stopped by SIGTERM", "lost rank 1 on node2")
 
 
 def _start_record(job: SurfaceJob, ranks: int, threads: int, io: str) -> dict:
@@ -91,12 +92,16 @@ def _open_surface(
         return None
     path, grid = job.surf_file, job.grid
     held.enter_context(SurfaceLock(path, record["command_line"]))
+    previous = ""
     if os.path.exists(path):
         done = surface_file.open_for_resume(path, grid.xcoordinates(), grid.ycoordinates(), ev.names, identity)
+        recorded = surface_file.recorded_runs(path)
+        if recorded and recorded[-1].get("ended") != "complete":
+            previous = recorded[-1].get("ended", "killed (no end recorded)")
     else:
         surface_file.create(path, grid.xcoordinates(), grid.ycoordinates(), _columns(ev, float32_centre), identity)
         done = np.zeros(grid.shape, bool)
-    return _Opened(done, surface_file.append_run(path, "start", record))
+    return _Opened(done, surface_file.append_run(path, "start", record), previous)
 
 
 # --------------------------------------------------------------------------- the job
@@ -152,7 +157,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written
         record = {
             **_start_record(job, comm.size, threads.count, io),
-            "placement": placement(comm),  # every rank's host (collective)
+            "placement": placement(comm),  # every rank's host
             **devices.record(device),
             **how(ev),
             **({"auto": chosen, "tune_seconds": tuned_in} if chosen else {}),
@@ -167,6 +172,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
             agree(comm, _open_surface, job, ev, recorded_identity, record, held, comm.rank, float32_centre)
         )
         done, run_number = opened.done, opened.run
+        if opened.previous and done.any():
+            show(f"the last run of {surf_path} ended: {opened.previous}")
         todo = np.flatnonzero(~done.reshape(-1))
         where = (
             f"{comm.size} rank{'s' * (comm.size > 1)} x {threads.count} thread{'s' * (threads.count > 1)}"
@@ -201,6 +208,11 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
                 )
         except CollectiveFailure:
             writer.close()
+            raise
+        except RanksLost as lost:  # the other ranks are gone or leaving: rank 0 records how the run ended
+            if comm.rank == 0 and not writer.collective_close:
+                writer.close()
+                surface_file.append_run(surf_path, "end", {"ended": f"lost {lost.named}"}, run=run_number)
             raise
         writer.close()
         seconds = progress.elapsed()

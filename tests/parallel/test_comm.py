@@ -137,9 +137,23 @@ def test_a_rank_claims_work_while_rank_zero_computes_without_waiting_for_it():
 def test_the_placement_names_each_host_s_ranks_as_ranges(monkeypatch):
     from landscape.parallel import comm as comm_module
 
-    class Hosts:  # what allgather of the ranks' host names gives on 2 nodes with a block, then a cyclic tail
-        def allgather(self, value):
-            return ["node1", "node1", "node2", "node2", "node1", "node2", "node2"]
+    class Hosts:  # the ranks' host names on 2 nodes with a block, then a cyclic tail
+        hosts = ["node1", "node1", "node2", "node2", "node1", "node2", "node2"]
 
     assert comm_module.placement(Hosts()) == {"node1": "0-1,4", "node2": "2-3,5-6"}
     assert comm_module.placement(SerialComm()) == {comm_module.socket.gethostname(): "0"}
+
+
+def test_a_wait_that_cannot_end_names_the_missing_ranks_by_host_on_rank_zero_alone():
+    from landscape.errors import ExitStatus, RanksLost
+    from landscape.parallel.comm import MpiComm
+
+    comm = object.__new__(MpiComm)  # the naming alone: no MPI
+    comm.rank, comm.patience = 0, 3.6
+    comm.hosts = ["node1", "node1", "node2", "node2", "node3", "node3"]
+    lost = comm._lost([2, 3, 5], "SIGTERM")
+    assert isinstance(lost, RanksLost) and lost.exit_status == ExitStatus.LOST == 7
+    assert lost.named == "ranks 2-3 on node2; rank 5 on node3"
+    assert str(lost).startswith("ranks 2-3 on node2; rank 5 on node3 did not answer within 4 s of SIGTERM")
+    comm.rank = 1
+    assert str(comm._lost([], "SIGTERM")) == ""  # the other ranks leave quietly: one line for the job

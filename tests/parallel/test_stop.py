@@ -108,3 +108,52 @@ def test_a_stop_signal_on_any_rank_is_every_rank_s_between_two_units(monkeypatch
     assert stop.requested(SerialComm()) == "SIGTERM"
     monkeypatch.setattr(stop, "_installed", None)  # no handler (the Python API): a signal kills as it always did
     assert stop.requested(SerialComm()) is None
+
+
+def _rank_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            names = dict(v.split(b"=", 1) for v in environ.read().split(b"\0") if b"=" in v)
+    except OSError:
+        return None
+    rank = names.get(b"PMI_RANK", names.get(b"OMPI_COMM_WORLD_RANK"))
+    return int(rank) if rank is not None else None
+
+
+@pytest.mark.mpi
+def test_a_rank_lost_mid_round_is_named_and_the_others_leave_instead_of_hanging(tmp_path, plugins, monkeypatch):
+    """Rank 1 frozen (as if its node had vanished: no answer, no closed socket), then the job signalled,
+    as Slurm signals the ranks left when it ends a job for a lost node: rank 0 waits a few seconds plus
+    two chunks for it at the end of the round, then leaves with exit code 7 and one line naming rank 1 and
+    its host; the file keeps every round written before, and a rerun finishes it identical."""
+    import socket
+
+    job = start("surface", args(plugins, tmp_path, "s.h5"), 2, env=SLOW)
+    deadline = time.monotonic() + 60
+    while done_count(tmp_path / "s.h5") < 4 and time.monotonic() < deadline and job.poll() is None:
+        time.sleep(0.02)
+    ranks = {_rank_of(pid): pid for pid in process_tree(job.pid)}
+    assert 1 in ranks, (ranks, job.poll(), done_count(tmp_path / "s.h5"))
+    os.kill(ranks[1], signal.SIGSTOP)
+    signalled = time.monotonic()
+    os.kill(ranks[0], signal.SIGTERM)  # the ranks left, as Slurm's step daemon signals them
+    out, err = job.communicate(timeout=60)
+    took = time.monotonic() - signalled
+    assert job.returncode == 7, err
+    ours = [line for line in err.splitlines() if line.startswith("landscape")]
+    assert len(ours) == 1 and f"rank 1 on {socket.gethostname()} did not answer within" in ours[0], err
+    assert "of SIGTERM" in ours[0] and "resubmit the same command to resume" in ours[0]
+    assert took < 15, f"{took:.1f} s"  # 3 s plus two chunks (0.05 s each), and the launcher's clean-up
+    left = read_surface(str(tmp_path / "s.h5"))
+    saved = int(left.done.sum())
+    assert 4 <= saved < POINTS
+    assert left.run["ended"] == f"lost rank 1 on {socket.gethostname()}", left.run
+
+    monkeypatch.setenv("LANDSCAPE_TEST_SLEEP", "0")
+    resumed = run("surface", args(plugins, tmp_path, "s.h5"), 2)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"ended: lost rank 1 on {socket.gethostname()}" in resumed.stdout
+    assert f"{saved} already done" in resumed.stdout
+    assert landscape("surface", *args(plugins, tmp_path, "fresh.h5"), "--quiet") == 0
+    a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
+    assert a.done.all() and all(np.array_equal(a.values[q], b.values[q]) for q in b.values)

@@ -135,8 +135,11 @@ def test_training_on_two_nodes_ends_where_one_rank_does(nodes, tmp_path):
 
 def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(nodes, tmp_path, plugins, monkeypatch):
     """node2's slurmd and ranks killed while a two-node surface runs: Slurm declares the node down and
-    ends the job (NODE_FAIL) within a minute, nothing hangs in a collective, the file reads back; the job
-    resubmitted on the node left resumes and ends equal bit for bit to an uninterrupted serial run.
+    ends the job (NODE_FAIL) within a minute, srun's line naming node2.  Rank 0, signalled by Slurm
+    while it waits for rank 1 at the end of a round, leaves a few seconds later instead of hanging in the
+    collective call, and records in the file how the run ended (its own line is lost with srun, which
+    Slurm ends at once).  The file reads back; the job resubmitted on the node left says how the last
+    run ended, resumes, and ends equal bit for bit to an uninterrupted serial run.
     Last in this module: node2 stays down."""
     import time
 
@@ -159,8 +162,14 @@ def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(
     lost = time.monotonic()
     assert final_state(folder, job, 90) == "NODE_FAIL"
     assert time.monotonic() - lost < 60
-    assert "DUE TO NODE FAILURE" in (tmp_path / "out.txt").read_text()
-    part = read_surface(str(surf))  # readable, what was written kept
+    said = (tmp_path / "out.txt").read_text()
+    assert "DUE TO NODE FAILURE" in said, said
+    assert "srun: error: Node failure on node2" in said, said
+    part = read_surface(str(surf))  # readable, what was written kept, and how the run ended
+    while "ended" not in part.run and time.monotonic() - lost < 60:  # rank 0 may still be leaving
+        time.sleep(0.5)
+        part = read_surface(str(surf))
+    assert part.run["ended"] == "lost rank 1 on node2", part.run
     assert 4 <= part.done.sum() < 41
 
     subprocess.run(["scancel", job], env=env, timeout=30)  # Slurm requeued it for two nodes: never again
@@ -168,6 +177,7 @@ def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(
                    f"--output={tmp_path}/again.txt", SCRIPTS / "surface_cpu.sbatch", cwd=tmp_path)  # fmt: skip
     assert final_state(folder, again, 300) == "COMPLETED", (tmp_path / "again.txt").read_text()
     resumed = read_surface(str(surf))
-    assert f"{int(part.done.sum())} already done" in (tmp_path / "again.txt").read_text()
+    said = (tmp_path / "again.txt").read_text()
+    assert "ended: lost rank 1 on node2" in said and f"{int(part.done.sum())} already done" in said, said
     monkeypatch.setenv("LANDSCAPE_TEST_SLEEP", "0")
     assert same(resumed, serial(args, tmp_path / "serial.h5"))
