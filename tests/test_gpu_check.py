@@ -1,0 +1,42 @@
+"""scripts/gpu_check.sh, the GPU checks in one run, cannot run here for real (no GPU); its commands are
+checked at toy sizes on the CPU (GPU_CHECK_SMOKE), and its time budget, which keeps the whole run
+under 8 minutes on a lent GPU machine, with a budget too small for its steps."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_check.sh"
+
+
+def _check(**env) -> tuple[subprocess.CompletedProcess, float]:
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(SCRIPT)],
+        env={**os.environ, "PY": sys.executable, "GPU_CHECK_SMOKE": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return done, time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_its_three_steps_run_at_toy_sizes_on_the_cpu():
+    done, _ = _check()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "speed-up over the reference settings" in done.stdout  # the benchmark's table
+    assert "wrote " in done.stdout and "final.pt" in done.stdout  # the training's checkpoint
+    assert done.stdout.rstrip().endswith("all GPU checks passed")
+
+
+def test_no_step_runs_past_its_budget():
+    done, seconds = _check(GPU_CHECK_SECONDS="12")
+    assert done.returncode == 1
+    assert "resnet20 benchmark (not run: the 12 s budget is spent)" in done.stdout, done.stdout
+    assert "GPU training (not run: the 12 s budget is spent)" in done.stdout
+    assert seconds < 30, seconds
