@@ -143,9 +143,8 @@ class Stopped(LandscapeError):
 
 class RanksLost(LandscapeError):
     """Ranks did not reach a collective call although the job was told to stop (Slurm sends SIGTERM to
-    the ranks left when it ends a job for a lost node): the waiting rank leaves instead of hanging.
-    Rank 0 names the missing ranks and their hosts; another rank raises it with no message and leaves
-    quietly, so the job prints one line."""
+    the ranks left when it ends a job for a lost node): rank 0, which waits for them, names them and
+    their hosts, and leaves instead of hanging (its abort ends the other ranks)."""
 
     exit_status = ExitStatus.LOST
 

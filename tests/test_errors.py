@@ -22,26 +22,3 @@ def test_help_names_every_status(capsys):
         out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal's width
         assert all(f"{int(s)} {' '.join(EXIT_WORDS[s].split())}" in out for s in ExitStatus), argv
 
-
-def test_a_rank_that_leaves_quietly_prints_nothing_and_takes_the_job_down(monkeypatch, capsys):
-    """RanksLost on a rank other than 0 has no message (rank 0 names the missing ranks): no line, and
-    the job is aborted with its status, as for any error raised on one rank."""
-    from landscape.cli import boundary
-    from landscape.errors import RanksLost
-    from landscape.parallel import comm as comm_module
-
-    aborted = []
-
-    class RankOne:
-        rank, size = 1, 2
-
-        def abort(self, code):
-            aborted.append(code)
-
-    monkeypatch.setattr(comm_module, "_current", RankOne())
-
-    def lose(argv):
-        raise RanksLost("")
-
-    assert boundary.run(lose, []) == 7 and aborted == [7]
-    assert capsys.readouterr().err == ""

@@ -74,7 +74,7 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None
         else:
             code, kind, text = ExitStatus.INTERNAL, "internal error", describe(exc)
         where = f" (rank {world.rank} of {world.size})" if world.size > 1 else ""
-        if text:  # a rank that leaves quietly while rank 0 says why (RanksLost) has none
+        if text or code:
             _print(f"{prog}: {kind}{where}: {text}")
         if show_traceback:
             _print(traceback.format_exc().rstrip())

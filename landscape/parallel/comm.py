@@ -95,34 +95,36 @@ class MpiComm:
         # Seconds a wait goes on after a stop signal before the ranks not arrived are called lost; None:
         # as long as it takes (a caller whose ranks may legitimately be minutes apart leaves it so).
         self.patience: float | None = None
-        self._mark = np.zeros(max(1, self.size), np.uint8)
+        self._mark = np.zeros(1, np.uint8)  # the arrival messages carry nothing
 
     def _arrive(self) -> None:
         """Wait for every rank without spinning: MPI waits by polling, and ranks polling for one that is
         still computing or writing take the CPU from it when ranks outnumber cores.  One non-blocking
         barrier, tested with short sleeps, then the collective itself completes at once.
 
-        Each rank also tells rank 0 it has arrived (an empty message), so that a wait that cannot end
-        names who it waits for: when a stop signal came and ``patience`` seconds later some ranks have
-        still not arrived (their node lost: Slurm signals the ranks left), the wait raises ``RanksLost``
-        instead of hanging until the job is killed.  ``patience=None``: no such limit."""
-        request = self.mpi.Ibarrier()
+        Each rank also tells rank 0 it has arrived (an empty message, before the barrier), so that a wait
+        that cannot end names who it waits for: when a stop signal came and, ``patience`` seconds after
+        the later of the signal and the start of the wait, some ranks have still not arrived (their node
+        lost: Slurm signals the ranks left), rank 0 raises ``RanksLost`` instead of hanging until the job
+        is killed, and the error boundary's abort ends the others.  Only rank 0 judges: another rank
+        may be waiting for rank 0 while it writes the round, which has no bound.  ``patience=None``: no
+        such limit."""
         if self.rank == 0:
-            heard = [self.mpi.Irecv([self._mark[r:], 0, self._MPI.BYTE], r, ARRIVAL_TAG) for r in range(1, self.size)]
+            heard = [self.mpi.Irecv([self._mark, 0, self._MPI.BYTE], r, ARRIVAL_TAG) for r in range(1, self.size)]
         else:
             heard = [self.mpi.Isend([self._mark, 0, self._MPI.BYTE], 0, ARRIVAL_TAG)]
-        pause, signals = 1e-5, stop.installed() if self.patience is not None else None
+        request = self.mpi.Ibarrier()
+        started, pause = time.monotonic(), 1e-5
+        signals = stop.installed() if self.patience is not None and self.rank == 0 else None
         while not request.Test():
             time.sleep(pause)
             pause = min(2 * pause, 1e-3)
-            if signals and signals.received and time.monotonic() - signals.received_at > self.patience:
+            if signals and signals.received and time.monotonic() - max(started, signals.received_at) > self.patience:
                 raise self._lost([rank for rank, h in enumerate(heard, 1) if not h.Test()], signals.received)
         self._MPI.Request.Waitall(heard)
 
     def _lost(self, missing: list[int], signal_name: str) -> RanksLost:
-        """The error of a wait that cannot end: on rank 0 it names the ranks that did not arrive."""
-        if self.rank != 0:
-            return RanksLost("")
+        """Rank 0's error for a wait that cannot end: the ranks that did not arrive, by host."""
         where: dict[str, list[int]] = {}
         for rank in missing:
             where.setdefault(self.hosts[rank], []).append(rank)
