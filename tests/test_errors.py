@@ -21,4 +21,3 @@ def test_help_names_every_status(capsys):
         assert landscape(*argv) == 0
         out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal's width
         assert all(f"{int(s)} {' '.join(EXIT_WORDS[s].split())}" in out for s in ExitStatus), argv
-
