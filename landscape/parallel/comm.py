@@ -26,7 +26,7 @@ LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK
 
 _current = None
 
-# The least time a rank waiting in a collective call gives the others after a stop signal before it
+# The least time rank 0, waiting in a collective call, gives the others after a stop signal before it
 # calls the missing ones lost, where the caller set ``MpiComm.patience`` (the surface's scheduler: this
 # plus twice its slowest chunk).  Slurm signals the ranks left on the other nodes when it ends a job for
 # a lost node, and kills them ``KillWait`` later (30 s by default).

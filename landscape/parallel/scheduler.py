@@ -7,8 +7,9 @@ exchange of a short status (so an error at any point stops all ranks together), 
 collective write, and one ``allgather`` of (points done, stop signal, counter exhausted): a job
 killed at any moment loses at most one round, and a job asked to stop (``parallel.stop``) saves
 its round and stops on every rank.  A rank that has not reached the end of its round a few seconds
-plus two chunks after a stop signal is lost (Slurm signals the ranks left when a node dies): the ranks
-waiting for it leave with ``RanksLost``, rank 0 naming it, instead of hanging in the collective call.
+plus two chunks after a stop signal is lost (Slurm signals the ranks left when a node dies): rank 0,
+waiting for it, names it and leaves with ``RanksLost`` instead of hanging in the collective call (its
+abort ends the others).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def run_points(
                 (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate, chunk_seconds)
             )
             # After a stop signal a rank reaches the end of its round within a chunk; one that has not
-            # twice that later is lost with its node (or killed): the waiting ranks name it and leave.
+            # twice that later is lost with its node (or killed): rank 0 names it and leaves.
             comm.patience = PATIENCE_SECONDS + 2 * max(r[4] for r in reports)
             computed += sum(r[0] for r in reports)
             here += len(done.flat)
