@@ -18,13 +18,19 @@ def modules() -> dict[str, Path]:
 
 def test_each_test_file_mirrors_the_module_it_tests():
     """tests/<folder>/test_<module>[_<aspect>].py tests landscape/<folder>/<module>.py (or the package
-    <module>/, or the folder's own __init__ as test_<folder>...); tests/slurm/ the scripts of scripts/slurm."""
+    <module>/, or the folder's own __init__ as test_<folder>...); tests/slurm/ the scripts of scripts/slurm;
+    tests/scripts/test_<name>.py the script scripts/<name>.sh or .py."""
     known = modules()
     orphans = []
     for test in sorted(TESTS.rglob("test_*.py")):
         folder = test.parent.relative_to(TESTS)
         if folder.parts[:1] == ("slurm",):
             assert list((ROOT / "scripts" / "slurm").glob("*.sbatch")), "tests/slurm/ tests scripts/slurm/"
+            continue
+        if folder.parts[:1] == ("scripts",):
+            name = test.stem[len("test_") :]
+            if not any((ROOT / "scripts" / f"{name}{ext}").exists() for ext in (".sh", ".py")):
+                orphans.append(str(test.relative_to(ROOT)))
             continue
         words = test.stem[len("test_") :].split("_")
         prefixes = ["_".join(words[:n]) for n in range(len(words), 0, -1)]
