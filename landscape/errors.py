@@ -151,6 +151,7 @@ class RanksLost(LandscapeError):
     def __init__(self, message: str = "", named: str = ""):
         super().__init__(message)
         self.named = named  # the missing ranks and their hosts: "rank 1 on node2"
+        self.computed = 0  # points the rounds before saved (the surface's scheduler sets it)
 
 
 class CollectiveFailure(LandscapeError):

@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import checks
 from ..errors import CollectiveFailure, ExitStatus, LandscapeError, RanksLost, UsageError, describe
-from . import stop
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -27,8 +26,8 @@ LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK
 _current = None
 
 # The least time rank 0, waiting in a collective call, gives the others after a stop signal before it
-# calls the missing ones lost, where the caller set ``MpiComm.patience`` (the surface's scheduler: this
-# plus twice its slowest chunk).  Slurm signals the ranks left on the other nodes when it ends a job for
+# calls the missing ones lost, where the caller asked for it (``watch``; the surface's scheduler: this
+# plus a round plus two chunks).  Slurm signals the ranks left on the other nodes when it ends a job for
 # a lost node, and kills them ``KillWait`` later (30 s by default).
 PATIENCE_SECONDS = 3.0
 ARRIVAL_TAG = 7301  # the point-to-point message that tells rank 0 a rank has reached a collective call
@@ -39,11 +38,13 @@ class SerialComm:
 
     rank, size, local_rank, local_size = 0, 1, 0, 1
     mpi = None
-    patience: float | None = None
 
     @property
     def hosts(self) -> list[str]:
         return [socket.gethostname()]
+
+    def watch(self, signals, patience: float | None) -> None:
+        """No other rank to wait for."""
 
     def allgather(self, value):
         return [value]
@@ -92,9 +93,7 @@ class MpiComm:
         self.local_rank = self.node.Get_rank()
         self.local_size = self.node.Get_size()
         self.hosts = self.mpi.allgather(socket.gethostname())  # every rank's host, in rank order
-        # Seconds a wait goes on after a stop signal before the ranks not arrived are called lost; None:
-        # as long as it takes (a caller whose ranks may legitimately be minutes apart leaves it so).
-        self.patience: float | None = None
+        self.signals, self.patience = None, None  # see ``watch``
         self._mark = np.zeros(1, np.uint8)  # the arrival messages carry nothing
 
     def _arrive(self) -> None:
@@ -107,21 +106,29 @@ class MpiComm:
         the later of the signal and the start of the wait, some ranks have still not arrived (their node
         lost: Slurm signals the ranks left), rank 0 raises ``RanksLost`` instead of hanging until the job
         is killed, and the error boundary's abort ends the others.  Only rank 0 judges: another rank
-        may be waiting for rank 0 while it writes the round, which has no bound.  ``patience=None``: no
-        such limit."""
+        may be waiting for rank 0 while it writes the round, which has no bound.  Not watching (the
+        default): no such limit."""
         if self.rank == 0:
             heard = [self.mpi.Irecv([self._mark, 0, self._MPI.BYTE], r, ARRIVAL_TAG) for r in range(1, self.size)]
         else:
             heard = [self.mpi.Isend([self._mark, 0, self._MPI.BYTE], 0, ARRIVAL_TAG)]
         request = self.mpi.Ibarrier()
         started, pause = time.monotonic(), 1e-5
-        signals = stop.installed() if self.patience is not None and self.rank == 0 else None
+        signals = self.signals if self.rank == 0 else None
         while not request.Test():
             time.sleep(pause)
             pause = min(2 * pause, 1e-3)
             if signals and signals.received and time.monotonic() - max(started, signals.received_at) > self.patience:
-                raise self._lost([rank for rank, h in enumerate(heard, 1) if not h.Test()], signals.received)
+                missing = [rank for rank, h in enumerate(heard, 1) if not h.Test()]
+                if missing:  # else every rank has arrived and the barrier is about to complete
+                    raise self._lost(missing, signals.received)
         self._MPI.Request.Waitall(heard)
+
+    def watch(self, signals, patience: float | None) -> None:
+        """From now on, rank 0 calls the ranks that have not reached a collective call ``patience`` seconds
+        after a stop signal in ``signals`` (a ``parallel.stop.StopSignals``) lost; ``watch(None, None)``:
+        wait as long as it takes (the default: ranks may legitimately be minutes apart)."""
+        self.signals, self.patience = signals, patience
 
     def _lost(self, missing: list[int], signal_name: str) -> RanksLost:
         """Rank 0's error for a wait that cannot end: the ranks that did not arrive, by host."""

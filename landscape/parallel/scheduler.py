@@ -6,7 +6,7 @@ chunks one at a time until its round has lasted about ``round_seconds``.  Every 
 exchange of a short status (so an error at any point stops all ranks together), the writer's
 collective write, and one ``allgather`` of (points done, stop signal, counter exhausted): a job
 killed at any moment loses at most one round, and a job asked to stop (``parallel.stop``) saves
-its round and stops on every rank.  A rank that has not reached the end of its round a few seconds
+its round and stops on every rank.  A rank that has not reached the end of its round 3 s plus a round
 plus two chunks after a stop signal is lost (Slurm signals the ranks left when a node dies): rank 0,
 waiting for it, names it and leaves with ``RanksLost`` instead of hanging in the collective call (its
 abort ends the others).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CollectiveFailure
+from ..errors import CollectiveFailure, RanksLost
 from .comm import PATIENCE_SECONDS, agree
 
 
@@ -138,9 +138,10 @@ def run_points(
             reports = comm.allgather(
                 (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate, chunk_seconds)
             )
-            # After a stop signal a rank reaches the end of its round within a chunk; one that has not
-            # twice that later is lost with its node (or killed): rank 0 names it and leaves.
-            comm.patience = PATIENCE_SECONDS + 2 * max(r[4] for r in reports)
+            # After a stop signal a rank reaches the end of its round within a chunk, and one that did not
+            # receive it within a round; one that has not a few seconds more later is lost with its node
+            # (or killed): rank 0 names it and leaves.
+            comm.watch(stop, PATIENCE_SECONDS + round_seconds + 2 * max(r[4] for r in reports))
             computed += sum(r[0] for r in reports)
             here += len(done.flat)
             if progress is not None:
@@ -153,5 +154,8 @@ def run_points(
     except CollectiveFailure:  # every rank is here: the window can be freed together
         counter.free()
         raise
+    except RanksLost as lost:  # rank 0 alone: what the rounds before saved goes into its end record
+        lost.computed = computed
+        raise
     finally:
-        comm.patience = None
+        comm.watch(None, None)

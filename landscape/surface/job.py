@@ -212,7 +212,13 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         except RanksLost as lost:  # the other ranks are gone or leaving: rank 0 records how the run ended
             if comm.rank == 0 and not writer.collective_close:
                 writer.close()
-                surface_file.append_run(surf_path, "end", {"ended": f"lost {lost.named}"}, run=run_number)
+                seconds = progress.elapsed()
+                ending = {
+                    "points_computed": int(lost.computed),
+                    "seconds": round(seconds, 3),
+                    "ended": f"lost {lost.named}",
+                }
+                surface_file.append_run(surf_path, "end", ending, run=run_number)
             raise
         writer.close()
         seconds = progress.elapsed()

@@ -162,3 +162,24 @@ def test_a_rank_lost_mid_round_is_named_and_the_others_leave_instead_of_hanging(
     assert landscape("surface", *args(plugins, tmp_path, "fresh.h5"), "--quiet") == 0
     a, b = read_surface(str(tmp_path / "s.h5")), read_surface(str(tmp_path / "fresh.h5"))
     assert a.done.all() and all(np.array_equal(a.values[q], b.values[q]) for q in b.values)
+
+
+@pytest.mark.mpi
+def test_a_signal_to_rank_zero_alone_waits_for_the_others_round_and_is_no_loss(tmp_path, plugins):
+    """Rank 0 alone signalled (nothing lost), with the default 5 s round: the other rank learns of the
+    signal only at the end of its round, up to a round later; rank 0 waits for it and the job stops
+    as usual (143), instead of calling it lost."""
+    flags = args(plugins, tmp_path, "s.h5")
+    flags[flags.index("--round_seconds") + 1] = "5"
+    flags[flags.index(f"--x=-1:1:{POINTS}")] = "--x=-1:1:401"
+    job = start("surface", flags, 2, env=SLOW)
+    deadline = time.monotonic() + 60
+    while done_count(tmp_path / "s.h5") < 2 and time.monotonic() < deadline and job.poll() is None:
+        time.sleep(0.02)
+    ranks = {_rank_of(pid): pid for pid in process_tree(job.pid)}
+    assert 0 in ranks, (ranks, job.poll())
+    os.kill(ranks[0], signal.SIGTERM)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode == 143, err
+    ours = [line for line in err.splitlines() if line.startswith("landscape")]
+    assert len(ours) == 1 and "stopped by SIGTERM after saving" in ours[0], err
