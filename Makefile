@@ -81,7 +81,8 @@ test: $(STAMP)
 
 # One tier at a time, for developers.
 test-slow: $(STAMP)
-	$(PYTEST) -q -n $(WORKERS) -m slow
+	$(PYTEST) -q -n $(WORKERS) -m "slow and not mpi and not faults and not browser"
+	$(PYTEST) -q -m "slow and (mpi or faults or browser)"
 test-mpi: $(STAMP)
 	$(PYTEST) -q -m mpi
 test-faults: $(STAMP) tools

@@ -29,6 +29,7 @@ def trained_cnn() -> DigitsCNN:
 
 
 @pytest.mark.slow
+@pytest.mark.mpi
 def test_a_reference_t7_without_batchnorm_counters_computes_the_same_surface(tmp_path):
     """The paper's checkpoints: PyTorch < 0.4.1 (no num_batches_tracked), saved from nn.DataParallel
     (module. prefixes) as {'state_dict': ...} in the legacy, pre-zip serialization."""

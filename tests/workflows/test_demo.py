@@ -11,7 +11,7 @@ from landscape.io.surface_file import read as read_surface
 
 from conftest import ROOT, require_mpi
 
-pytestmark = pytest.mark.slow  # 40 s: make test-slow and CI run it
+pytestmark = [pytest.mark.slow, pytest.mark.mpi]  # 110 s, its surfaces under mpiexec: CI runs it with the MPI tests
 
 
 def test_quick_demo_end_to_end_and_rerun(tmp_path):
