@@ -31,12 +31,24 @@ def test_its_three_steps_run_at_toy_sizes_on_the_cpu():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "speed-up over the reference settings" in done.stdout  # the benchmark's table
     assert "wrote " in done.stdout and "final.pt" in done.stdout  # the training's checkpoint
-    assert done.stdout.rstrip().endswith("all GPU checks passed")
+    assert done.stdout.startswith("CPU smoke run at toy sizes") and "no CUDA device" in done.stdout
+    assert done.stdout.rstrip().endswith("all steps ran (CPU smoke run: nothing checked on a GPU)")
+    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_no_step_runs_past_its_budget():
     done, seconds = _check(GPU_CHECK_SECONDS="12")
     assert done.returncode == 1
-    assert "resnet20 benchmark (not run: the 12 s budget is spent)" in done.stdout, done.stdout
-    assert "GPU training (not run: the 12 s budget is spent)" in done.stdout
+    assert "resnet20 benchmark (not run: under 10 s of the 12 s budget left)" in done.stdout, done.stdout
+    assert "GPU training (not run: under 10 s of the 12 s budget left)" in done.stdout
     assert seconds < 30, seconds
+
+
+def test_without_a_gpu_the_real_run_fails_at_once_instead_of_passing_skipped_tests():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible")
+    done, seconds = _check(GPU_CHECK_SMOKE="")
+    assert done.returncode == 1 and "FAILED: no CUDA device visible to torch" in done.stdout, done.stdout
+    assert "== GPU tests" not in done.stdout
