@@ -135,7 +135,7 @@ def test_training_on_two_nodes_ends_where_one_rank_does(nodes, tmp_path):
 
 def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(nodes, tmp_path, plugins, monkeypatch):
     """node2's slurmd and ranks killed while a two-node surface runs: Slurm declares the node down and
-    ends the job (NODE_FAIL) within a minute, srun's line naming node2.  Rank 0, signalled by Slurm
+    ends the job (NODE_FAIL) within a minute.  Rank 0, signalled by Slurm
     while it waits for rank 1 at the end of a round, leaves a few seconds later instead of hanging in the
     collective call, and records in the file how the run ended (its own line is lost with srun, which
     Slurm ends at once).  The file reads back; the job resubmitted on the node left says how the last
@@ -164,7 +164,8 @@ def test_a_node_lost_mid_job_ends_it_and_the_resubmitted_job_finishes_identical(
     assert time.monotonic() - lost < 60
     said = (tmp_path / "out.txt").read_text()
     assert "DUE TO NODE FAILURE" in said, said
-    assert "srun: error: Node failure on node2" in said, said
+    # srun usually adds "srun: error: Node failure on node2", but Slurm may end srun before it hears of the
+    # node: what names the lost rank and node for sure is rank 0's record in the file, read below
     part = None  # readable, what was written kept, and how the run ended
     while (part is None or "ended" not in part.run) and time.monotonic() - lost < 60:
         try:  # rank 0 may still be writing its end record, a few seconds after Slurm's signal
