@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from .errors import ConfigError, InputError, UsageError, describe
+from .errors import ConfigError, InputError, UsageError, describe, param
 
 MODEL_ARGS_HELP = (
     "keyword arguments of a plug-in model factory, a JSON object: '{\"width\": 64}' (default: the ones a "
@@ -140,19 +140,50 @@ def recorded_canonically(identity: dict) -> dict:
 
 def canonical(spec: str) -> str:
     """The same plug-in however it was named: a file path made absolute, and a module that lives under
-    the current folder named by its file's absolute path (an installed package keeps its dotted name)."""
+    the current folder named by its file's absolute path (an installed package keeps its dotted name).
+
+    Nothing is imported to find it (``importlib.util.find_spec`` of ``a.b`` would run ``a``'s
+    ``__init__``): specs read from files are canonicalized before anyone has agreed to run their code.
+    The current folder comes first on ``sys.path`` when a plug-in is loaded (``_with_current_folder``),
+    so a module found under it is the one that would be imported."""
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name:
         return spec
     if module_name.endswith(".py"):
         return f"{os.path.abspath(module_name)}:{attr}"
-    _with_current_folder()
-    try:
-        found = importlib.util.find_spec(module_name)
-    except (Exception, SystemExit):  # noqa: BLE001 - not importable: loading it will say why
+    parts = module_name.split(".")
+    if not all(part.isidentifier() for part in parts):
         return spec
-    origin = getattr(found, "origin", None)
-    here = os.getcwd() + os.sep
-    if not origin or not origin.endswith(".py") or not os.path.abspath(origin).startswith(here):
-        return spec
-    return f"{os.path.abspath(origin)}:{attr}"
+    base = os.path.join(os.getcwd(), *parts)
+    for origin in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(origin):
+            return f"{origin}:{attr}"
+    return spec
+
+
+# --------------------------------------------------------------------------- plug-ins named by files
+
+ALLOW_RECORDED = "allow_recorded_plugins"
+ALLOW_RECORDED_HELP = (
+    "import a model or data set factory that a file names (a checkpoint's record, a run.json, a manifest) "
+    "without naming it yourself: that runs the file's author's code, so only for files you trust "
+    "(default: only factories you name with --model/--dataset, or built-in names)"
+)
+
+
+def check_recorded(spec, what: str, source: str, named=(), allowed: bool = False) -> None:
+    """A factory that ``source`` (a file) names may be imported only if the user named the same one
+    (``named``: the specs given on the command line or in the API call), or allowed every recorded one
+    (``allowed``): a file from someone else must not choose which code this process runs.  Built-in
+    names are not plug-ins and always pass.  Raises an input error naming the factory, the file and
+    how to allow it; nothing is imported."""
+    if not isinstance(spec, str) or not is_plugin(spec) or allowed:
+        return
+    wanted = canonical(spec)
+    if any(isinstance(n, str) and is_plugin(n) and canonical(n) == wanted for n in named):
+        return
+    raise InputError(
+        f"{what} {spec!r} is named by {source}, not by you: a factory a file names is not imported "
+        f"(it would run that code); give it yourself ({param(what)} {spec}) or pass "
+        f"{param(ALLOW_RECORDED)} if you trust the file"
+    )

@@ -50,7 +50,10 @@ def test_the_spirals_example_trains_and_its_surface_is_computed_from_another_fol
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     surface = ["--model_file", "../work/run/final.pt", "--x=-1:1:3", "--y=-1:1:3", "--surf_file", "s.h5"]
-    done = cli("surface", surface, cwd=elsewhere)
+    refused = cli("surface", surface, cwd=elsewhere)  # the checkpoint names the factories: not run unasked
+    assert refused.returncode == 3 and "--allow_recorded_plugins" in refused.stderr, refused.stderr
+    named = ["--model", "../work/examples/spirals.py:mlp", "--dataset", "../work/examples/spirals.py:spirals"]
+    done = cli("surface", [*surface, *named], cwd=elsewhere)  # the same files, named from here: the record's own
     assert done.returncode == 0, done.stderr
     surf = read_surface(str(elsewhere / "s.h5"))
     assert (surf.attrs["model_args"], surf.attrs["data_args"], surf.attrs["train_size"]) == (
@@ -73,7 +76,8 @@ def test_the_spirals_example_sweeps_and_reports_from_another_folder(tmp_path):
     sweep = [*train, "--epochs", "1", "--batch_sizes", "16", "64", "--seeds", "0", "1", "--out", "sweep"]
     done = run("sweep", sweep, cwd=work, timeout=300)
     assert done.returncode == 0, done.stderr
-    done = run("report", ["../work/sweep", "--out", "rep", *REPORT_FLAGS], cwd=elsewhere, timeout=300)
+    named = ["--model", "../work/examples/spirals.py:mlp", "--dataset", "../work/examples/spirals.py:spirals"]
+    done = run("report", ["../work/sweep", "--out", "rep", *named, *REPORT_FLAGS], cwd=elsewhere, timeout=300)
     assert done.returncode == 0, done.stderr
     target = json.loads((elsewhere / "rep" / "runs" / "sgd_b16_s0" / "measures.json").read_text())["target"]
     assert (target["model"], target["model_args"], target["data_args"]) == (
@@ -138,7 +142,7 @@ def test_factory_arguments_are_part_of_what_a_run_is(tmp_path, cli):
     again = cli("train", [*train, "--model_args", '{"width": 5}'], cwd=work)
     assert again.returncode == 4 and "--model_args='{\"width\": 4}', not '{\"width\": 5}'" in again.stderr
 
-    surface = ["--model_file", "run/final.pt", "--x=-1:1:3", "--surf_file", "s.h5"]
+    surface = ["--model", MODEL, "--dataset", DATA, "--model_file", "run/final.pt", "--x=-1:1:3", "--surf_file", "s.h5"]
     assert cli("surface", surface, cwd=work).returncode == 0
     before = (work / "s.h5").read_bytes()
     other = cli("surface", [*surface, "--data_args", '{"n": 200}'], cwd=work)
@@ -197,8 +201,8 @@ def test_a_module_of_a_package_named_from_its_folder_is_recorded_by_its_file(tmp
     done = run("train", [*train, "--out", "run"], cwd=work)
     assert done.returncode == 0, done.stderr
     assert identity_of(work / "run" / "final.pt")["model"] == f"{work / 'nets' / 'models.py'}:make"
-    done = run("surface", ["--model_file", str(work / "run" / "final.pt"), "--x=-1:1:3", "--surf_file", "s.h5"],
-               cwd=tmp_path)  # fmt: skip
+    done = run("surface", ["--model_file", str(work / "run" / "final.pt"), "--x=-1:1:3", "--surf_file", "s.h5",
+                           "--allow_recorded_plugins"], cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert read_surface(str(tmp_path / "s.h5")).attrs["model"] == f"{work / 'nets' / 'models.py'}:make"
 
@@ -229,6 +233,95 @@ def test_a_generated_data_set_is_made_once_and_shared_by_the_ranks(tmp_path):
     assert read_surface(str(tmp_path / "s.h5")).attrs["train_size"] == 48
     trained = run("train", [*flags, "--epochs", "1", "--batch_size", "8", "--out", "run"], ranks=2, cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr
-    measured = run("curvature", ["--model_file", "run/final.pt", "--k", "1", "--out", "c.json"], ranks=2, cwd=tmp_path)
+    measured = run("curvature", [*flags, "--model_file", "run/final.pt", "--k", "1", "--out", "c.json"], ranks=2,
+                   cwd=tmp_path)  # fmt: skip
     assert measured.returncode == 0, measured.stderr
     assert (tmp_path / "made.txt").read_text() == "made\n" * 3  # once for each job, not for each rank
+
+
+# --------------------------------------------------------------------------- factories named by files
+
+
+def hostile_checkpoint(folder, identity: dict) -> str:
+    """A checkpoint of the digits MLP's weights whose record names ``identity`` (as anyone can write)."""
+    from landscape.models import build_model
+
+    path = folder / "evil.pt"
+    torch.save({"state_dict": build_model("digits_mlp").state_dict(), "meta": {"identity": identity}}, path)
+    return str(path)
+
+
+def booby_trap(folder):
+    """A plug-in file that leaves ``imported.txt`` when it is imported: its name in a record is the attack."""
+    (folder / "trap.py").write_text(
+        "open(__file__[:-7] + 'imported.txt', 'w').write('imported')\n"
+        "from landscape.models import build_model\n"
+        "def net():\n    return build_model('digits_mlp')\n"
+    )
+    return f"{folder / 'trap.py'}:net"
+
+
+@pytest.mark.parametrize("field", ["model", "dataset"])
+def test_a_factory_a_checkpoint_names_is_never_imported_unasked(tmp_path, cli, field):
+    """A checkpoint's record naming ``os:system`` (or any file's factory) does not run it: curvature,
+    surface and rescale end with one line naming the factory and the opt-in, exit 3, nothing imported."""
+    marker = tmp_path / "pwned"
+    spec = {"model": "os:system", "model_args": json.dumps({"command": f"touch {marker}"})}
+    if field == "dataset":
+        spec = {"model": "digits_mlp", "dataset": "os:system", "data_args": json.dumps({"command": f"touch {marker}"})}
+    evil = hostile_checkpoint(tmp_path, {"dataset": "digits", **spec})
+    for program, flags in (
+        ("curvature", ["--model_file", evil, "--out", str(tmp_path / "c.json")]),
+        ("surface", ["--model_file", evil, "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5")]),
+        ("rescale", ["--model_file", evil, "--alpha", "2", "--out", str(tmp_path / "r.pt")]),
+    ):
+        done = cli(program, flags, cwd=tmp_path)
+        assert done.returncode == 3, (program, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{field} 'os:system' is named by checkpoint {evil}" in lines[0], lines
+        assert f"--{field} os:system" in lines[0] and "--allow_recorded_plugins" in lines[0]
+        assert not marker.exists(), program
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.pt"], program  # nothing written
+
+
+def test_a_recorded_factory_runs_when_the_user_names_it_or_allows_it(tmp_path, cli):
+    """The same factory named on the command line (in another spelling: relative) or the opt-in: imported."""
+    spec = booby_trap(tmp_path)
+    evil = hostile_checkpoint(tmp_path, {"dataset": "digits", "model": spec})
+    flags = ["--model_file", evil, "--k", "1", "--tol", "1e-2"]
+    refused = cli("curvature", [*flags, "--out", "a.json"], cwd=tmp_path)
+    assert refused.returncode == 3 and not (tmp_path / "imported.txt").exists()
+    named = cli("curvature", [*flags, "--model", "trap.py:net", "--out", "b.json"], cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    assert (tmp_path / "imported.txt").exists()
+    (tmp_path / "imported.txt").unlink()
+    allowed = cli("curvature", [*flags, "--allow_recorded_plugins", "--out", "c.json"], cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_a_factory_a_manifest_or_run_record_names_is_never_imported_unasked(tmp_path, cli):
+    """A report's CSV listing a checkpoint whose record names a factory, a CSV's own model column and a
+    sweep's run.json: the report refuses before anything is built, exit 3; named with --model it runs."""
+    from landscape.train import checkpoints as files
+
+    spec = booby_trap(tmp_path)
+    evil = hostile_checkpoint(tmp_path, {"dataset": "digits", "model": spec})
+    (tmp_path / "runs.csv").write_text(f"checkpoint,batch_size,seed\n{evil},16,0\n")
+    (tmp_path / "columns.csv").write_text(f"checkpoint,batch_size,seed,model\n{evil},16,0,{spec}\n")
+    for manifest in ("runs.csv", "columns.csv"):
+        done = cli("report", [manifest, "--out", "rep"], cwd=tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert f"is named by manifest {manifest} (run sgd_b16_s0), not by you" in done.stderr
+        assert not (tmp_path / "imported.txt").exists() and not (tmp_path / "rep").exists()
+    # a sweep's manifest and run.json, edited
+    sweep = tmp_path / "sweep"
+    done = cli("sweep", ["--model", "digits_mlp", "--out", str(sweep), "--batch_sizes", "16", "--seeds", "0",
+                         "--steps", "5"], cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_folder = next(p for p in sweep.iterdir() if p.is_dir() and (p / "run.json").exists())
+    record = files.read_run(str(run_folder))
+    record["identity"]["model"] = spec
+    (run_folder / "run.json").write_text(json.dumps(record))
+    done = cli("report", [str(sweep), "--out", "rep"], cwd=tmp_path)
+    assert done.returncode == 3 and "(run sgd_b16_s0), not by you" in done.stderr, done.stderr
+    assert not (tmp_path / "imported.txt").exists()

@@ -12,7 +12,7 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
-from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..workflows import curvature as workflow
 from . import boundary
 from .search_args import add_search_arguments
@@ -55,6 +55,7 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--datapath", help="folder of the CIFAR files")
     p.add_argument("--model_args", metavar="JSON", help=MODEL_ARGS_HELP)
     p.add_argument("--data_args", metavar="JSON", help=DATA_ARGS_HELP)
+    p.add_argument("--allow_recorded_plugins", action="store_true", help=ALLOW_RECORDED_HELP)
     p.add_argument("--train_subset", type=int, metavar="N", help="a fixed seeded subset of N training samples")
     p.add_argument("--loss_name", help="crossentropy, mse or package.module:callable " + _d("loss_name"))
     p.add_argument("--k", type=int, help="eigenvalues at each end " + _d("k"))

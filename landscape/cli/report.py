@@ -9,6 +9,7 @@ import argparse
 
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..plugins import ALLOW_RECORDED_HELP
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from ..workflows import report as workflow
 from . import boundary
@@ -71,6 +72,7 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
         "--data_args", metavar="JSON", help="the runs' data set factory's arguments where their records say none"
     )
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
+    p.add_argument("--allow_recorded_plugins", action="store_true", help=ALLOW_RECORDED_HELP)
     p.add_argument("--grid_1d", help="the 1-D surface, MIN:MAX:NUM " + _d("grid_1d"))
     p.add_argument("--grid_2d", help="the 2-D surface along x and y " + _d("grid_2d"))
     p.add_argument("--radius", type=float, help="average and 2-D rise: radius " + _d("radius"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..workflows import rescale as workflow
 from . import boundary
 
@@ -44,6 +44,7 @@ def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
     p.add_argument("--model_args", metavar="JSON", help=MODEL_ARGS_HELP)
     p.add_argument("--data_args", metavar="JSON", help=DATA_ARGS_HELP)
     p.add_argument("--allow_pickle", action="store_true", help="unpickle the checkpoint fully (trusted files only)")
+    p.add_argument("--allow_recorded_plugins", action="store_true", help=ALLOW_RECORDED_HELP)
     p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p

@@ -19,7 +19,7 @@ from ..grid import DEFAULT_X, MAX_POINTS
 from ..io.writer import IO_MODES
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
-from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..surface.batchnorm import POLICIES as BN_POLICIES
 from ..surface.config import RunConfig
 from ..surface.direction_set import DEFAULT_DIR_TYPE, DEFAULT_IGNORE, DEFAULT_NORM, DEFAULT_SEED
@@ -106,6 +106,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         action="store_true",
         help="unpickle checkpoints fully (they can run code: trusted files only); by default only tensors are read",
     )
+    g.add_argument("--allow_recorded_plugins", action="store_true", help=ALLOW_RECORDED_HELP)
     g.add_argument(
         "--dataset",
         help=f"{', '.join(BUILTIN_DATA)} or package.module:factory (default: {_default(DataConfig, 'dataset')})",

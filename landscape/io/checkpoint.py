@@ -16,7 +16,7 @@ import zipfile
 import torch
 
 from ..errors import ConfigError, InputError
-from ..plugins import canonical, factory_args
+from ..plugins import ALLOW_RECORDED, canonical, check_recorded, factory_args
 from .atomic import write_with
 from .paths import readable_file
 
@@ -91,7 +91,9 @@ def with_recorded(params: dict, file_key: str = "model_file") -> dict:
     """``params`` with ``model``, ``num_classes``, ``model_args`` and (when no other ``dataset`` is given)
     ``dataset`` and ``data_args`` taken from what the ``landscape train`` checkpoint at ``params[file_key]``
     records, where they are not given.  A given model or model_args other than the recorded one is
-    refused, both named; ``--data_args '{}'`` asks for the data set's factory without arguments."""
+    refused, both named; ``--data_args '{}'`` asks for the data set's factory without arguments.  A
+    plug-in factory taken from the record is refused unless ``params[ALLOW_RECORDED]`` (``plugins.
+    check_recorded``): a checkpoint is untrusted input, and its record must not choose code to run."""
     recorded = trained_on(params.get(file_key))
     given = params.get("model")
     if isinstance(given, str) and recorded.get("model") not in (None, given, canonical(given)):
@@ -120,6 +122,9 @@ def with_recorded(params: dict, file_key: str = "model_file") -> dict:
     for key in keys:
         if out.get(key) in (None, "") and key in recorded:
             out[key] = recorded[key]
+    for key in ("model", "dataset"):  # a factory the checkpoint names runs only if the user names it too
+        if out.get(key) is not params.get(key):
+            check_recorded(out[key], key, f"checkpoint {params[file_key]}", allowed=bool(params.get(ALLOW_RECORDED)))
     return out
 
 

@@ -26,6 +26,7 @@ DEFAULTS = {
     "datapath": None,
     "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
     "data_args": None,
+    "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named
     "layer": None,
     "allow_pickle": False,
     "threads": None,

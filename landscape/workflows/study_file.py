@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from .. import checks
 from ..errors import InputError, UsageError
 from ..io.toml_file import table_flags, toml
+from ..plugins import is_plugin
 from .command import check_known
 
 # The MNIST-1D study (Greydanus 2020): a 40-100-100-10 ReLU MLP without BatchNorm or weight decay, so
@@ -196,6 +197,7 @@ def report_params(study: dict) -> dict:
         "out": os.path.join(study["out"], "report"),
         "figures": study["figures"],
         "name": study["name"],
+        **_named_plugins(study),
         **study["report"],
     }
 
@@ -210,8 +212,15 @@ def report_flags(study: dict) -> list[str]:
         study["figures"],
         "--name",
         study["name"],
-        *table_flags(study["report"]),
+        *table_flags({**_named_plugins(study), **study["report"]}),
     ]
+
+
+def _named_plugins(study: dict) -> dict:
+    """The study file's model and data set, named to the report when they are plug-ins: the report imports
+    a factory its runs' records name only when the user names it too, and the study file is the user's."""
+    train = study["train"]
+    return {key: train[key] for key in ("model", "dataset") if is_plugin(str(train.get(key, "")))}
 
 
 def report_threads(study: dict) -> list[str]:

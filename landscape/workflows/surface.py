@@ -43,6 +43,7 @@ OWN = {
     "vmax": None,
     "vlevel": None,
     "log": False,
+    "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named (io.checkpoint)
 }
 HIDDEN = ("test", "argv")  # configuration fields no flag sets directly (no_test sets test)
 DEFAULTS = {**{k: v for k, v in config_defaults(*CONFIGS).items() if k not in HIDDEN}, **OWN}

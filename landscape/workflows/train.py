@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..data import DataConfig
+from ..errors import ConfigError
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
@@ -48,6 +49,9 @@ class TrainResult(Result):
 def job_of(params: dict, argv: tuple[str, ...] = ()) -> TrainJob:
     check_known(params, (*REQUIRED, *DEFAULTS), "train")
     given = dict(params)
+    for name in REQUIRED:  # the command line asks for them; a sweep or an API call may not give them
+        if given.get(name) is None:
+            raise ConfigError(name, None, "a value (it is required)")
     if given.get("no_test"):
         given["test"] = False
     hyper = {k: given[k] for k in HYPER if given.get(k) is not None}
