@@ -17,9 +17,8 @@ import torch
 from ..directions import AxisInfo, Directions, Trajectory, digest
 from ..errors import InputError, param
 from . import atomic, reference
-from .paths import readable_file
+from .hdf5 import reading
 from .schema import AXES, DIRECTION_SCHEMA, DIRECTION_SCHEMA_VERSION, TRAJECTORY
-from .surface_file import reading
 
 ROOT_FIELDS = ("dir_type", "seed", "same_dir", "origin_sha256", "model", "digest")
 
@@ -85,7 +84,6 @@ def _trajectory(group) -> Trajectory:
 
 def read(path: str) -> Directions:
     """The directions in ``path``: checked against their digest, or as the reference code wrote them."""
-    path = readable_file(path, "direction file")
     with reading(path, "direction file") as f:
         if reference.is_direction_file(f):
             axes = [reference.in_order(f[name]) for name in AXES if name in f]

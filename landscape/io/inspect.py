@@ -13,30 +13,25 @@ import numpy as np
 
 from ..errors import InputError
 from . import direction_file, reference, surface_file
+from .hdf5 import reading
 from .paths import readable_file
 from .schema import AXES, DIRECTION_SCHEMA, IDENTITY, SURFACE_SCHEMA, X
-from .surface_file import open_error
 
 
 def _kind(path: str) -> str:
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            schema = f.attrs.get("schema")
-            schema = schema.decode() if isinstance(schema, bytes) else schema
-            if schema == SURFACE_SCHEMA:
-                return "surface"
-            if schema == DIRECTION_SCHEMA:
-                return "directions"
-            if reference.is_direction_file(f):
-                return "reference directions"
-            if X in f and schema is None:
-                return "reference surface"
-    except OSError as exc:
-        with open(path, "rb") as handle:
-            signature = handle.read(8)
-        if signature != b"\x89HDF\r\n\x1a\n":
-            raise InputError(f"{path} is not an HDF5 file: expected a surface or direction file") from None
-        raise open_error(path, exc, "file") from None
+    if not h5py.is_hdf5(path):
+        raise InputError(f"{path} is not an HDF5 file: expected a surface or direction file")
+    with reading(path, "file") as f:
+        schema = f.attrs.get("schema")
+        schema = schema.decode() if isinstance(schema, bytes) else schema
+        if schema == SURFACE_SCHEMA:
+            return "surface"
+        if schema == DIRECTION_SCHEMA:
+            return "directions"
+        if reference.is_direction_file(f):
+            return "reference directions"
+        if X in f and schema is None:
+            return "reference surface"
     raise InputError(
         f"{path} is an HDF5 file but neither a surface nor a direction file (of landscape or of the reference code)"
     )

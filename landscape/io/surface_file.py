@@ -8,18 +8,17 @@ overwritten) is refused as damaged instead of being used or silently finished.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
 
-from ..errors import InputError, LandscapeError, MismatchError, describe, param
+from ..errors import InputError, MismatchError, param
 from ..grid import Axis
 from ..plugins import recorded_canonically
 from . import atomic, reference, runs
-from .paths import readable_file
+from .hdf5 import reading
 from .schema import (
     BOOKKEEPING,
     CHECKSUM,
@@ -57,71 +56,6 @@ class Surface:
     def run(self) -> dict:
         """The latest run's record (command line, ranks, points computed, seconds...)."""
         return self.runs[-1] if self.runs else {}
-
-
-# --------------------------------------------------------------------------- opening
-
-
-def open_error(path: str, exc: BaseException, what: str, mode: str = "r") -> InputError:
-    """The one-line reason an existing file could not be opened."""
-    text = str(exc)
-    if isinstance(exc, PermissionError) or "errno = 13" in text:
-        purpose = "reading" if mode == "r" else "writing"
-        return InputError(f"{what} {path} cannot be opened for {purpose} (permission denied); it is left as it is")
-    if "unable to lock file" in text:
-        if "errno = 38" in text or "not implemented" in text.lower():
-            return InputError(
-                f"{what} {path}: this file system does not support HDF5 file locks; set "
-                "HDF5_USE_FILE_LOCKING=FALSE (landscape keeps a lock of its own beside the file)"
-            )
-        return InputError(f"{what} {path} is open in another process (HDF5 file lock); wait for it to end")
-    if "truncated file" in text:
-        return InputError(
-            f"{what} {path} is damaged: shorter than its own header says (truncated; "
-            "a copy cut short?); it is left as it is"
-        )
-    return InputError(
-        f"{what} {path} exists but is not a readable HDF5 file ({describe(exc)}); "
-        "choose another file name or move it away (it is left untouched)"
-    )
-
-
-@contextlib.contextmanager
-def reading(path: str, what: str, mode: str = "r"):
-    """Open an existing file; any failure while reading it is an input error naming the file, and so is a
-    write the system refuses (mode ``r+``: a full disk).  On failure the file is closed after the datasets
-    the failed code still holds (``atomic.abandon``).
-
-    A read (mode ``r``) takes no HDF5 file lock, so a surface can be looked at while its job writes it
-    (the job holds the file open for writing, and HDF5's lock would refuse every reader).  That is safe
-    because of how the file is written: its structure is made whole before the job opens it and never
-    changes afterwards (``create``: storage allocated early; run records are raw data in fixed slots),
-    and a point is marked done only after its values and checksum are on disk (``io.writer``).  So a
-    reader that takes the done mask first sees, for every point marked done, the final values; points
-    not yet marked read as not computed (``read``)."""
-    path = readable_file(path, what)
-    try:
-        f = h5py.File(path, mode, locking=False) if mode == "r" else h5py.File(path, mode)
-    except (OSError, ValueError) as exc:
-        raise open_error(path, exc, what, mode) from None
-    try:
-        yield f
-    except BaseException as exc:
-        atomic.abandon(f, exc)
-        if isinstance(exc, LandscapeError) or not isinstance(exc, Exception):
-            raise
-        raise _failed(path, what, mode, exc) from None
-    try:
-        f.close()
-    except Exception as exc:  # noqa: BLE001 - the last of the writes (r+) may be refused at the close
-        raise _failed(path, what, mode, exc) from None
-
-
-def _failed(path: str, what: str, mode: str, exc: Exception) -> InputError:
-    """A refused write (mode ``r+``), or else a file that cannot be read: one line naming the file."""
-    if mode != "r" and atomic.refusal(exc) is not None:
-        return atomic.write_error(what, path, exc)
-    return InputError(f"{what} {path} is damaged and cannot be read ({describe(exc)}); it is left as it is")
 
 
 def _damaged(path: str, detail: str) -> InputError:
@@ -260,7 +194,7 @@ def recorded_identity(path: str) -> dict | None:
     """The identity an existing surface file records, or None (no file, or not one of ours: the checks
     that open it for resuming say what is wrong)."""
     try:
-        with h5py.File(path, "r") as f:
+        with reading(path, "surface file") as f:
             return json.loads(f.attrs[IDENTITY]) if f.attrs.get("schema") == SURFACE_SCHEMA else None
     except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
         return None
@@ -270,7 +204,7 @@ def recorded_runs(path: str) -> list[dict]:
     """The run records of an existing surface file of ours, oldest first ([] for no file, or not one of
     ours: the checks that open it for resuming say what is wrong)."""
     try:
-        with h5py.File(path, "r") as f:
+        with reading(path, "surface file") as f:
             return runs.read(f[RUNS][()]) if f.attrs.get("schema") == SURFACE_SCHEMA and RUNS in f else []
     except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
         return []
