@@ -13,12 +13,13 @@ import socket
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from .. import checks
-from ..errors import CollectiveFailure, ExitStatus, LandscapeError, RanksLost, UsageError, describe
+from ..errors import CollectiveFailure, ExitStatus, InputError, LandscapeError, RanksLost, UsageError, describe
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -286,6 +287,41 @@ def agree(comm, fn, *args, **kwargs):
     return result
 
 
+def _flat(value, prefix: str = "") -> dict[str, str]:
+    """A configuration as ``{"grid.x.spec": "'-1:1:5'", ...}``: dataclasses, dicts and namespaces opened
+    field by field, every leaf as its ``repr`` (so NaN equals NaN, and 1 differs from 1.0 and True)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        items = {f.name: getattr(value, f.name) for f in fields(value)}
+    elif isinstance(value, dict):
+        items = value
+    elif isinstance(value, SimpleNamespace):
+        items = vars(value)
+    else:
+        return {prefix: repr(value)}
+    out = {}
+    for key, item in items.items():
+        out.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def same_everywhere(comm, what: str, value, hint: str = "every rank must run the same command") -> None:
+    """Collective: ``value`` (a configuration: dataclasses, dicts, plain values) is the same on every rank,
+    else every rank raises the same input error naming the first field that differs and its value on
+    rank 0 and on the first rank that differs.  What an MPMD launch (``mpiexec -n 1 A : -n 1 B``) or a
+    rank that reads other files would otherwise give: a surface whose points were computed by
+    different jobs, each with a valid checksum."""
+    everyone = comm.allgather(_flat(value))
+    for key in sorted(set().union(*everyone)):
+        seen = [mine.get(key, "(absent)") for mine in everyone]
+        other = next((rank for rank, v in enumerate(seen) if v != seen[0]), None)
+        if other is not None:
+            shown = lambda v: v if len(v) <= 60 else v[:57] + "..."
+            raise InputError(
+                f"the ranks disagree on {what}: {key} is {shown(seen[0])} on rank 0 and {shown(seen[other])} "
+                f"on rank {other}; {hint}"
+            )
+
+
 def placement(comm) -> dict[str, str]:
     """Where the ranks run: each host's ranks as ranges, ``{"node1": "0-1", "node2": "2-3"}``.
     A rank's node-local rank is its place among its host's ranks (MPI's shared-memory split keeps the
@@ -335,4 +371,14 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> 
     return Threads(max(1, cores // max(1, comm.local_size)))
 
 
-__all__ = ["world", "current", "agree", "placement", "threads_per_rank", "Threads", "SerialComm", "MpiComm"]
+__all__ = [
+    "world",
+    "current",
+    "agree",
+    "same_everywhere",
+    "placement",
+    "threads_per_rank",
+    "Threads",
+    "SerialComm",
+    "MpiComm",
+]

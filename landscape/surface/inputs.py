@@ -69,13 +69,8 @@ def fingerprints(loaded: Loaded) -> dict:
     }
 
 
-def same_everywhere(comm, prints: dict) -> None:
-    """A model or data that differ between ranks would make a silent patchwork."""
-    if len({tuple(p.values()) for p in comm.allgather(prints)}) > 1:
-        raise InputError(
-            "the ranks hold different models or data (a factory that is not deterministic?); "
-            "every rank must build the same network and data set"
-        )
+# A model or data that differ between ranks would make a silent patchwork (``comm.same_everywhere``).
+DIFFERENT_INPUTS = "every rank must build the same network and data set (a factory that is not deterministic?)"
 
 
 def draw_directions(job: SurfaceJob, loaded: Loaded, rank: int, say) -> None:

@@ -25,7 +25,7 @@ from ..io.lock import SurfaceLock
 from ..io.writer import choose, open_writer
 from ..parallel import devices
 from ..parallel import stop as stop_signals
-from ..parallel.comm import agree, placement, threads_per_rank
+from ..parallel.comm import agree, placement, same_everywhere, threads_per_rank
 from ..parallel.scheduler import run_points
 from ..parallel.stop import StopSignals
 from ..provenance import command_line, machine, sha256_tensors, versions
@@ -117,6 +117,8 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     show = say if loud else (lambda *a, **k: None)
     surf_path, dir_path = job.surf_file, job.dir_file
 
+    # every rank runs this very job (an MPMD launch may give the ranks other flags): before any work
+    agree(comm, same_everywhere, comm, "the job", replace(job, run=replace(job.run, argv=())))
     threads = agree(comm, threads_per_rank, comm, job.run.threads)
     if threads.note:
         show(f"note: {threads.note}")
@@ -129,7 +131,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
         data = made_once(comm, job.data)
     loaded = agree(comm, inputs.load, job, model, data, show)
     loaded.prints = inputs.fingerprints(loaded)
-    agree(comm, inputs.same_everywhere, comm, loaded.prints)
+    agree(comm, same_everywhere, comm, "the model and data", loaded.prints, inputs.DIFFERENT_INPUTS)
 
     agree(comm, inputs.draw_directions, job, loaded, comm.rank, show)  # its allgather keeps others from reading early
     directions = agree(comm, inputs.read_directions, job, loaded.model)
@@ -152,6 +154,7 @@ def run_surface(job: SurfaceJob, comm, say=print, *, model=None, data: Data | No
     if ev.note:
         show(f"note: {ev.note}")
     recorded_identity = identity(job, loaded, directions, ev)
+    agree(comm, same_everywhere, comm, "the surface", {**recorded_identity, **how(ev)})  # all that makes a value
     grid = job.grid
 
     with ExitStack() as held:  # rank 0 holds the surface file's lock until the end record is written

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -32,7 +32,7 @@ from ..losses import Loss, check_labels
 from ..models import build_model
 from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
-from ..parallel.comm import agree, threads_per_rank
+from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..provenance import command_line, machine, versions
 from . import checkpoints as files
 from . import divergence
@@ -144,6 +144,7 @@ def _line(row: dict, recipe, test_set: bool) -> str:
 def run_training(job: TrainJob, comm, say=print) -> Result:
     """Train as ``job`` says on the ranks of ``comm``, resuming what ``job.run.out`` holds."""
     say = say if (comm.rank == 0 and not job.run.quiet) else (lambda *_: None)
+    agree(comm, same_everywhere, comm, "the training", replace(job, run=replace(job.run, argv=())))
     threads = agree(comm, threads_per_rank, comm, job.run.threads)
     torch.set_num_threads(threads.count)
     device = agree(comm, devices.for_rank, job.run.device, comm, job.run.allow_shared_gpus)

@@ -37,7 +37,7 @@ from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel import stop
-from ..parallel.comm import agree, threads_per_rank
+from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..plotting.spectrum import write_density
 from ..provenance import command_line, sha256_file, versions
 from .command import Result, check_known, plain
@@ -49,6 +49,7 @@ DEFAULTS = {
     "datapath": None,
     "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
     "data_args": None,
+    "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named
     "train_subset": None,
     "loss_name": "crossentropy",
     "k": 1,
@@ -309,6 +310,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         return model, data
 
     s, data_cfg = agree(world, setup)
+    agree(world, same_everywhere, world, "the measurement", s)  # an MPMD launch may give the ranks other flags
     made = made_once(world, data_cfg)  # a plug-in's generated data set: made once, sent to every rank
     model, data = agree(world, lambda: loaded(s, data_cfg, made))
     hessian = sharded_hessian(

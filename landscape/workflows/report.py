@@ -27,9 +27,10 @@ from ..io.paths import output_path
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
-from ..parallel.comm import agree, threads_per_rank
+from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..plotting.look import use
 from ..plotting.palette import batch_colours
+from ..plugins import check_recorded
 from ..report import tables
 from ..report.figures import compared, write_measures, write_seeds
 from ..report.gap_figure import write_gap
@@ -59,6 +60,7 @@ DEFAULTS = {
     "model_args": None,  # where the runs record none
     "data_args": None,
     "num_classes": None,
+    "allow_recorded_plugins": False,  # a plug-in a run's record names, imported without being named
     **config_defaults(MeasureConfig),
     "endpoints": DEFAULT_ENDPOINTS,
     "match_loss": "auto",  # each run also at the first saved checkpoint with train loss <= this; "off": not
@@ -128,6 +130,11 @@ def _targets(args, runs) -> dict[str, Target]:
                 f"the manifest does not say which model {run.name} is (no model column, and its "
                 f"checkpoint records none): give {param('model')}"
             )
+        for key, recorded, given in (("model", run.model, args.model), ("dataset", run.dataset, args.dataset)):
+            # the manifest's (or the run's record's) factory runs only if the user names it too
+            check_recorded(
+                recorded, key, f"manifest {args.manifest} (run {run.name})", (given,), args.allow_recorded_plugins
+            )
         try:  # a bad model name, data set or arguments now, not after the first network's surfaces
             m = ModelConfig(model, num_classes=args.num_classes, model_args=run.model_args or args.model_args)
             d = DataConfig(dataset or "digits", datapath=args.datapath, data_args=run.data_args or args.data_args)
@@ -163,6 +170,7 @@ def plan(params: dict):
 def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
     world = comm_module.world()
     args, config, runs, skipped, targets, figures = agree(world, plan, params)
+    agree(world, same_everywhere, world, "the report", (args, config, runs))  # an MPMD launch, other flags
     say = print if world.rank == 0 else (lambda *_, **__: None)
     threads = threads_per_rank(world, args.threads)
     torch.set_num_threads(threads.count)

@@ -155,3 +155,29 @@ def test_a_wait_that_cannot_end_names_the_missing_ranks_by_host():
     assert isinstance(lost, RanksLost) and lost.exit_status == ExitStatus.LOST == 7
     assert lost.named == "ranks 2-3 on node2; rank 5 on node3"
     assert str(lost).startswith("ranks 2-3 on node2; rank 5 on node3 did not answer within 4 s of SIGTERM")
+
+
+def test_same_everywhere_names_the_first_field_that_differs_and_where():
+    """A configuration opened field by field (dataclasses, dicts): the first differing field in name order,
+    its value on rank 0 and on the first rank that differs; NaN equals NaN, 1 differs from 1.0."""
+    from dataclasses import dataclass
+
+    from landscape.parallel.comm import _flat, same_everywhere
+
+    @dataclass(frozen=True)
+    class Axis:
+        lo: float
+        num: int
+
+    mine = {"grid": Axis(-1.0, 5), "loss": "crossentropy", "tol": float("nan")}
+    same_everywhere(Ranks(0, {1: _flat(mine), 2: _flat(mine)}), "the job", mine)
+    other = {"grid": Axis(-1.0, 7), "loss": "mse", "tol": float("nan")}
+    with pytest.raises(InputError) as caught:
+        same_everywhere(Ranks(0, {1: _flat(mine), 2: _flat(other)}), "the job", mine)
+    assert str(caught.value) == (
+        "the ranks disagree on the job: grid.num is 5 on rank 0 and 7 on rank 2; every rank must run the same command"
+    )
+    with pytest.raises(InputError, match="grid.num is 5 on rank 0 and 5.0 on rank 1"):
+        same_everywhere(Ranks(0, {1: _flat({**mine, "grid": Axis(-1.0, 5.0)}), 2: _flat(mine)}), "the job", mine)
+    with pytest.raises(InputError, match=r"extra is \(absent\) on rank 0 and 1 on rank 1"):
+        same_everywhere(Ranks(0, {1: _flat({**mine, "extra": 1}), 2: _flat(mine)}), "the job", mine)

@@ -6,6 +6,7 @@ process, with no scheduler, no splitting and no writer.  With LANDSCAPE_TEST_MPI
 """
 
 import os
+import subprocess
 import time
 
 import numpy as np
@@ -187,3 +188,53 @@ def test_recalibrated_batchnorm_is_the_same_on_any_number_of_ranks(tmp_path, che
     a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))
     assert a.attrs["bn"] == "recalibrate" and b.run["ranks"] == 2
     assert all(np.array_equal(a.values[q], b.values[q]) for q in a.values)
+
+
+def mpmd(program: str, first: list[str], second: list[str], cwd):
+    """``mpiexec -n 1 landscape PROGRAM FIRST : -n 1 landscape PROGRAM SECOND``: two ranks of one job that
+    were given different command lines."""
+    from landscape.parallel.launch import cli_command, mpiexec_command
+
+    from conftest import require_mpi
+
+    require_mpi()
+    one, two = cli_command(program, first), cli_command(program, second)
+    return subprocess.run(
+        [*mpiexec_command(), "-n", "1", *one, ":", "-n", "1", *two],
+        capture_output=True, text=True, timeout=120, cwd=cwd,
+    )  # fmt: skip
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(
+    "other, named",
+    [
+        (["--x=-1:1:7"], "grid.x.num is 5 on rank 0 and 7 on rank 1"),
+        (["--x=-1:1:5", "--loss_name", "mse"], "evaluation.loss_name is 'crossentropy' on rank 0 and 'mse' on rank 1"),
+        (["--x=-1:1:5", "--train_subset", "32"], "data.train_subset is 64 on rank 0 and 32 on rank 1"),
+        (["--x=-1:1:5", "--xnorm", "layer"], "directions.xnorm is None on rank 0 and 'layer' on rank 1"),
+    ],
+)
+def test_ranks_given_different_jobs_refuse_before_any_point(tmp_path, other, named):
+    """An MPMD launch whose ranks were given another grid, loss, data or normalization: exit 3 with the
+    first differing field named, no surface or direction file made (the issue's wrong-values run)."""
+    common = ["--model", "digits_mlp", "--train_subset", "64", "--surf_file", "f.h5", "--quiet"]
+    done = mpmd("surface", [*common, "--x=-1:1:5"], [*common, *other], tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert f"the ranks disagree on the job: {named}; every rank must run the same command" in done.stderr
+    assert done.stderr.count("the ranks disagree") == 1  # printed once, by rank 0
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.mpi
+def test_ranks_given_different_trainings_or_measurements_refuse(tmp_path):
+    """The same for training (another rate) and for curvature (another tolerance)."""
+    common = ["--model", "digits_mlp", "--steps", "2", "--out", "run", "--batch_size", "64"]
+    done = mpmd("train", [*common, "--lr", "0.1"], [*common, "--lr", "0.2"], tmp_path)
+    assert done.returncode == 3 and "the ranks disagree on the training: recipe.lr is 0.1 on rank 0" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert run("train", common, cwd=tmp_path).returncode == 0
+    common = ["--model_file", "run/final.pt", "--out", "c.json"]
+    done = mpmd("curvature", [*common, "--tol", "1e-3"], [*common, "--tol", "1e-4"], tmp_path)
+    assert done.returncode == 3 and "the ranks disagree on the measurement: tol is 0.001 on rank 0" in done.stderr
+    assert not (tmp_path / "c.json").exists()
