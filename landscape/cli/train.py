@@ -157,6 +157,30 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         "max(1, floor(steps / N)) steps (an epoch is ceil(samples / batch_size) steps): the same "
         "resolution along training at every batch size",
     )
+    g.add_argument(
+        "--stop_loss",
+        type=float,
+        metavar="LOSS",
+        help="stop at the first evaluation whose training loss is at most LOSS: training to a minimum, the "
+        "budget (--epochs or --steps) its cap; a run that spends its budget first is recorded as not at a "
+        "minimum (run.json's minimum)",
+    )
+    g.add_argument(
+        "--stop_error",
+        type=float,
+        metavar="PERCENT",
+        help="stop at the first evaluation whose training error is at most PERCENT %% (with --stop_loss: "
+        "whichever comes first)",
+    )
+    g.add_argument(
+        "--save_at_loss",
+        type=float,
+        nargs="+",
+        metavar="LOSS",
+        help="keep the weights where the training loss first falls to each LOSS, checked at every "
+        "evaluation (loss_<LOSS>.pt, with the step, rate and its phase, in run.json's crossings): the "
+        "networks a report compares at matched training loss",
+    )
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
     g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")

@@ -36,6 +36,9 @@ class TrainRun:
     # epoch, or every hundredth of a budget in steps)
     curvature_every: int | None = None  # steps between λmax of the training loss in the log (and at step 0)
     curvature_points: int | None = None  # instead: about this many λmax values, evenly spaced over the budget
+    stop_loss: float | None = None  # stop at the first evaluation with train loss <= this (train.targets)
+    stop_error: float | None = None  # ... or with train error <= this, in %; the budget is then the cap
+    save_at_loss: tuple[float, ...] = ()  # keep the weights where train loss first falls to each level
     loss_name: str | None = None  # crossentropy, mse or package.module:callable (default: by the data's targets)
     threads: int | None = None
     device: str = "auto"
@@ -72,6 +75,20 @@ class TrainRun:
         if self.loss_name is not None:
             Loss(self.loss_name)  # its own check: a name, or a plug-in that loads
         devices.check_spec(self.device)
+        if self.stop_loss is not None:
+            checks.number("stop_loss", self.stop_loss, above=0, expected="a positive, finite training loss")
+        if self.stop_error is not None:
+            checks.number(
+                "stop_error", self.stop_error, least=0, below=100, expected="a training error in %, from 0 to below 100"
+            )
+        levels = self.save_at_loss
+        if isinstance(levels, (int, float)) and not isinstance(levels, bool):
+            levels = (levels,)
+        if not isinstance(levels, (tuple, list)):
+            raise ConfigError("save_at_loss", levels, "a list of positive training losses", literal=True)
+        for level in levels:
+            checks.number("save_at_loss", level, above=0, expected="positive, finite training losses")
+        object.__setattr__(self, "save_at_loss", tuple(sorted({float(v) for v in levels}, reverse=True)))
 
 
 @dataclass(frozen=True)
@@ -177,6 +194,8 @@ class TrainJob:
         }
         if self.recipe.recipe == "local":
             out["ranks"] = ranks
+        if self.run.stop_loss is not None or self.run.stop_error is not None:  # only then: as identities were
+            out.update(stop_loss=self.run.stop_loss, stop_error=self.run.stop_error)
         for key, args in (("model_args", self.model.model_args), ("data_args", self.data.data_args)):
             if args:  # only then: runs without them keep the identity they always had
                 out[key] = args

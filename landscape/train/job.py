@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..provenance import command_line, machine, versions
 from . import checkpoints as files
-from . import divergence
+from . import divergence, targets
 from .config import TrainJob
 from .curvature import top_eigenvalue
 from .loop import Trainer, evaluate
@@ -70,6 +70,8 @@ class Session:
     device: str
     diverged: dict | None = None  # where the training loss first became non-finite (allow_nonfinite goes on)
     curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
+    crossed: list = field(default_factory=list)  # the save_at_loss levels crossed so far (train.targets)
+    reached: bool = False  # the stop rule was met: the run is finished
 
 
 def _data(job: TrainJob, device: str, ranks: int, made=None):
@@ -215,14 +217,19 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         trainer.restore(ranks[comm.rank] if len(ranks) == comm.size else ranks[0])
         history = list(stored["meta"].get("history", []))
         s.diverged = stored["meta"].get("diverged")  # trained on past a divergence (allow_nonfinite)
+        s.crossed = list(stored["meta"].get("crossings", []))
+        s.reached = bool(stored["meta"].get("reached", False))
         resumed_from = trainer.position.epoch
         if stored["meta"].get("ranks") != comm.size:
             say(
                 f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
                 "values may differ from an uninterrupted run in the last bits"
             )
-    if recipe.finished(trainer.position.epoch, trainer.position.step):
-        say(f"{out}: already trained ({recipe.budget}); nothing to do")
+    if recipe.finished(trainer.position.epoch, trainer.position.step) or s.reached:
+        why = (
+            f"its rule ({targets.rule_text(job.run.stop_loss, job.run.stop_error)}) met" if s.reached else recipe.budget
+        )
+        say(f"{out}: already trained ({why}); nothing to do")
         return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
     if resumed_from is not None:
         where = f" (step {trainer.position.step}, sample {trainer.position.offset})" if trainer.position.offset else ""
@@ -232,6 +239,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             f"training {job.model.model} on {job.data.dataset} ({len(train)} samples): recipe {recipe.recipe}, "
             f"batch {recipe.batch_size} ({micro} per pass), {recipe.budget}, loss {s.loss.name}, {comm.size} "
             f"rank(s) x {s.threads} thread(s) on {device}"
+            + (f"; until {rule}" if (rule := targets.rule_text(job.run.stop_loss, job.run.stop_error)) else "")
         )
     every = job.run.progress_seconds
     if every is None:
@@ -263,7 +271,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
     if not history and s.curvature_every:  # λmax at step 0, before any step
         history.append(_row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
-    while not recipe.finished(trainer.position.epoch, trainer.position.step):
+    while not (recipe.finished(trainer.position.epoch, trainer.position.step) or s.reached):
         epoch = trainer.position.epoch
         # the part of this epoch already counted (after a pause; a stop's part is counted when it goes on)
         logged = trainer.position.partial.get("logged") if trainer.position.offset else None
@@ -289,12 +297,18 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             check(row["train_loss"])  # the weights after a step whose own loss was still finite
             history.append(row)
             unlogged = {}
+            crossings = [
+                targets.crossing(level, row) for level in targets.new_crossings(job.run.save_at_loss, s.crossed, row)
+            ]
+            s.crossed += crossings
+            if targets.reached(job.run.stop_loss, job.run.stop_error, row):
+                s.reached = finished = True
             if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
                 say(_line(history[-1], recipe, s.test is not None))
                 last_line, first_row = time.perf_counter(), False
             count = trainer.position.step if recipe.steps else trainer.position.epoch
             saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
-            _save(s, trainer, history, unlogged, weights=saved, final=finished)
+            _save(s, trainer, history, unlogged, weights=saved, final=finished, crossings=crossings)
             wrote = True
         if not finished and stop_requested():  # between steps or epochs: also when an epoch is one step
             check(0.0)
@@ -306,10 +320,14 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             )
     seconds = time.perf_counter() - started
     if comm.rank == 0:
+        ended = f"its rule met at step {trainer.position.step}" if s.reached else recipe.budget
         say(
-            f"wrote {os.path.join(out, files.FINAL)} ({recipe.budget}; this run {seconds:.1f} s "
+            f"wrote {os.path.join(out, files.FINAL)} ({ended}; this run {seconds:.1f} s "
             "with evaluation and checkpoints)"
         )
+        late = targets.not_at_minimum({"done": True, "minimum": _minimum(s, history[-1])}) if history else None
+        if late:
+            say(f"note: {late}")
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
 
 
@@ -357,6 +375,7 @@ def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) ->
         "epoch": position.epoch if not position.offset else position.epoch + 1,
         "step": position.step,
         "lr": lr,
+        "phase": _phase(s, trainer),
         "batch": batch,
         "running_loss": unlogged["loss_sum"] / samples if samples else math.nan,
         "train_loss": train_loss,
@@ -376,8 +395,29 @@ def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) ->
     return row
 
 
+def _phase(s: Session, trainer: Trainer) -> str:
+    """The learning-rate phase of the last step taken (``Recipe.phase``): the one its weights come from."""
+    position, n = trainer.position, len(s.train)
+    last = max(0, position.step - 1)
+    if position.offset:
+        epoch, fraction = position.epoch, max(0, position.offset - position.batch) / n
+    else:
+        epoch, fraction = max(0, position.epoch - 1), max(0, n - position.batch) / n if position.step else 0.0
+    return s.job.recipe.phase(epoch, fraction, last)
+
+
+def _minimum(s: Session, row: dict) -> dict | None:
+    return targets.minimum(s.job.run.stop_loss, s.job.run.stop_error, row, s.reached)
+
+
 def _save(
-    session: Session, trainer: Trainer, history: list[dict], unlogged: dict, weights: bool, final: bool = False
+    session: Session,
+    trainer: Trainer,
+    history: list[dict],
+    unlogged: dict,
+    weights: bool,
+    final: bool = False,
+    crossings: list[dict] = (),
 ) -> None:
     """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ).  Weights
     that are not finite are never written unless allowed (a step whose own loss was finite may have
@@ -395,6 +435,9 @@ def _save(
         meta = _meta(job, identity, row, comm.size, session.threads, session.device)
         if session.diverged is not None:
             meta["diverged"] = session.diverged
+        meta.update(crossings=session.crossed, reached=session.reached)
+        for record in crossings:  # the weights where the training loss first fell to a level
+            files.save_weights(out, record["file"], state, {**meta, "crossing": record})
         if weights:
             name = files.step_name(row["step"]) if job.recipe.steps else files.epoch_name(row["epoch"])
             files.save_weights(out, name, state, meta)
@@ -433,6 +476,8 @@ def _record(session: Session, row: dict, meta: dict, history: list[dict], done: 
         "machine": machine(),
         "command": meta["command"],
         **({"diverged": session.diverged} if session.diverged is not None else {}),
+        "crossings": session.crossed,
+        **({"minimum": found} if (found := _minimum(session, row)) is not None else {}),
     }
 
 

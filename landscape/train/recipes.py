@@ -154,6 +154,24 @@ class Recipe:
         start = min(self.lr, self.peak_lr) / self.peak_lr  # the warm-up's factor at the start
         return decayed * (start + (1 - start) * progress)
 
+    def phase(self, epoch: int, fraction: float = 0.0, step: int = 0) -> str:
+        """The learning-rate phase in force at the same point as ``lr_at``: ``warm-up`` while the scaled
+        recipes' rate climbs, then ``rate 0`` until the first drop, ``rate 1`` after it, and so on.  Two
+        networks are compared at matched training loss only within one phase: the rate in force sets how
+        sharp a network gets (``report.matching``)."""
+        drops = (
+            sum(step >= s for s in self.milestone_steps())
+            if self.steps
+            else sum(epoch >= e for e in self.milestone_epochs())
+        )
+        warming = (
+            self.recipe in ("linear", "lars")
+            and self.warmup_epochs > 0
+            and self.peak_lr > self.lr
+            and (epoch + fraction) / self.warmup_epochs < 1
+        )
+        return "warm-up" if warming else f"rate {drops}"
+
     def record(self) -> dict:
         """Every hyper-parameter, as plain values (a checkpoint's metadata, a manifest row)."""
         out = asdict(self)

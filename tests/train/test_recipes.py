@@ -287,3 +287,19 @@ def test_several_micro_batches_move_the_statistics_once_by_their_mean():
     assert torch.allclose(bn.running_mean, 0.1 * mean, atol=1e-6)
     assert torch.allclose(bn.running_var, 0.9 * torch.ones(4) + 0.1 * var, atol=1e-6)
     assert int(bn.num_batches_tracked) == 1
+
+
+def test_the_phase_is_the_warm_up_then_one_per_rate():
+    """``Recipe.phase`` follows ``lr_at``: warm-up while a scaled rate climbs, then one phase per rate."""
+    r = resolve("linear", batch_size=1024, epochs=100, warmup_epochs=5)
+    assert [r.phase(e, f) for e, f in ((0, 0.0), (4, 0.99), (5, 0.0), (49, 0.9), (50, 0.0), (75, 0.0))] == [
+        "warm-up",
+        "warm-up",
+        "rate 0",
+        "rate 0",
+        "rate 1",
+        "rate 2",
+    ]
+    assert resolve("linear", batch_size=128, epochs=10).phase(0) == "rate 0"  # at or below base: no warm-up
+    flat = resolve("naive", steps=100, milestones=())
+    assert {flat.phase(0, 0.0, s) for s in range(100)} == {"rate 0"} and flat.lr_at(0, 0.0, 99) == 0.1
