@@ -41,12 +41,9 @@ from .cli import study as study_cli
 from .cli import surface as surface_cli
 from .cli import sweep as sweep_cli
 from .cli import train as train_cli
-from .curvature import extremes, hutchinson
-from .curvature import fisher_rao as _fisher_rao
-from .curvature import layers as _layers
-from .curvature import noise_scale as _noise
-from .curvature import relative_flatness as _flatness
 from .curvature import sharpness as measures
+from .curvature import suite
+from .curvature.suite import SuiteConfig
 from .errors import LandscapeError, UsageError, describe, param
 from .parallel import comm as comm_module
 from .workflows import curvature as _curvature
@@ -65,6 +62,7 @@ from .workflows.surface import SurfaceResult
 HIDDEN = ("help", "traceback", "mpi")  # flags of the command line only
 
 _SHARPNESS = measures.SharpnessConfig  # the measures' defaults, as the command line's
+_SUITE = SuiteConfig()  # the curvature suite's defaults: one per parameter, the command line's too
 
 
 def _guarded(call):
@@ -213,23 +211,29 @@ def _sharded(model, data, loss, batch_size: int, dtype: str, device: str):
     return _curvature.sharded_hessian(model, data, loss, batch_size, dtype, device)
 
 
+def _measured(name: str, model, data, loss, batch_size: int, dtype: str, device: str, config: SuiteConfig):
+    """One measure of the curvature suite (``curvature.suite``, as ``landscape curvature`` runs it)."""
+    return _guarded(lambda: suite.one(_sharded(model, data, loss, batch_size, dtype, device), name, config))
+
+
 def hessian_eigs(
     model: torch.nn.Module,
     data,
     loss="crossentropy",
     *,
-    k: int = 1,
-    which: str = "both",
-    tol: float = 1e-6,
-    maxiter: int | None = None,
+    k: int = _SUITE.k,
+    which: str = _SUITE.which,
+    tol: float = _SUITE.tol,
+    maxiter: int | None = _SUITE.maxiter,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
-    seed: int = 0,
-    method: str = "lanczos",
+    seed: int = _SUITE.seed,
+    method: str = _SUITE.method,
 ) -> dict:
-    """The ``k`` largest (``'top'``) and/or smallest (``'bottom'``) eigenvalues of the Hessian of the mean
-    ``loss`` of ``model`` over all of ``data`` (a pair of tensors, a ``Dataset``, or batches), by Lanczos.
+    """The ``k`` largest (``'top'``) and/or smallest (``'bottom'``, ``'both'``) eigenvalues of the Hessian of
+    the mean ``loss`` of ``model`` over all of ``data`` (a pair of tensors, a ``Dataset``, or batches), by
+    Lanczos; the defaults are those of ``landscape curvature`` (``curvature.suite.SuiteConfig``).
 
     Returns ``{'top': Eigenvalues, 'bottom': Eigenvalues}`` (as ``which`` asks): ``values`` (most
     extreme first), ``residuals``, ``converged``, ``products``, ``tol``, ``method``, ``note``, ``dtype``.
@@ -239,17 +243,8 @@ def hessian_eigs(
     uses its running statistics.  Under ``mpiexec`` the ranks share the data (one all-reduce per
     product) and all return the same.  The model is not modified.
     """
-    return _guarded(
-        lambda: extremes(
-            _sharded(model, data, loss, batch_size, dtype, device),
-            k=k,
-            which=which,
-            tol=tol,
-            maxiter=maxiter,
-            seed=seed,
-            method=method,
-        )
-    )
+    config = SuiteConfig(k=k, which=which, tol=tol, maxiter=maxiter, seed=seed, method=method)
+    return _measured("eigenvalues", model, data, loss, batch_size, dtype, device, config)
 
 
 def hessian_trace(
@@ -257,19 +252,18 @@ def hessian_trace(
     data,
     loss="crossentropy",
     *,
-    samples: int = 100,
-    se: float | None = None,
+    samples: int = _SUITE.trace_samples,
+    se: float | None = _SUITE.trace_se,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
-    seed: int = 0,
+    seed: int = _SUITE.seed,
 ):
     """Hutchinson's estimate of the Hessian's trace (Rademacher vectors): ``Trace(value, stderr, samples,
     products, ...)``; with ``se``, stopped once ``stderr <= se * |value|`` (after 10 vectors, at most
     ``samples``); arguments and ranks as ``hessian_eigs``."""
-    return _guarded(
-        lambda: hutchinson(_sharded(model, data, loss, batch_size, dtype, device), samples=samples, seed=seed, se=se)
-    )
+    config = SuiteConfig(trace_samples=samples, trace_se=se, seed=seed)
+    return _measured("trace", model, data, loss, batch_size, dtype, device, config)
 
 
 def sharpness(
@@ -325,7 +319,7 @@ def sharpness(
     )
     if measure not in measures.MEASURES:
         raise UsageError(f"{param('measure')}={measure!r}: expected one of {', '.join(measures.MEASURES)}")
-    return _guarded(lambda: measures.compute(_sharded(model, data, loss, batch_size, dtype, device), measure, config))
+    return _measured(measure, model, data, loss, batch_size, dtype, device, SuiteConfig(sharpness=config))
 
 
 def hessian_layers(
@@ -333,19 +327,18 @@ def hessian_layers(
     data,
     loss="crossentropy",
     *,
-    samples: int = 20,
-    tol: float = 1e-3,
+    samples: int = _SUITE.layer_samples,
+    tol: float = _SUITE.tol,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
-    seed: int = 0,
+    seed: int = _SUITE.seed,
 ) -> list:
     """Each layer's diagonal block of the Hessian (a module's own parameters, the rest held fixed): a list
     of ``LayerCurvature`` (layer, parameters, weight_norm, lambda_max with its residual and convergence,
     trace with its standard error over ``samples`` shared Rademacher vectors); ranks as ``hessian_eigs``."""
-    return _guarded(
-        lambda: _layers.per_layer(_sharded(model, data, loss, batch_size, dtype, device), samples, tol, seed)
-    )
+    config = SuiteConfig(layer_samples=samples, tol=tol, seed=seed)
+    return _measured("layers", model, data, loss, batch_size, dtype, device, config)
 
 
 def relative_flatness(
@@ -353,19 +346,18 @@ def relative_flatness(
     data,
     loss="crossentropy",
     *,
-    samples: int = 20,
+    samples: int = _SUITE.flatness_samples,
     dtype: str = "float64",
     batch_size: int = 1024,
     device: str = "cpu",
-    seed: int = 0,
+    seed: int = _SUITE.seed,
 ):
     """Relative flatness (Petzka et al. 2021): Σ over parameter tensors of Σ_{s,s'} ⟨W_s, W_s'⟩ Tr H_{s,s'},
     estimated from ``samples`` products (``RelativeFlatness``: value, stderr, by_layer); unchanged by a
     function-preserving rescaling of the layers, where λmax and the trace are not.  Ranks as
     ``hessian_eigs``."""
-    return _guarded(
-        lambda: _flatness.relative_flatness(_sharded(model, data, loss, batch_size, dtype, device), samples, seed)
-    )
+    config = SuiteConfig(flatness_samples=samples, seed=seed)
+    return _measured("relative_flatness", model, data, loss, batch_size, dtype, device, config)
 
 
 def fisher_rao_norm(
@@ -380,7 +372,7 @@ def fisher_rao_norm(
     """The Fisher–Rao norm (Liang et al. 2019), √E⟨θ, ∇ℓ⟩² over the model's own labels (``value``) and
     over the data's (``empirical``), exactly from one forward-mode product per batch; built-in losses
     (``crossentropy``, ``mse``).  Ranks as ``hessian_eigs``."""
-    return _guarded(lambda: _fisher_rao.fisher_rao(_sharded(model, data, loss, batch_size, dtype, device)))
+    return _measured("fisher_rao", model, data, loss, batch_size, dtype, device, _SUITE)
 
 
 def noise_scale(
@@ -394,4 +386,4 @@ def noise_scale(
 ):
     """The gradient noise scale B_simple = tr Σ / ‖G‖² (McCandlish et al. 2018) from every sample's
     gradient (``NoiseScale``: value, trace_sigma, gradient_norm2).  Ranks as ``hessian_eigs``."""
-    return _guarded(lambda: _noise.noise_scale(_sharded(model, data, loss, batch_size, dtype, device)))
+    return _measured("noise_scale", model, data, loss, batch_size, dtype, device, _SUITE)

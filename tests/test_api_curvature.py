@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 import landscape
+from landscape.errors import ConfigError
 from landscape.parallel.launch import mpiexec_command
 
 from conftest import ROOT, require_mpi
@@ -46,8 +47,26 @@ def test_the_api_returns_both_ends_and_leaves_the_model_alone():
     assert list(only_top) == ["top"] and only_top["top"].values[0] == pytest.approx(eigs["top"].values[0], rel=1e-6)
     trace = landscape.hessian_trace(model, (x, y), samples=10)
     assert trace.samples == 10 and np.isfinite(trace.value)
-    with pytest.raises(ValueError, match="which=middle"):
+    with pytest.raises(ConfigError, match="which=middle: expected one of top, bottom, both"):
         landscape.hessian_eigs(model, (x, y), which="middle")
+
+
+def test_one_default_per_curvature_setting_whichever_door():
+    """The API's functions, ``landscape curvature`` and the suite share each default (the Lanczos tolerance
+    was 1e-6, 1e-4 or 1e-3 depending on the door, ``which`` both or top)."""
+    import inspect
+
+    from landscape.curvature.suite import SuiteConfig
+    from landscape.workflows import curvature
+
+    defaults = SuiteConfig()
+    eigs = inspect.signature(landscape.hessian_eigs).parameters
+    for name in ("k", "which", "tol", "seed", "method", "maxiter"):
+        assert eigs[name].default == getattr(defaults, name), name
+    for name in ("k", "which", "tol", "density_steps", "density_runs", "layer_samples"):
+        assert curvature.DEFAULTS[name] == getattr(defaults, name), name
+    assert inspect.signature(landscape.hessian_trace).parameters["samples"].default == defaults.trace_samples
+    assert inspect.signature(landscape.hessian_layers).parameters["tol"].default == defaults.tol
 
 
 @pytest.mark.mpi

@@ -37,16 +37,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .. import checks
-from ..curvature import Hessian, extreme, hutchinson
+from ..curvature import Hessian
 from ..curvature import fisher_rao as fisher_rao_module
 from ..curvature import noise_scale as noise_module
 from ..curvature import relative_flatness as flatness_module
 from ..curvature import sharpness as measures
-from ..curvature.density import slq
-from ..curvature.fisher_rao import fisher_rao
-from ..curvature.layers import per_layer
-from ..curvature.noise_scale import noise_scale
-from ..curvature.relative_flatness import relative_flatness
+from ..curvature.suite import SuiteConfig, measure, one
 from ..data import Data, DataConfig, load_data, load_named
 from ..errors import ConfigError, InputError, MismatchError
 from ..grid import DEFAULT_X, Axis, Grid
@@ -229,6 +225,22 @@ class MeasureConfig:
             points_per_pass=self.points_per_pass,
         )
 
+    def suite(self) -> SuiteConfig:
+        """The curvature measures' settings (``curvature.suite``): λmax to ``tol``, the trace, relative
+        flatness and the layers' traces from ``trace_samples`` vectors, the searches as ``sharpness``."""
+        return SuiteConfig(
+            k=1,
+            which="top",
+            tol=self.tol,
+            trace_samples=self.trace_samples,
+            density_steps=self.density_steps,
+            density_runs=max(1, self.density_runs),
+            layer_samples=self.trace_samples,
+            flatness_samples=self.trace_samples,
+            sharpness=self.sharpness(),
+            seed=self.seed,
+        )
+
     def sharpness(self) -> measures.SharpnessConfig:
         """The sharpness measures' settings (``curvature.sharpness``), from this report's."""
         return measures.SharpnessConfig(
@@ -397,19 +409,16 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
         dtype=config.dtype,
         device=target.device,
     )
-    top = extreme(h, k=1, end="top", tol=config.tol, seed=config.seed)
-    trace = hutchinson(h, samples=config.trace_samples, seed=config.seed)
-    flatness = relative_flatness(h, samples=config.trace_samples, seed=config.seed)
-    norm = fisher_rao(h)
-    noise = noise_scale(h)
-    layers = per_layer(h, samples=config.trace_samples, tol=config.tol, seed=config.seed)
-    settings = config.sharpness()
-    found = {key: measures.compute(h, measure, settings) for key, measure in SHARPNESS.items()}
+    suite = config.suite()
+    done = measure(h, ["eigenvalues", "trace", "relative_flatness", "fisher_rao", "noise_scale", "layers"], suite)
+    top, trace, flatness, norm, noise, layers = done.values()
+    top = top["top"]
+    found = {key: one(h, name, suite) for key, name in SHARPNESS.items()}
     extras = hessian_directions is not None
     if extras:
         eigenvalue = _eigenvalue(model, data.train, config, target.device, direction_file.read(hessian_directions).x)
     started = time.perf_counter()
-    density = slq(h, config.density_steps, config.density_runs, config.seed) if config.density_runs and extras else None
+    density = one(h, "density", suite) if config.density_runs and extras else None
     density_s = time.perf_counter() - started
     return {
         "values": {

@@ -14,33 +14,31 @@ each rank holds a contiguous shard of the samples and the products are summed ov
 
 from __future__ import annotations
 
-import math
-
-from ..curvature import Hessian, extreme
+from ..curvature import Hessian
+from ..curvature.suite import SuiteConfig, measure
 from ..data import Samples
 from ..losses import Loss
+from ..parallel.partition import shard
 
 TOL = 1e-3
 BATCH = 1024
+SUITE = SuiteConfig(k=1, which="top", tol=TOL)  # along training: the top eigenvalue to TOL, seed 0
 
 
 def top_eigenvalue(model, train: Samples, loss: Loss, comm, device: str) -> tuple[float, float]:
     """(λmax, its relative residual) of ``model``'s mean ``loss`` over ``train`` (every rank's copy)."""
-    n = len(train)
-    share = math.ceil(n / comm.size)
-    lo, hi = min(n, comm.rank * share), min(n, (comm.rank + 1) * share)
-    shard = Samples(train.inputs[lo:hi], train.targets[lo:hi])
+    mine = shard(len(train), comm.rank, comm.size)
     hessian = Hessian(
         model,
-        shard,
+        Samples(train.inputs[mine], train.targets[mine]),
         loss,
         batch_size=BATCH,
         dtype="float32",
         device=device,
-        count=n,
+        count=len(train),
         reduce=comm.sum_ if comm.size > 1 else None,
     )
-    found = extreme(hessian, k=1, end="top", tol=TOL, seed=0)
+    found = measure(hessian, ["eigenvalues"], SUITE)["eigenvalues"]["top"]
     return found.values[0], found.residuals[0]
 
 

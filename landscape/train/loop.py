@@ -30,6 +30,7 @@ from torch import nn
 
 from ..data import Samples
 from ..losses import Loss, per_sample
+from ..parallel.partition import shard
 from . import augment, divergence
 from .adaptive import norm_test
 from .batchnorm import StepStatistics
@@ -348,9 +349,8 @@ def evaluate(
     loss = loss if isinstance(loss, Loss) else Loss(loss)
     was = model.training
     model.eval()
-    n = len(samples)
-    share = math.ceil(n / collective.size)
-    start, stop = min(n, collective.rank * share), min(n, (collective.rank + 1) * share)
+    part = shard(len(samples), collective.rank, collective.size)
+    start, stop = part.start, part.stop
     sums = torch.zeros(3, dtype=torch.float64)
     for first in range(start, stop, batch):
         x = samples.inputs[first : min(first + batch, stop)].to(device)

@@ -18,14 +18,12 @@ from dataclasses import dataclass
 import torch
 
 from .. import checks
-from ..curvature import Hessian, extremes, hutchinson, slq
+from ..curvature import Hessian
 from ..curvature import sharpness as measures
 from ..curvature.eigen import LANCZOS_STEPS
-from ..curvature.fisher_rao import fisher_rao
 from ..curvature.hessian import free_memory
-from ..curvature.layers import per_layer, split
-from ..curvature.noise_scale import noise_scale
-from ..curvature.relative_flatness import relative_flatness
+from ..curvature.layers import split
+from ..curvature.suite import SuiteConfig, measure
 from ..data import DataConfig, load_data, made_once
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError, Stopped
@@ -38,6 +36,7 @@ from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel import stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
+from ..parallel.partition import shard, shard_size
 from ..plotting.spectrum import write_density
 from ..provenance import command_line, sha256_file, versions
 from .command import Result, check_known, plain
@@ -52,20 +51,20 @@ DEFAULTS = {
     "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named
     "train_subset": None,
     "loss_name": "crossentropy",
-    "k": 1,
-    "which": "top",  # the bottom end only when asked: near 0 it can take ten times the products
-    "tol": 1e-4,
+    "k": SuiteConfig.k,  # the suite's defaults (curvature.suite): the API's and the scorecard's too
+    "which": SuiteConfig.which,
+    "tol": SuiteConfig.tol,
     "trace": 0,
     "trace_se": None,
     "density": False,
-    "density_steps": 80,
-    "density_runs": 4,
+    "density_steps": SuiteConfig.density_steps,
+    "density_runs": SuiteConfig.density_runs,
     "sharpness": (),
     "layers": False,  # per layer: λmax and trace of each layer's block (trace_samples vectors)
     "relative_flatness": 0,  # Petzka et al.'s κ from this many samples (0: not computed)
     "fisher_rao": False,
     "noise_scale": False,
-    "layer_samples": 20,
+    "layer_samples": SuiteConfig.layer_samples,
     **measures.SharpnessConfig().record(),  # the measures' settings (seed: every random draw here)
     "dtype": "float64",
     "batch_size": 1024,
@@ -97,18 +96,15 @@ def sharded_hessian(model, data, loss, batch_size: int, dtype: str, device: str)
     keeps gradient graphs in its share of half the memory free."""
     world = comm_module.world()
     samples = as_samples(data, "data")
-    n = len(samples)
-    share = -(-n // world.size)
-    lo, hi = min(n, world.rank * share), min(n, (world.rank + 1) * share)
-    shard = Samples(samples.inputs[lo:hi], samples.targets[lo:hi])
+    mine = shard(len(samples), world.rank, world.size)
     return Hessian(
         model,
-        shard,
+        Samples(samples.inputs[mine], samples.targets[mine]),
         Loss(loss),
         batch_size=batch_size,
         dtype=dtype,
         device=device,
-        count=n,
+        count=len(samples),
         reduce=world.sum_ if world.size > 1 else None,
         graph_budget=free_memory(device) // (2 * world.local_size),
     )
@@ -155,7 +151,7 @@ def settings_of(params: dict) -> dict:
 
 
 def _planned(s: dict) -> list[str]:
-    """The measures asked for, in the order they are made."""
+    """The measures asked for, in the order they are made (``curvature.suite``'s names)."""
     named = [
         ("eigenvalues", True),
         ("trace", s["trace"]),
@@ -166,6 +162,78 @@ def _planned(s: dict) -> list[str]:
         ("noise_scale", s["noise_scale"]),
     ]
     return [name for name, asked in named if asked] + list(s["sharpness"])
+
+
+def _suite(s: dict) -> SuiteConfig:
+    """The suite's settings from the command's: ``--trace N`` and ``--relative_flatness N`` count samples."""
+    return SuiteConfig(
+        k=s["k"],
+        which=s["which"],
+        tol=s["tol"],
+        trace_samples=s["trace"] or SuiteConfig.trace_samples,
+        trace_se=s["trace_se"],
+        density_steps=s["density_steps"],
+        density_runs=s["density_runs"],
+        layer_samples=s["layer_samples"],
+        flatness_samples=s["relative_flatness"] or SuiteConfig.flatness_samples,
+        sharpness=s["sharpness_config"],
+        seed=s["seed"],
+    )
+
+
+def _record(name: str, result, s: dict):
+    """A measure's record in the JSON file: the eigenvalues by end, the layers as a list, the others their
+    own (the trace with whether it met ``trace_se``)."""
+    if name == "eigenvalues":
+        return {end: e.record() for end, e in result.items()}
+    if name == "layers":
+        return [layer.record() for layer in result]
+    if name == "trace" and s["trace_se"] is not None:
+        relative = abs(result.stderr / result.value) if result.value else float("inf")
+        return {**result.record(), "se_met": bool(relative <= s["trace_se"])}
+    return result.record()
+
+
+def _lines(name: str, result, s: dict) -> list[str]:
+    """What is printed of a measure when it ends."""
+    if name == "eigenvalues":
+        return [
+            f"{end} {s['k']} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  "
+            f"[{'converged' if e.converged else f'NOT converged ({e.note})'}; max residual "
+            f"{max(e.residuals):.1e}; {e.products} products; Lanczos, Ghorbani et al. 2019]"
+            for end, e in result.items()
+        ]
+    if name == "trace":
+        stop = f", stopped at a relative standard error of {s['trace_se']:g}" if result.samples < s["trace"] else ""
+        if s["trace_se"] is not None:
+            relative = abs(result.stderr / result.value) if result.value else float("inf")
+            if relative > s["trace_se"]:
+                stop = f"; --trace_se {s['trace_se']:g} NOT met: relative standard error {relative:.2g} at the last"
+        vectors = f"{result.samples} Rademacher vectors{stop}"
+        return [f"trace {result.value:.6g} ± {result.stderr:.2g} ({vectors}; Hutchinson 1990)"]
+    if name == "layers":
+        return [
+            f"layer {layer.layer or '(model)'}: {layer.parameters:,} parameters, ‖w‖ {layer.weight_norm:.4g}, "
+            f"λmax {layer.lambda_max:.6g}{'' if layer.converged else ' (NOT converged)'}, "
+            f"trace {layer.trace:.6g} ± {layer.trace_stderr:.2g}"
+            for layer in result
+        ]
+    if name == "relative_flatness":
+        return [f"relative flatness {result.value:.6g} ± {result.stderr:.2g}: {result.definition} ({result.citation})"]
+    if name == "fisher_rao":
+        note = f" ({result.note})" if result.note else ""
+        return [
+            f"Fisher–Rao norm {result.value:.6g} (empirical {result.empirical:.6g}): {result.definition} "
+            f"({result.citation}){note}"
+        ]
+    if name == "noise_scale":
+        return [
+            f"gradient noise scale B_simple {result.value:.6g} (tr Σ {result.trace_sigma:.4g}, "
+            f"‖G‖² {result.gradient_norm2:.4g})"
+        ]
+    if name == "density":
+        return []
+    return [f"sharpness {result.describe()}"]
 
 
 def _between(world, planned: list[str]):
@@ -298,7 +366,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
             s["model"], num_classes=s["num_classes"], model_file=s["model_file"], model_args=s["model_args"]
         )
         data = load_data(data_cfg, made)
-        largest_shard = -(-len(data.train) // world.size)
+        largest_shard = shard_size(len(data.train), world.size)
         if "m_sharpness" in s["sharpness"] and s["m"] > largest_shard:  # before any product, not after
             raise ConfigError(
                 "m",
@@ -340,62 +408,17 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
     planned = _planned(s)
     ledger = _Ledger(hessian, _products_planned(s, hessian), say)
     next_measure = ledger.wrap(_between(world, planned))
-    next_measure()
-    ends = extremes(hessian, k=s["k"], which=s["which"], tol=s["tol"], seed=s["seed"])
-    report["eigenvalues"] = {end: e.record() for end, e in ends.items()}
-    for end, e in ends.items():
-        state = "converged" if e.converged else f"NOT converged ({e.note})"
-        say(
-            f"{end} {s['k']} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  [{state}; max residual "
-            f"{max(e.residuals):.1e}; {e.products} products; Lanczos, Ghorbani et al. 2019]"
-        )
-    if s["trace"]:
-        next_measure()
-        t = hutchinson(hessian, samples=s["trace"], seed=s["seed"], se=s["trace_se"])
-        report["trace"] = t.record()
-        stop = f", stopped at a relative standard error of {s['trace_se']:g}" if t.samples < s["trace"] else ""
-        if s["trace_se"] is not None:
-            relative = abs(t.stderr / t.value) if t.value else float("inf")
-            report["trace"]["se_met"] = bool(relative <= s["trace_se"])
-            if not report["trace"]["se_met"]:
-                stop = f"; --trace_se {s['trace_se']:g} NOT met: relative standard error {relative:.2g} at the last"
-        say(f"trace {t.value:.6g} ± {t.stderr:.2g} ({t.samples} Rademacher vectors{stop}; Hutchinson 1990)")
-    density = None
-    if s["density"]:
-        next_measure()
-        density = slq(hessian, steps=s["density_steps"], runs=s["density_runs"], seed=s["seed"])
-        report["density"] = density.record()
-    if s["layers"]:
-        next_measure()
-        found = per_layer(hessian, samples=s["layer_samples"], tol=s["tol"], seed=s["seed"])
-        report["layers"] = [layer.record() for layer in found]
-        for layer in found:
-            say(
-                f"layer {layer.layer or '(model)'}: {layer.parameters:,} parameters, ‖w‖ {layer.weight_norm:.4g}, "
-                f"λmax {layer.lambda_max:.6g}{'' if layer.converged else ' (NOT converged)'}, "
-                f"trace {layer.trace:.6g} ± {layer.trace_stderr:.2g}"
-            )
-    if s["relative_flatness"]:
-        next_measure()
-        k = relative_flatness(hessian, samples=s["relative_flatness"], seed=s["seed"])
-        report["relative_flatness"] = k.record()
-        say(f"relative flatness {k.value:.6g} ± {k.stderr:.2g}: {k.definition} ({k.citation})")
-    if s["fisher_rao"]:
-        next_measure()
-        fr = fisher_rao(hessian)
-        report["fisher_rao"] = fr.record()
-        note = f" ({fr.note})" if fr.note else ""
-        say(f"Fisher–Rao norm {fr.value:.6g} (empirical {fr.empirical:.6g}): {fr.definition} ({fr.citation}){note}")
-    if s["noise_scale"]:
-        next_measure()
-        b = noise_scale(hessian)
-        report["noise_scale"] = b.record()
-        say(f"gradient noise scale B_simple {b.value:.6g} (tr Σ {b.trace_sigma:.4g}, ‖G‖² {b.gradient_norm2:.4g})")
-    for measure in s["sharpness"]:
-        next_measure()
-        m = measures.compute(hessian, measure, s["sharpness_config"])
-        report.setdefault("sharpness", {})[measure] = m.record()
-        say(f"sharpness {m.describe()}")
+    results = measure(hessian, planned, _suite(s), before=lambda name: next_measure())
+    density = results.get("density")
+    for name, result in results.items():
+        key = "sharpness" if name in SHARPNESS else name
+        record = _record(name, result, s)
+        if key == "sharpness":
+            report.setdefault("sharpness", {})[name] = record
+        else:
+            report[key] = record
+        for line in _lines(name, result, s):
+            say(line)
     ledger.close()
     figures = []  # written with the file, at the end: a stop between measures leaves nothing
     if density is not None and world.rank == 0:
