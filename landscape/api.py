@@ -285,6 +285,7 @@ def sharpness(
     iterations=_SHARPNESS.iterations,
     restarts=_SHARPNESS.restarts,
     search_tol=_SHARPNESS.search_tol,
+    extensions=_SHARPNESS.extensions,
     seed=_SHARPNESS.seed,
     dtype: str = "float64",
     batch_size: int = 1024,
@@ -298,7 +299,8 @@ def sharpness(
     random ``subspace`` if given) or ``average`` (rise at ``radius`` over ``directions`` random
     filter-normalized directions).  The worst-case searches run ``method`` (``apgd`` or ``lbfgsb``) for
     ``iterations`` from δ = 0 and ``restarts`` seeded random starts (``search_tol``: the convergence
-    check); the defaults are ``SharpnessConfig``'s, as the command line's.  Returns a ``Sharpness`` with
+    check; a winning start still rising goes on from its best point for up to ``extensions`` more rounds);
+    the defaults are ``SharpnessConfig``'s, as the command line's.  Returns a ``Sharpness`` with
     the measure's definition and citation, every setting used and, for the worst-case measures, how the
     search went (``search``, ``converged``, ``notes``); ranks as ``hessian_eigs``."""
     config = measures.SharpnessConfig(
@@ -315,6 +317,7 @@ def sharpness(
         iterations=iterations,
         restarts=restarts,
         search_tol=search_tol,
+        extensions=extensions,
         seed=seed,
     )
     if measure not in measures.MEASURES:

@@ -26,6 +26,12 @@ def add_search_arguments(p: argparse.ArgumentParser) -> None:
         help=f"seeded random starts besides the minimum (default: {SharpnessConfig.restarts})",
     )
     p.add_argument(
+        "--extensions",
+        type=int,
+        help="a search whose winning start is still rising at its end goes on from its best point for up to "
+        f"this many more rounds of --iterations (default: {SharpnessConfig.extensions})",
+    )
+    p.add_argument(
         "--search_tol",
         type=float,
         help="a search is converged when its best rise grew by at most this share over its last fifth, or a "

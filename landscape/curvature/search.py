@@ -53,6 +53,7 @@ class SearchConfig:
     restarts: int = 9  # seeded random starts besides u = 0: ... but each start ends at its own local maximum
     tol: float = 0.01  # converged: the best rise grew by at most this share over the last fifth
     seed: int = 0
+    extensions: int = 3  # a winning start still rising goes on for up to this many more rounds of iterations
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -61,6 +62,7 @@ class SearchConfig:
         checks.whole("restarts", self.restarts, least=0, expected="0 or more random starts")
         checks.number("tol", self.tol, above=0)
         checks.whole("seed", self.seed, least=0)
+        checks.whole("extensions", self.extensions, least=0, expected="0 or more rounds")
 
     def record(self) -> dict:
         return asdict(self)
@@ -217,28 +219,47 @@ def search(f, size: int, radius: float, kind: str, config: SearchConfig, base: f
         raise ConfigError("method", config.method, "apgd for a ball (L-BFGS-B takes box bounds only)")
     rng = np.random.default_rng(config.seed)
     starts = [np.zeros(size)] + [_random_start(rng, size, radius, kind) for _ in range(config.restarts)]
-    runs = [
-        _apgd(f, u0, radius, kind, config.iterations)
-        if config.method == "apgd"
-        else _lbfgsb(f, u0, radius, config.iterations)
-        for u0 in starts
-    ]
+
+    def climb_from(u0: np.ndarray) -> _Climb:
+        if config.method == "apgd":
+            return _apgd(f, u0, radius, kind, config.iterations)
+        return _lbfgsb(f, u0, radius, config.iterations)
+
+    runs = [climb_from(u0) for u0 in starts]
     won = int(np.argmax([r.best for r in runs]))
     climb = runs[won]
     ranked = sorted((r.best for r in runs), reverse=True)
     runner_up = (ranked[1] - base) / (ranked[0] - base) if len(ranked) > 1 and ranked[0] > base else float("nan")
-    gain = _gain(climb.history, base)
     # converged: the winning start had stopped rising, or another start reached the same maximum; for
     # L-BFGS-B also scipy's own convergence away from the start
     again = not math.isnan(runner_up) and runner_up >= 1 - config.tol
-    converged = gain <= config.tol or again or (config.method == "lbfgsb" and climb.success and climb.best > base)
+
+    def settled(c: _Climb) -> bool:
+        gain = _gain(c.history, base)
+        return gain <= config.tol or again or (config.method == "lbfgsb" and c.success and c.best > base)
+
+    extended, evaluations = 0, sum(r.evaluations for r in runs)
+    while not settled(climb) and extended < config.extensions:  # still rising: on from its best point
+        more = climb_from(climb.u)
+        extended, evaluations = extended + 1, evaluations + more.evaluations
+        better = more.best > climb.best
+        climb = _Climb(
+            more.best if better else climb.best,
+            more.u if better else climb.u,
+            climb.history + [max(climb.best, v) for v in more.history[1:]],
+            climb.evaluations + more.evaluations,
+            f"{climb.status}; continued {extended} time(s) from its best point",
+            climb.iterations + more.iterations,
+            more.success,
+        )
+    gain = _gain(climb.history, base)
     return Outcome(
         best=float(climb.best),
         start=won,
         status=climb.status,
-        converged=bool(converged),
+        converged=bool(settled(climb)),
         iterations=climb.iterations,
-        evaluations=sum(r.evaluations for r in runs),
+        evaluations=evaluations,
         boundary=_boundary(climb.u, radius, kind),
         last_gain=float(gain),
         runner_up=float(runner_up),

@@ -52,7 +52,7 @@ USED_BY = {
     "directions": ("average",),
     "draws": ("adaptive_average",),
     "m": ("m_sharpness",),
-    **{name: WORST_CASE for name in ("method", "iterations", "restarts", "search_tol")},
+    **{name: WORST_CASE for name in ("method", "iterations", "restarts", "search_tol", "extensions")},
 }
 DEFINITIONS = {
     "adaptive": (
@@ -100,6 +100,7 @@ class SharpnessConfig:
     iterations: int = 30  # ... per start
     restarts: int = 9  # ... seeded random starts besides δ = 0
     search_tol: float = 0.01  # ... converged: the best rise grew by at most this share over the last fifth
+    extensions: int = 3  # ... a winning start still rising goes on for up to this many more rounds
     seed: int = 0  # random starts, draws, directions, subspace
 
     def __post_init__(self):
@@ -113,7 +114,7 @@ class SharpnessConfig:
         self.search()  # the search's own checks
 
     def search(self) -> SearchConfig:
-        return SearchConfig(self.method, self.iterations, self.restarts, self.search_tol, self.seed)
+        return SearchConfig(self.method, self.iterations, self.restarts, self.search_tol, self.seed, self.extensions)
 
     def record(self) -> dict:
         return asdict(self)

@@ -161,6 +161,7 @@ class MeasureConfig:
     iterations: int = measures.SharpnessConfig.iterations  # ... per start
     restarts: int = measures.SharpnessConfig.restarts  # ... seeded random starts besides δ = 0
     search_tol: float = measures.SharpnessConfig.search_tol  # ... converged: the gain of the last fifth
+    extensions: int = measures.SharpnessConfig.extensions  # ... more rounds for a start still rising
     dtype: str = "float32"  # the Hessian products and sharpness searches
     batch_size: int = 512  # samples per forward pass (surfaces and products)
     kernel: str = "auto"  # the surfaces' kernel (landscape surface --kernel)
@@ -257,6 +258,7 @@ class MeasureConfig:
             iterations=self.iterations,
             restarts=self.restarts,
             search_tol=self.search_tol,
+            extensions=self.extensions,
             seed=self.seed,
         )
 

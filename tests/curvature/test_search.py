@@ -110,3 +110,27 @@ def test_the_default_search_finds_the_worst_case_of_a_trained_network_within_a_f
         assert default.value >= 0.97 * longer.value > 0, (default.measure, default.value, longer.value)
         assert default.converged and default.above_rounding and default.search["boundary"] > 0.5
         assert default.evaluations <= 320
+
+
+def test_a_search_still_rising_goes_on_from_its_best_point_up_to_its_extensions():
+    """A loss that keeps rising for its first 15 evaluations and is flat after: five iterations end still
+    rising (not converged, said so); with extensions the winning start goes on from its best point, round
+    by round (recorded), until it stops rising; the rounds are capped."""
+    calls = [0]
+
+    def f(u):
+        calls[0] += 1
+        return 0.1 * min(calls[0], 15), np.ones_like(u)
+
+    config = SearchConfig(iterations=5, restarts=0, extensions=0)
+    short = search(f, 3, 1.0, "box", config, base=0.0)
+    assert not short.converged and short.last_gain > 0.01 and short.evaluations == 6
+    calls[0] = 0
+    longer = search(f, 3, 1.0, "box", SearchConfig(iterations=5, restarts=0, extensions=5), base=0.0)
+    assert longer.converged and longer.best == pytest.approx(1.5) and longer.last_gain == 0.0
+    assert "continued 3 time(s)" in longer.status and longer.iterations == 20 and longer.evaluations == 24
+    calls[0] = 0
+    capped = search(f, 3, 1.0, "box", SearchConfig(iterations=5, restarts=0, extensions=1), base=0.0)
+    assert not capped.converged and "continued 1 time(s)" in capped.status and capped.evaluations == 12
+    with pytest.raises(ConfigError, match="extensions=-1"):
+        SearchConfig(extensions=-1)
