@@ -25,7 +25,7 @@ torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
 g = torch.Generator().manual_seed(1)
 x, y = torch.randn(51, 4, generator=g), torch.randint(0, 3, (51,), generator=g)
-eigs = landscape.hessian_eigs(model, (x, y), k=2, tol=1e-12)
+eigs = landscape.hessian_eigs(model, (x, y), k=2, which="both", tol=1e-12)
 trace = landscape.hessian_trace(model, (x, y), samples=20, seed=5)
 from landscape.parallel.comm import launcher_rank
 rank = launcher_rank()

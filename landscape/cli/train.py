@@ -181,6 +181,13 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         "evaluation (loss_<LOSS>.pt, with the step, rate and its phase, in run.json's crossings): the "
         "networks a report compares at matched training loss",
     )
+    g.add_argument(
+        "--target_every",
+        type=int,
+        metavar="K",
+        help="steps between checks of --stop_loss, --stop_error and --save_at_loss (the training loss alone, "
+        "no row), and after every step once the loss is within 20 %% of a pending target (default: 10)",
+    )
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
     g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")

@@ -17,6 +17,7 @@ from ..plugins import canonical
 from .recipes import Recipe
 
 AUGMENTS = ("auto", "none", "standard")
+TARGET_EVERY = 10  # steps between checks of a run's targets (train.targets), unless given
 ADAPTIVE_MICRO_BATCHES = 4  # adaptive's default micro-batches per step (its variance estimate needs >= 2)
 AUGMENTABLE = ("cifar10", "cifar100")
 
@@ -39,6 +40,7 @@ class TrainRun:
     stop_loss: float | None = None  # stop at the first evaluation with train loss <= this (train.targets)
     stop_error: float | None = None  # ... or with train error <= this, in %; the budget is then the cap
     save_at_loss: tuple[float, ...] = ()  # keep the weights where train loss first falls to each level
+    target_every: int | None = None  # steps between checks of those targets (default: TARGET_EVERY)
     loss_name: str | None = None  # crossentropy, mse or package.module:callable (default: by the data's targets)
     threads: int | None = None
     device: str = "auto"
@@ -89,6 +91,8 @@ class TrainRun:
         for level in levels:
             checks.number("save_at_loss", level, above=0, expected="positive, finite training losses")
         object.__setattr__(self, "save_at_loss", tuple(sorted({float(v) for v in levels}, reverse=True)))
+        if self.target_every is not None:
+            checks.whole("target_every", self.target_every, expected="a positive whole number of steps")
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,11 @@ class TrainJob:
         if self.run.eval_every is not None:
             return self.run.eval_every
         return max(1, self.recipe.steps // 100) if self.recipe.steps else 1
+
+    @property
+    def target_every(self) -> int:
+        """Steps between checks of the stop rule and the save_at_loss levels: as given, else ``TARGET_EVERY``."""
+        return self.run.target_every or TARGET_EVERY
 
     @property
     def save_every(self) -> int:

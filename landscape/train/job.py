@@ -72,6 +72,7 @@ class Session:
     curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
     crossed: list = field(default_factory=list)  # the save_at_loss levels crossed so far (train.targets)
     reached: bool = False  # the stop rule was met: the run is finished
+    watch_next: int = 0  # the step after which the targets are checked next (train.targets.next_check)
 
 
 def _data(job: TrainJob, device: str, ranks: int, made=None):
@@ -292,7 +293,12 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             trainer.position.partial["logged"] = {k: v for k, v in trainer.position.partial.items() if k != "logged"}
         finished = recipe.finished(trainer.position.epoch, trainer.position.step)
         wrote = False
-        if finished or _due(s, trainer.position.step, trainer.position.epoch, paused):
+        row_due = finished or _row_due(s, trainer.position.step, trainer.position.epoch, paused)
+        if not row_due and _watch_due(s, trainer.position.step):
+            if _watched(s, trainer):  # a target check found nothing: no row, training goes on
+                continue
+            row_due = True  # a level crossed or the rule met: a row, and the weights
+        if row_due:
             row = _row(s, trainer, unlogged, stats.lr, stats.batch)
             check(row["train_loss"])  # the weights after a step whose own loss was still finite
             history.append(row)
@@ -332,6 +338,35 @@ def _epochs(session: Session, stored: dict | None) -> Result:
 
 
 def _due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
+    """Whether training pauses after ``step`` steps for a log row (``_row_due``) or a check of its targets
+    (``_watching``)."""
+    return _row_due(s, step, epoch, paused) or _watch_due(s, step)
+
+
+def _watch_due(s: Session, step: int) -> bool:
+    return _watching(s) and step >= s.watch_next
+
+
+def _watching(s: Session) -> bool:
+    """Whether a target is pending: a level not yet crossed, or a stop rule."""
+    run = s.job.run
+    return run.stop_loss is not None or run.stop_error is not None or len(s.crossed) < len(run.save_at_loss)
+
+
+def _watched(s: Session, trainer: Trainer) -> bool:
+    """At a target check (no row due): the training loss alone; True when it crossed no level and met no
+    rule (the check is done, nothing is written), False when a row with the weights is to be made.
+    The next check comes ``target_every`` steps later, or after the next step when the loss is close to a
+    pending target (``targets.next_check``)."""
+    run, step = s.job.run, trainer.position.step
+    loss, acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
+    probe = {"train_loss": loss, "train_acc": acc}
+    s.watch_next = targets.next_check(step, loss, run.save_at_loss, s.crossed, run.stop_loss, s.job.target_every)
+    met = targets.reached(run.stop_loss, run.stop_error, probe)
+    return not (met or targets.new_crossings(run.save_at_loss, s.crossed, probe))
+
+
+def _row_due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
     """Whether a log row is due after ``step`` steps (mid-epoch: ``paused``) or at the end of ``epoch``
     epochs: an evaluation every ``eval_every`` of the budget's unit, a λmax every ``curvature_every`` steps."""
     job = s.job

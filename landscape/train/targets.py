@@ -69,6 +69,19 @@ def reached(stop_loss: float | None, stop_error: float | None, row: dict) -> boo
     return stop_error is not None and error_of(row) <= stop_error
 
 
+NEAR = 1.2  # a loss within this factor of a pending target is checked after every step
+
+
+def next_check(step: int, loss: float, levels, crossed: list[dict], stop_loss: float | None, every: int) -> int:
+    """The step after which the targets are checked next: ``every`` steps on, or the next step when
+    ``loss`` is within ``NEAR`` of a pending level or of the stop loss — so the weights kept at a crossing
+    are those of the first step at or below it, not of a check some steps later."""
+    done = {c["level"] for c in crossed}
+    goals = [v for v in levels if v not in done] + ([stop_loss] if stop_loss is not None else [])
+    near = math.isfinite(loss) and any(loss <= NEAR * g for g in goals)
+    return step + (1 if near else every)
+
+
 def minimum(stop_loss: float | None, stop_error: float | None, row: dict, stopped: bool) -> dict | None:
     """``run.json``'s record of the stop rule at the run's last row: whether it was met (``reached``), and
     where; None for a run without a rule."""
@@ -96,6 +109,8 @@ def not_at_minimum(record: dict) -> str | None:
 
 
 __all__ = [
+    "NEAR",
+    "next_check",
     "CROSSING_FIELDS",
     "crossing_name",
     "rule_text",

@@ -94,3 +94,40 @@ def test_targets_are_checked_where_they_are_given():
     with pytest.raises(ConfigError, match="save_at_loss"):
         TrainRun(save_at_loss=(math.inf,))
     assert TrainRun(save_at_loss=(0.1, 0.3, 0.1)).save_at_loss == (0.3, 0.1)
+
+
+def test_near_a_target_the_loss_is_checked_after_every_step_so_the_kept_weights_are_the_first_below_it(tmp_path, cli):
+    """With no evaluation due for hundreds of steps the targets are checked on their own: every
+    ``target_every`` steps, and after every step once the loss is within ``NEAR`` of a pending level, so
+    the weights kept at a crossing lie just below it; a row is written there and at the end only."""
+    out = tmp_path / "run"
+    flags = [
+        *MLP,
+        "--lr",
+        "0.02",
+        "--batch_size",
+        "64",
+        "--eval_every",
+        "1000",
+        "--steps",
+        "300",
+        "--target_every",
+        "25",
+        "--milestones",
+    ]
+    done = cli("train", [*flags, "--save_at_loss", "1.2", "0.9", "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    crossings = record(out)["crossings"]
+    assert [c["level"] for c in crossings] == [1.2, 0.9]
+    for c in crossings:
+        assert 0.95 * c["level"] < c["train_loss"] <= c["level"], c
+        assert c["step"] % 25 != 0 or c["step"] == 0  # found by a check after a single step, not the coarse one
+    assert [int(r["step"]) for r in log(out)] == [c["step"] for c in crossings] + [300]
+
+
+def test_the_next_check_is_one_step_on_when_the_loss_nears_a_pending_target():
+    crossed = [{"level": 0.5}]
+    assert targets.next_check(100, 0.3, (0.5, 0.1), crossed, None, 10) == 110  # 0.1 far below: every 10
+    assert targets.next_check(100, 0.119, (0.5, 0.1), crossed, None, 10) == 101  # within 1.2x of 0.1
+    assert targets.next_check(100, 0.05, (), [], 0.045, 10) == 101  # near the stop loss
+    assert targets.next_check(100, float("nan"), (0.1,), [], None, 10) == 110
