@@ -72,7 +72,8 @@ class Session:
     curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
     crossed: list = field(default_factory=list)  # the save_at_loss levels crossed so far (train.targets)
     reached: bool = False  # the stop rule was met: the run is finished
-    watch_next: int = 0  # the step after which the targets are checked next (train.targets.next_check)
+    last_check: int = 0  # the step at which the targets were last checked
+    recent: targets.Recent | None = None  # the weights after each step since then (train.targets)
 
 
 def _data(job: TrainJob, device: str, ranks: int, made=None):
@@ -267,6 +268,9 @@ def _epochs(session: Session, stored: dict | None) -> Result:
 
     trainer.stop_requested = stop_requested
     trainer.pause_after = lambda step: _due(s, step)
+    s.last_check, s.recent = trainer.position.step, targets.Recent(job.target_every + 1)
+    trainer.after_step = lambda step, lr, epoch, fraction: _remember(s, trainer, step, lr, epoch, fraction)
+    _remember(s, trainer, trainer.position.step, math.nan, trainer.position.epoch, 0.0)  # the state to start from
     started = time.perf_counter()
     first_row = True
     unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
@@ -303,10 +307,8 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             check(row["train_loss"])  # the weights after a step whose own loss was still finite
             history.append(row)
             unlogged = {}
-            crossings = [
-                targets.crossing(level, row) for level in targets.new_crossings(job.run.save_at_loss, s.crossed, row)
-            ]
-            s.crossed += crossings
+            crossings = _crossings(s, trainer, row)
+            s.crossed += [record for record, _ in crossings]
             if targets.reached(job.run.stop_loss, job.run.stop_error, row):
                 s.reached = finished = True
             if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
@@ -344,26 +346,61 @@ def _due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -
 
 
 def _watch_due(s: Session, step: int) -> bool:
-    return _watching(s) and step >= s.watch_next
+    return _watching(s) and step - s.last_check >= s.job.target_every
+
+
+def _levels(s: Session) -> tuple[float, ...]:
+    return targets.levels_of(s.job.run.save_at_loss, s.job.run.stop_loss)
 
 
 def _watching(s: Session) -> bool:
     """Whether a target is pending: a level not yet crossed, or a stop rule."""
     run = s.job.run
-    return run.stop_loss is not None or run.stop_error is not None or len(s.crossed) < len(run.save_at_loss)
+    return run.stop_loss is not None or run.stop_error is not None or len(s.crossed) < len(_levels(s))
+
+
+def _remember(s: Session, trainer: Trainer, step: int, lr: float, epoch: int, fraction: float) -> None:
+    """After each step while a target is pending: its weights, rate and phase, for ``_crossings``."""
+    if _watching(s):
+        phase = s.job.recipe.phase(epoch, fraction, max(0, step - 1))
+        s.recent.push(step, lr, phase, trainer.module.state_dict())
 
 
 def _watched(s: Session, trainer: Trainer) -> bool:
     """At a target check (no row due): the training loss alone; True when it crossed no level and met no
-    rule (the check is done, nothing is written), False when a row with the weights is to be made.
-    The next check comes ``target_every`` steps later, or after the next step when the loss is close to a
-    pending target (``targets.next_check``)."""
-    run, step = s.job.run, trainer.position.step
+    rule (the check is done, nothing is written), False when a row is to be made (and the weights kept)."""
     loss, acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
     probe = {"train_loss": loss, "train_acc": acc}
-    s.watch_next = targets.next_check(step, loss, run.save_at_loss, s.crossed, run.stop_loss, s.job.target_every)
-    met = targets.reached(run.stop_loss, run.stop_error, probe)
-    return not (met or targets.new_crossings(run.save_at_loss, s.crossed, probe))
+    if targets.reached(s.job.run.stop_loss, s.job.run.stop_error, probe) or targets.new_crossings(
+        _levels(s), s.crossed, probe
+    ):
+        return False
+    s.last_check = trainer.position.step
+    return True
+
+
+def _crossings(s: Session, trainer: Trainer, row: dict) -> list[tuple[dict, dict]]:
+    """The levels ``row`` (of the current weights) reaches for the first time, each with where the path
+    first reached it among the steps since the last check (``targets.locate``): (record, weights)."""
+    new = targets.new_crossings(_levels(s), s.crossed, row)
+    found = []
+    if new:
+        model = trainer.module
+        current = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        kept = s.recent.since(s.last_check)
+
+        def loss_at(weights: dict) -> tuple[float, float]:
+            model.load_state_dict(weights)
+            return evaluate(model, s.train, s.device, s.collective, s.loss)
+
+        try:
+            for level in new:
+                where = targets.locate(level, kept, loss_at)
+                found.append((targets.crossing(level, where), where["weights"]))
+        finally:
+            model.load_state_dict(current)
+    s.last_check = trainer.position.step
+    return found
 
 
 def _row_due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
@@ -452,7 +489,7 @@ def _save(
     unlogged: dict,
     weights: bool,
     final: bool = False,
-    crossings: list[dict] = (),
+    crossings: list[tuple[dict, dict]] = (),
 ) -> None:
     """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ).  Weights
     that are not finite are never written unless allowed (a step whose own loss was finite may have
@@ -471,8 +508,8 @@ def _save(
         if session.diverged is not None:
             meta["diverged"] = session.diverged
         meta.update(crossings=session.crossed, reached=session.reached)
-        for record in crossings:  # the weights where the training loss first fell to a level
-            files.save_weights(out, record["file"], state, {**meta, "crossing": record})
+        for record, kept in crossings:  # the weights where the training loss first fell to a level
+            files.save_weights(out, record["file"], kept, {**meta, "crossing": record})
         if weights:
             name = files.step_name(row["step"]) if job.recipe.steps else files.epoch_name(row["epoch"])
             files.save_weights(out, name, state, meta)

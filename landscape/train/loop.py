@@ -129,6 +129,9 @@ class Trainer:
         # caller agrees on a divergence: ranks may see it a step apart, and it polls once a step)
         self.nonfinite: dict | None = None
         self.pause_after = lambda step: False  # set by the caller: True pauses the epoch after this step
+        # set by the caller: called after each step (steps done, its rate, the epoch and the epoch's share
+        # done before it), the model holding its weights
+        self.after_step = lambda step, lr, epoch, fraction: None
 
     # -- one step -------------------------------------------------------------------------------------
 
@@ -266,6 +269,7 @@ class Trainer:
             lr = self.recipe.lr_at(epoch, offset / n, self.position.step)
             where = slice(offset, min(offset + batch, n))
             part_loss, part_samples = self.step(order[where], moves[where] if moves is not None else None, lr)
+            self.after_step(self.position.step, lr, epoch, offset / n)
             if self.nonfinite is None and not math.isfinite(part_loss):
                 self.nonfinite = divergence.seen(epoch + 1, self.position.step, lr, part_loss)
             loss_sum += part_loss

@@ -1,23 +1,29 @@
 """Training to a target: the stop rule, and the training losses at which the weights are kept.
 
 A comparison of networks "at a minimum" needs each of them there: trained until the training loss is at
-most ``stop_loss`` or the training error at most ``stop_error`` %, checked at every evaluation, with the
-budget (``epochs`` or ``steps``) as the cap.  A run that spends its budget without meeting its rule is
-*not at a minimum*, and its record says so (``minimum``): a report names it wherever its values appear.
+most ``stop_loss`` or the training error at most ``stop_error`` %, checked every ``target_every`` steps,
+with the budget (``epochs`` or ``steps``) as the cap.  A run that spends its budget without meeting its
+rule is *not at a minimum*, and its record says so (``minimum``): a report names it wherever its values
+appear.
 
-A comparison "at matched training loss" needs the weights of every run where its loss first crossed the
-common level: ``save_at_loss`` lists such levels, and at the first evaluation whose training loss is at or
-below a level the weights are written then (``loss_<level>.pt``) with where they were taken: the step, the
-epoch, the rate and its phase (``Recipe.phase``), the training loss and error.  A report picks, per arm,
-the level every run crossed in its last phase (``report.matching``).  The measured loss lies within one
-evaluation's progress below the level, so the evaluation cadence sets how close it is.
+A comparison "at matched training loss" needs the weights of every run where its loss first fell to a
+common level: ``save_at_loss`` lists such levels (the stop loss is one too).  The weights after each of
+the steps since the last check are kept in memory (``Recent``), so when a check finds a level crossed the
+first step at or below it is found among them, and where that step went more than 5 % below the level,
+the point of its update where the loss is the level (``locate``): the kept network's training loss is
+the level to within 5 %, whatever the rate.  It is written then (``loss_<level>.pt``) with where it was
+taken: the step and the share of its update, the rate and its phase (``Recipe.phase``), the training
+loss and error.  A report picks, per arm, the level every run crossed in its last phase
+(``report.matching``).
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
+from dataclasses import dataclass
 
-CROSSING_FIELDS = ("level", "file", "step", "epoch", "lr", "phase", "train_loss", "train_error")
+CROSSING_FIELDS = ("level", "file", "step", "fraction", "lr", "phase", "train_loss", "train_error")
 
 
 def crossing_name(level: float) -> str:
@@ -40,6 +46,11 @@ def error_of(row: dict) -> float:
     return 100.0 - float(row["train_acc"])
 
 
+def levels_of(save_at_loss, stop_loss: float | None) -> tuple[float, ...]:
+    """The levels whose weights are kept: ``save_at_loss`` and the stop loss (highest first)."""
+    return tuple(sorted({*save_at_loss, *([stop_loss] if stop_loss is not None else [])}, reverse=True))
+
+
 def new_crossings(levels, crossed: list[dict], row: dict) -> list[float]:
     """The levels of ``levels`` that ``row``'s training loss reaches for the first time (highest first)."""
     done = {c["level"] for c in crossed}
@@ -47,17 +58,18 @@ def new_crossings(levels, crossed: list[dict], row: dict) -> list[float]:
     return sorted((v for v in levels if v not in done and math.isfinite(loss) and loss <= v), reverse=True)
 
 
-def crossing(level: float, row: dict) -> dict:
-    """The record of a crossing at ``row`` (a log row with its ``phase``)."""
+def crossing(level: float, found: dict) -> dict:
+    """The record of a crossing (``locate``'s result): the level, its file, the step (and the fraction of
+    that step's update: 1 for the whole), its rate and phase, the training loss and error there."""
     return {
         "level": level,
         "file": crossing_name(level),
-        "step": int(row["step"]),
-        "epoch": int(row["epoch"]),
-        "lr": float(row["lr"]),
-        "phase": row["phase"],
-        "train_loss": float(row["train_loss"]),
-        "train_error": error_of(row),
+        "step": int(found["step"]),
+        "fraction": float(found["fraction"]),
+        "lr": float(found["lr"]),
+        "phase": found["phase"],
+        "train_loss": float(found["train_loss"]),
+        "train_error": error_of(found),
     }
 
 
@@ -69,17 +81,71 @@ def reached(stop_loss: float | None, stop_error: float | None, row: dict) -> boo
     return stop_error is not None and error_of(row) <= stop_error
 
 
-NEAR = 1.2  # a loss within this factor of a pending target is checked after every step
+WITHIN = 0.05  # the kept weights' training loss lies within this share below the level
 
 
-def next_check(step: int, loss: float, levels, crossed: list[dict], stop_loss: float | None, every: int) -> int:
-    """The step after which the targets are checked next: ``every`` steps on, or the next step when
-    ``loss`` is within ``NEAR`` of a pending level or of the stop loss — so the weights kept at a crossing
-    are those of the first step at or below it, not of a check some steps later."""
-    done = {c["level"] for c in crossed}
-    goals = [v for v in levels if v not in done] + ([stop_loss] if stop_loss is not None else [])
-    near = math.isfinite(loss) and any(loss <= NEAR * g for g in goals)
-    return step + (1 if near else every)
+@dataclass
+class Kept:
+    """The weights after ``step`` steps, with the rate and phase of that step."""
+
+    step: int
+    lr: float
+    phase: str
+    weights: dict
+
+
+class Recent:
+    """The weights after each of the last ``size`` steps: where a check finds a level crossed, the first
+    step at or below it is looked for among them (``locate``), so checks may be steps apart."""
+
+    def __init__(self, size: int):
+        self.kept: deque[Kept] = deque(maxlen=size)
+
+    def push(self, step: int, lr: float, phase: str, state: dict) -> None:
+        self.kept.append(Kept(step, lr, phase, {k: v.detach().clone() for k, v in state.items()}))
+
+    def since(self, step: int) -> list[Kept]:
+        """The kept weights after ``step`` steps and later, oldest first."""
+        return [k for k in self.kept if k.step >= step]
+
+
+def _between(a: dict, b: dict, t: float) -> dict:
+    """The weights a fraction ``t`` of the way from ``a`` to ``b`` (integer entries, counters: ``b``'s)."""
+    return {k: a[k] + t * (b[k] - a[k]) if b[k].is_floating_point() else b[k] for k in b}
+
+
+def locate(level: float, kept: list[Kept], loss_at, within: float = WITHIN, halvings: int = 30) -> dict:
+    """Where the training path first reaches ``level``: the first of ``kept`` (consecutive steps, oldest
+    first, the last at or below the level; the first, where it is the state of the last check, above it)
+    whose loss (``loss_at(weights) -> (loss, accuracy %)``) is at most ``level``; when that step went more
+    than ``within`` below the level, the point of its update where the loss is the level to within
+    ``within``, by bisection along the update (the path of SGD is the polyline of its iterates: a point
+    of it is a network trained by the same process, stopped part of the way through its last step).
+    Returns ``{"step", "fraction", "lr", "phase", "weights", "train_loss", "train_acc"}``."""
+    before = None
+    for item in kept:
+        loss, acc = loss_at(item.weights)
+        if loss <= level:
+            break
+        before = item
+    found = {"step": item.step, "fraction": 1.0, "lr": item.lr, "phase": item.phase, "weights": item.weights}
+    if before is None or loss >= (1 - within) * level:
+        return {**found, "train_loss": loss, "train_acc": acc}
+    low, high = 0.0, 1.0  # loss above the level at low, more than `within` below it at high
+    best = (1.0, item.weights, loss, acc)
+    for _ in range(halvings):
+        t = (low + high) / 2
+        weights = _between(before.weights, item.weights, t)
+        loss_t, acc_t = loss_at(weights)
+        if loss_t > level:
+            low = t
+        else:
+            best = (t, weights, loss_t, acc_t)
+            if loss_t >= (1 - within) * level:
+                break
+            high = t
+    t, weights, loss, acc = best
+    return {**found, "fraction": t, "weights": weights, "train_loss": loss, "train_acc": acc}
 
 
 def minimum(stop_loss: float | None, stop_error: float | None, row: dict, stopped: bool) -> dict | None:
@@ -109,10 +175,13 @@ def not_at_minimum(record: dict) -> str | None:
 
 
 __all__ = [
-    "NEAR",
-    "next_check",
+    "WITHIN",
+    "Kept",
+    "Recent",
+    "locate",
     "CROSSING_FIELDS",
     "crossing_name",
+    "levels_of",
     "rule_text",
     "new_crossings",
     "crossing",
