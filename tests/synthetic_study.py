@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 from landscape.io import surface_file
-from landscape.report.measures import MEASURES
+from landscape.report.catalogue import MEASURES
 from landscape.report.scorecard import build
 
 BATCHES, SEEDS = (16, 128, 1024), (0, 1, 2)

@@ -25,8 +25,8 @@ from scipy import stats as scipy_stats
 from ..plotting import log_ticks, save
 from ..plotting.levels import spans_decades
 from ..plotting.palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
+from .catalogue import BY_KEY
 from .matching import mismatched, values_of
-from .measures import BY_KEY
 
 PANELS = (
     "test_error",

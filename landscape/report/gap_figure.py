@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 from ..plotting import log_ticks, save
 from ..plotting.levels import spans_decades
 from ..plotting.palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
+from .catalogue import BY_KEY, MEASURES
 from .figures import MATCHED_WORDS, UNITS, arms_of, columns_for, compared, seed_handles, tested
-from .measures import BY_KEY, MEASURES
 from .stats import GAP
 
 COLUMNS, WIDTH = 4, 2.9  # panels per row at most, and their width (inches)

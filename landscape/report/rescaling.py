@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from .measures import BY_KEY, MEASURES
+from .catalogue import BY_KEY, MEASURES
 
 CHANGED = 1e-3  # a relative change above this is a change (float32 rounding and searches stay below)
 

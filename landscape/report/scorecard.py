@@ -32,8 +32,9 @@ import numpy as np
 
 from ..errors import ConfigError
 from . import effects, rescaling, stats
+from .catalogue import BY_KEY, MEASURES, definition
 from .matching import mismatched, values_of
-from .measures import BY_KEY, MEASURES, definition, flags
+from .measures import flags
 from .stats import ANY, GAP, TREND, mean_sd
 from .verdict import verdict
 

@@ -30,9 +30,9 @@ from ..plotting.levels import log_axis, log_scale
 from ..plotting.look import use
 from ..plotting.palette import NEUTRAL, batch_colours
 from ..plotting.training import draw_sharpness, sharpness_curve
+from .catalogue import BY_KEY
 from .figures import arms_of, compared, draw_by_batch, recipe_handles
 from .matching import LOSS_RATIO, loss_ratio
-from .measures import BY_KEY
 from .runs import Run, describe
 from .stats import ANY
 from .surface_figures import hessian_pairs, studied

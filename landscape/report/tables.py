@@ -10,7 +10,7 @@ import math
 import textwrap
 from dataclasses import fields
 
-from .measures import BY_KEY, MEASURES, definition
+from .catalogue import BY_KEY, MEASURES, definition
 from .scorecard import Scorecard, Test
 from .stats import ANY, GAP, TREND
 

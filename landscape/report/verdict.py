@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from . import rescaling
+from .catalogue import BY_KEY, MEASURES
 from .matching import LOSS_RATIO, loss_ratio, values_of
-from .measures import BY_KEY, MEASURES
 from .stats import ANY, GAP, TREND, trend
 
 

@@ -11,7 +11,8 @@ import torch
 
 from landscape.io.checkpoint import save
 from landscape.models import build_model
-from landscape.report.measures import MEASURES, MeasureConfig, Target, measure_run
+from landscape.report.catalogue import MEASURES
+from landscape.report.measures import MeasureConfig, Target, measure_run
 from landscape.report.runs import Run
 
 CONFIG = MeasureConfig(

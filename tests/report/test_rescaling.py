@@ -3,7 +3,7 @@ measure's largest relative change, and the sentence the verdict takes."""
 
 import math
 
-from landscape.report.measures import MEASURES
+from landscape.report.catalogue import MEASURES
 from landscape.report.rescaling import CHANGED, control, sentence
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from landscape.errors import ConfigError
 from landscape.report import tables
-from landscape.report.measures import MEASURES
+from landscape.report.catalogue import MEASURES
 from landscape.report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from landscape.report.stats import holm
 
