@@ -311,6 +311,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             s.crossed += [record for record, _ in crossings]
             if targets.reached(job.run.stop_loss, job.run.stop_error, row):
                 s.reached = finished = True
+                _end_at_stop_loss(s, trainer, row, crossings)
             if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
                 say(_line(history[-1], recipe, s.test is not None))
                 last_line, first_row = time.perf_counter(), False
@@ -377,6 +378,22 @@ def _watched(s: Session, trainer: Trainer) -> bool:
         return False
     s.last_check = trainer.position.step
     return True
+
+
+def _end_at_stop_loss(s: Session, trainer: Trainer, row: dict, crossings: list[tuple[dict, dict]]) -> None:
+    """A run stopped by ``stop_loss`` ends with the weights where its loss first reached it (its crossing,
+    kept within 5 % below), not those of the check that found it some steps later: ``row`` (the last of
+    the log) is evaluated again on them and takes their step."""
+    stop = next(((r, w) for r, w in crossings if r["level"] == s.job.run.stop_loss), None)
+    if stop is None:
+        return
+    record, weights = stop
+    trainer.module.load_state_dict(weights)
+    train_loss, train_acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
+    test_loss, test_acc = (
+        evaluate(s.model, s.test, s.device, s.collective, s.loss) if s.test is not None else (math.nan, math.nan)
+    )
+    row.update(step=record["step"], train_loss=train_loss, train_acc=train_acc, test_loss=test_loss, test_acc=test_acc)
 
 
 def _crossings(s: Session, trainer: Trainer, row: dict) -> list[tuple[dict, dict]]:
@@ -541,6 +558,7 @@ def _record(session: Session, row: dict, meta: dict, history: list[dict], done: 
         "identity": session.identity,
         "epoch": row["epoch"],
         "step": row["step"],
+        "phase": row.get("phase", ""),  # the learning-rate phase the run ended in
         "metrics": meta["metrics"],
         "seconds": sum(r["seconds"] for r in history),
         "ranks": session.comm.size,

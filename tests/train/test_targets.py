@@ -44,6 +44,11 @@ def test_the_stop_rule_ends_the_run_at_the_first_evaluation_that_meets_it(tmp_pa
     assert int(rows[-1]["step"]) < 2000 and "its rule met at step" in done.stdout
     found = record(out)
     assert found["done"] and found["minimum"]["reached"] and found["minimum"]["rule"] == "train loss <= 1"
+    # the final weights are those where the loss first reached the stop loss (its crossing), within 5 %
+    stop = next(c for c in found["crossings"] if c["level"] == 1.0)
+    final, kept = (torch.load(out / f, weights_only=True)["state_dict"] for f in ("final.pt", stop["file"]))
+    assert all(torch.equal(final[k], kept[k]) for k in final)
+    assert 0.95 <= loss_of(out / "final.pt") <= 1.0 and found["minimum"]["step"] == stop["step"] == found["step"]
     assert targets.not_at_minimum(found) is None
     again = cli("train", [*FLAGS, "--steps", "2000", "--stop_loss", "1.0", "--out", str(out)])
     assert again.returncode == 0 and "already trained (its rule (train loss <= 1) met)" in again.stdout
