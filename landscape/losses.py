@@ -18,6 +18,7 @@ from .errors import ConfigError, InputError, describe, param
 from .plugins import canonical, is_plugin, load_object
 
 BUILTIN = ("crossentropy", "mse")
+LOSS_WORDS = {"crossentropy": "cross-entropy", "mse": "MSE"}  # the losses as words in a sentence
 
 
 def per_sample(name: str, output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -73,6 +73,13 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     )
     p.add_argument("--num_classes", type=int, help="outputs of a registry model (default: 100 for cifar100, else 10)")
     p.add_argument("--allow_recorded_plugins", action="store_true", help=ALLOW_RECORDED_HELP)
+    p.add_argument(
+        "--skip",
+        nargs="+",
+        metavar="MEASURE",
+        help="measures of the curvature suite not computed (their columns empty): lambda_max, trace, "
+        "relative_flatness, fisher_rao, noise_scale, layers and the sharpness searches' keys",
+    )
     p.add_argument("--grid_1d", help="the 1-D surface, MIN:MAX:NUM " + _d("grid_1d"))
     p.add_argument("--grid_2d", help="the 2-D surface along x and y " + _d("grid_2d"))
     p.add_argument("--radius", type=float, help="average and 2-D rise: radius " + _d("radius"))
@@ -130,8 +137,15 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--match_loss",
-        help="also measure each run at its first saved checkpoint with train loss at or below this: auto "
-        "(the largest final train loss of the runs, which every run reaches), a number, or off " + _d("match_loss"),
+        help="also measure each run at the weights it kept where its training loss first fell to a level "
+        "(landscape train --save_at_loss): auto (per arm, the lowest level every run crossed in the learning-rate "
+        "phase it ended in), a level, or off " + _d("match_loss"),
+    )
+    p.add_argument(
+        "--sharpness_path",
+        action="store_true",
+        help="also λmax and adaptive sharpness at every level a run kept weights at: sharpness against the "
+        "training loss along training",
     )
     p.add_argument("--alpha", type=float, help="significance level of the verdict " + _d("alpha"))
     p.add_argument(

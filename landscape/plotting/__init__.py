@@ -14,6 +14,7 @@ import os
 
 from ..errors import InputError
 from ..io.atomic import write_with
+from ..losses import LOSS_WORDS
 from ..surface import quantities
 from .look import EMBED, fit
 
@@ -28,7 +29,6 @@ NORM_WORDS = {
     "dlayer": "unit-norm layers",
     "none": "not normalized",
 }
-LOSS_WORDS = {"crossentropy": "cross-entropy", "mse": "MSE"}
 
 
 def default_label(path: str) -> str:

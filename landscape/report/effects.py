@@ -1,30 +1,28 @@
-"""How large a difference between batch sizes is, and how large one the seeds could have seen.
+"""How large a difference between batch sizes is, how sure, and how large one the seeds could have seen.
 
 The effect is the difference of a measure between the largest and the smallest batch size, paired by
 seed: each seed trained at both gives one difference ``d_s = value(seed s, largest) - value(seed s,
 smallest)``, so what the seeds share (the initialization, the data order) cancels.
 
-- ``bootstrap``: the percentile interval of the mean difference over resampled seeds (the pairs are
-  resampled whole, Efron & Tibshirani 1993, ch. 13).  With few seeds every one of the ``n^n`` equally
-  likely resamples is enumerated (exact, no Monte-Carlo error); else ``samples`` are drawn from a
-  seeded generator.  With 3 seeds it cannot reach beyond the range of the observed differences: it is
-  a description of these seeds, narrower than a t interval, and says so by its width alone.
+- ``t_interval``: the mean of the differences and its two-sided paired t-interval, mean ± t(1 − (1 −
+  level)/2, n − 1) · s / √n (Student 1908).  A percentile bootstrap over as few as 5–8 seeds covers
+  about 85 % for a nominal 95 % (it cannot reach beyond the spread it resamples); the t-interval is
+  exact for normal differences and close for others: ``tests/report/test_effects.py`` simulates its
+  coverage at these numbers of seeds (at least 93 % for a nominal 95 %, skewed differences included).
 - ``detectable``: the minimum detectable effect (MDE), the smallest true mean difference that a
   two-sided paired t-test at level ``alpha`` on the ``n`` seeds' differences detects with probability
   ``power`` (80 %), given their standard deviation ``sd``: δ = λ sd / √n with λ the noncentrality at
   which the noncentral t with n - 1 degrees of freedom exceeds the critical value with that
-  probability (Cohen 1988, ch. 2).  The paired t-test is the yardstick because it has a closed form
-  for any n; it is a statement of the seeds' precision, in the measure's units, not of the rank tests'
-  power (at 3 seeds the blocked τ over 4 batch sizes can see a consistent monotone trend that a t-test
-  on two batch sizes would call noise, and the reverse).  An endpoint's MDE is at the level of Holm's
-  first step (alpha over the number of endpoint tests), which a single real effect must pass.
+  probability (Cohen 1988, ch. 2).  It is a statement of the seeds' precision, in the measure's
+  units, not of the rank tests' power.  An endpoint's MDE is at the level of Holm's first step (alpha
+  over the number of endpoint tests), which a single real effect must pass.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import quad
@@ -33,7 +31,6 @@ from scipy.special import ndtr
 from scipy.stats import chi2
 from scipy.stats import t as student
 
-EXACT_UP_TO = 50_000  # resamples enumerated up to this many: n^n, so up to 6 seeds
 POWER = 0.8
 
 
@@ -55,22 +52,29 @@ def paired_differences(batch_sizes, values, seeds) -> tuple[np.ndarray, int | No
     return np.asarray(out, dtype=float), small, large
 
 
-def bootstrap(differences, level: float = 0.95, samples: int = 10000, seed: int = 0) -> tuple[float, float, bool]:
-    """The percentile interval of the mean of ``differences`` over resamples of them, and whether every
-    resample was enumerated; NaN with fewer than 2 differences."""
-    d = np.asarray(differences, dtype=float)
-    n = len(d)
-    if n < 2:
-        return math.nan, math.nan, False
-    exact = n**n <= EXACT_UP_TO
-    if exact:
-        picks = np.array(list(itertools.product(range(n), repeat=n)), dtype=np.intp)
-    else:
-        picks = np.random.default_rng(seed).integers(0, n, size=(samples, n))
-    means = d[picks].mean(axis=1)
-    tail = (1 - level) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high), exact
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its two-sided t-interval (NaN ends with fewer than two values)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+def t_interval(values, level: float = LEVEL) -> Interval:
+    """The mean of the finite ``values`` and its two-sided ``level`` t-interval over them."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    mean = float(v.mean())
+    if v.size < 2:
+        return Interval(mean, math.nan, math.nan, 1)
+    half = float(student.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return Interval(mean, mean - half, mean + half, int(v.size))
 
 
 def detectable(sd: float, n: int, alpha: float, power: float = POWER) -> float:
@@ -103,4 +107,4 @@ def noncentrality(df: int, alpha: float, power: float = POWER) -> float:
     return float(brentq(short, 0.0, high, xtol=1e-10))
 
 
-__all__ = ["paired_differences", "bootstrap", "detectable", "noncentrality", "POWER"]
+__all__ = ["paired_differences", "Interval", "t_interval", "LEVEL", "detectable", "noncentrality", "POWER"]

@@ -35,10 +35,8 @@ from ..data import Data, DataConfig, load_data
 from ..errors import ConfigError
 from ..grid import Axis
 from ..io.atomic import write_file
-from ..losses import Loss
+from ..losses import LOSS_WORDS, Loss
 from ..models import ModelConfig, load_model
-from ..plotting import LOSS_WORDS
-from ..plotting.interpolation import write_interpolation as draw
 from ..surface.evaluation import EvaluationConfig, Evaluator
 from .measures import TARGET_IDENTITY, MeasureConfig, Target
 
@@ -195,27 +193,17 @@ def interpolate(pairs: list[Pair], target: Target, config: MeasureConfig, alphas
     }
 
 
-def write_interpolation(
-    results: list[dict],
-    config: MeasureConfig,
-    stem: str,
-    formats=("png", "pdf"),
-    dpi: int = 150,
-    look=None,
-    device: str = "cpu",
-) -> list[str]:
-    """``<stem>_interpolation.json`` for the report's ``results`` (their runs and target) and, when a
-    recipe has a pair, its figure (``plotting.interpolation``); returns the paths written.  The
-    rescaling control's copies (a result with a ``rescaled`` record) are not paired, whatever their recipe."""
+def write_interpolation(results: list[dict], config: MeasureConfig, stem: str, device: str = "cpu") -> tuple[str, dict]:
+    """``<stem>_interpolation.json`` for the report's ``results`` (their runs and target): its path and
+    record (``plotting.interpolation`` draws it where a recipe has a pair).  The rescaling control's copies
+    (a result with a ``rescaled`` record) are not paired, whatever their recipe."""
     pairs = choose_pairs([r["run"] for r in results if not r.get("rescaled")])
     recorded = results[0]["target"]  # a record older than the factories' arguments has none
     target = Target(**{key: recorded.get(key, getattr(Target, key, None)) for key in TARGET_IDENTITY}, device=device)
     record = interpolate(pairs, target, config)
     path = f"{stem}{SUFFIX}.json"
     write_file(path, (json.dumps(record, indent=2) + "\n").encode())
-    if not pairs:
-        return [path]
-    return [path, *draw(record, f"{stem}{SUFFIX}", formats, dpi, look)]
+    return path, record
 
 
 __all__ = [

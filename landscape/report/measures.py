@@ -39,7 +39,7 @@ import numpy as np
 from .. import checks
 from ..curvature import Hessian
 from ..curvature import sharpness as measures
-from ..curvature.suite import SuiteConfig, measure, one
+from ..curvature.suite import SuiteConfig, one
 from ..data import Data, DataConfig, load_data, load_named
 from ..errors import ConfigError, InputError, MismatchError
 from ..grid import DEFAULT_X, Axis, Grid
@@ -103,6 +103,7 @@ class MeasureConfig:
     train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
     loss_name: str = "crossentropy"
     seed: int = 0  # directions, start and trace vectors, subspace
+    skip: tuple[str, ...] = ()  # measures not computed (NaN in the tables): a study's budget, say why there
 
     def __post_init__(self):
 
@@ -146,6 +147,13 @@ class MeasureConfig:
         if self.dtype not in ("float32", "float64"):
             raise ConfigError("dtype", self.dtype, "float32 or float64")
         checks.whole("seed", self.seed, least=0)
+        skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip or ())
+        for key in skip:
+            if key not in BY_KEY or not (key in SHARPNESS or key in SUITE_NAMES):
+                raise ConfigError(
+                    "skip", key, f"measures of the curvature suite among {', '.join([*SUITE_NAMES, *SHARPNESS][:-1])}"
+                )
+        object.__setattr__(self, "skip", tuple(dict.fromkeys(skip)))
         self.evaluation()  # the surfaces' own checks
 
     def record(self) -> dict:
@@ -319,15 +327,23 @@ def _centre(surface, name: str) -> float:
     return float(surface.values[name][np.flatnonzero(surface.x == 0)[0]])
 
 
-def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hessian_directions: str | None) -> dict:
-    """Every measure on the Hessian of the training loss on ``data`` (or its subset);
-    ``hessian_directions``: the direction file of the Hessian surface (None: no figures' extras, the
-    top-eigenvector curve's eigenvalue and the spectral density)."""
+# the curvature suite's measure behind each scorecard key that is not a sharpness search
+SUITE_NAMES = {
+    "lambda_max": "eigenvalues",
+    "trace": "trace",
+    "relative_flatness": "relative_flatness",
+    "fisher_rao": "fisher_rao",
+    "noise_scale": "noise_scale",
+    "layers": "layers",  # the per-layer blocks: details only
+}
+
+
+def _model_and_hessian(run: Run, target: Target, config: MeasureConfig, data: Data):
     cfg = ModelConfig(
         target.model, num_classes=target.num_classes, model_file=run.checkpoint, model_args=target.model_args
     )
     model = load_model(cfg, cfg.classes(target.dataset), run.checkpoint, seed=0)
-    data = load_data(
+    train = load_data(
         DataConfig(
             target.dataset,
             datapath=target.datapath,
@@ -336,54 +352,49 @@ def _curvature(run: Run, target: Target, config: MeasureConfig, data: Data, hess
             data_args=target.data_args,
         ),
         data,
-    )
-    h = Hessian(
-        model,
-        data.train,
-        Loss(config.loss_name),
-        batch_size=config.batch_size,
-        dtype=config.dtype,
-        device=target.device,
-    )
+    ).train
+    h = Hessian(model, train, Loss(config.loss_name), batch_size=config.batch_size, dtype=config.dtype,
+                device=target.device)  # fmt: skip
+    return model, train, h
+
+
+def _curvature(
+    run: Run, target: Target, config: MeasureConfig, data: Data, hessian_directions: str | None, keys
+) -> dict:
+    """The measures ``keys`` (scorecard keys; others skipped) on the Hessian of the training loss on ``data``
+    (or its subset), through the curvature suite; ``hessian_directions``: the direction file of the
+    Hessian surface (None: no figures' extras, the top-eigenvector curve's eigenvalue and the density)."""
+    model, train, h = _model_and_hessian(run, target, config, data)
     suite = config.suite()
-    done = measure(h, ["eigenvalues", "trace", "relative_flatness", "fisher_rao", "noise_scale", "layers"], suite)
-    top, trace, flatness, norm, noise, layers = done.values()
-    top = top["top"]
-    found = {key: one(h, name, suite) for key, name in SHARPNESS.items()}
+    wanted = [k for k in (*SUITE_NAMES, *SHARPNESS) if k in keys or k == "layers" and "lambda_max" in keys]
+    found = {key: one(h, SUITE_NAMES.get(key) or SHARPNESS[key], suite) for key in wanted}
+    if "lambda_max" in found:
+        found["lambda_max"] = found["lambda_max"]["top"]
     extras = hessian_directions is not None
     if extras:
-        eigenvalue = _eigenvalue(model, data.train, config, target.device, direction_file.read(hessian_directions).x)
+        eigenvalue = _eigenvalue(model, train, config, target.device, direction_file.read(hessian_directions).x)
     started = time.perf_counter()
     density = one(h, "density", suite) if config.density_runs and extras else None
     density_s = time.perf_counter() - started
+    values = {key: (r.values[0] if key == "lambda_max" else r.value) for key, r in found.items() if key != "layers"}
+    errors = {
+        key: r.stderr
+        for key, r in found.items()
+        if key not in ("lambda_max", "layers") and math.isfinite(getattr(r, "stderr", math.nan))
+    }
+    details = {key: ([x.record() for x in r] if key == "layers" else r.record()) for key, r in found.items()}
     return {
-        "values": {
-            "lambda_max": top.values[0],
-            "trace": trace.value,
-            "relative_flatness": flatness.value,
-            "fisher_rao": norm.value,
-            "noise_scale": noise.value,
-            **{key: result.value for key, result in found.items()},
-        },
-        "errors": {
-            "trace": trace.stderr,
-            "relative_flatness": flatness.stderr,
-            **{key: result.stderr for key, result in found.items() if math.isfinite(result.stderr)},
-        },
+        "values": values,
+        "errors": errors,
         "details": {
-            "lambda_max": top.record(),
-            "trace": trace.record(),
-            "relative_flatness": flatness.record(),
-            "fisher_rao": norm.record(),
-            "noise_scale": noise.record(),
-            "layers": [layer.record() for layer in layers],
-            **{key: result.record() for key, result in found.items()},
+            **details,
             **(
                 {"hessian_1d": {"file": HESSIAN_1D, "eigenvalue": eigenvalue, "scale": HESSIAN_SCALE}} if extras else {}
             ),
             **({"density": {**density.record(), "dtype": config.dtype}} if density is not None else {}),
             "parameters": h.dim,
-            "samples": len(data.train),
+            "samples": len(train),
+            "loss": h.loss_and_gradient()[0],
         },
         "density_seconds": density_s,
     }
@@ -430,7 +441,8 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
             run, target, config, data, os.path.join(folder, HESSIAN_1D), Grid.parse(config.grid_1d), along
         )
     hessian_done = time.perf_counter()
-    curvature = _curvature(run, target, config, data, hessian_directions)
+    keys = [m.key for m in MEASURES if m.key not in config.skip]
+    curvature = _curvature(run, target, config, data, hessian_directions, keys)
     density_s = curvature["density_seconds"]
 
     train_error, test_error = 100.0 - _centre(one, "train_acc"), 100.0 - _centre(one, "test_acc")
@@ -449,7 +461,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),
         "extras": extras,
-        "values": {m.key: float(values[m.key]) for m in MEASURES},
+        "values": {m.key: float(values.get(m.key, math.nan)) for m in MEASURES},  # skipped: NaN
         "errors": curvature["errors"],
         "details": curvature["details"],
         "seconds": {
@@ -464,7 +476,39 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     return result
 
 
+LIGHT = ("lambda_max", "adaptive_sharpness")  # what a run is measured by along its training (sharpness_path)
+
+
+def measure_light(run: Run, target: Target, config: MeasureConfig, folder: str, keys=LIGHT) -> dict:
+    """``keys`` of ``run`` (scorecard keys of the curvature suite's measures) and its training loss, with
+    no surface: the few numbers drawn against the training loss along a run's path (read back when
+    ``folder`` holds them, as ``measure_run``'s are)."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, MEASURES_FILE)
+    checkpoint_sha = sha256_file(run.checkpoint)
+    found = _cached(path, config, checkpoint_sha, run, target)
+    if found is not None and list(found.get("light") or []) == list(keys):
+        return {**found, "run": asdict(run)}
+    data = load_named(target.dataset, target.datapath, args=target.data_args)
+    curvature = _curvature(run, target, config, data, None, keys)
+    result = {
+        "run": asdict(run),
+        "target": {k: v for k, v in asdict(target).items() if k != "threads"},
+        "checkpoint_sha256": checkpoint_sha,
+        "settings": config.record(),
+        "light": list(keys),
+        "values": {"train_loss": float(curvature["details"]["loss"]), **curvature["values"]},
+        "errors": curvature["errors"],
+        "details": curvature["details"],
+    }
+    result[RECORD_DIGEST] = _digest(json.loads(json.dumps(result, default=float)))
+    write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
+    return result
+
+
 __all__ = [
+    "LIGHT",
+    "measure_light",
     "MeasureConfig",
     "Target",
     "measure_run",

@@ -35,6 +35,18 @@ class Run:
     dataset: str | None  # None: the report's --dataset
     model_args: str = ""  # the factories' keyword arguments the run recorded ("": none, or the report's flags)
     data_args: str = ""
+    # from the training run's record (run.json), where the checkpoint is a run's final one (train.targets):
+    crossings: tuple = ()  # the weights kept where the training loss first fell to a level
+    phase: str = ""  # the learning-rate phase the run ended in
+    minimum: dict | None = None  # its stop rule and whether it was met (None: trained without one)
+
+
+def _trained(record: dict) -> dict:
+    """What a run's ``run.json`` says of where it ended: its kept crossings, last phase and stop rule."""
+    crossings = record.get("crossings") if isinstance(record.get("crossings"), list) else []
+    minimum = record.get("minimum") if isinstance(record.get("minimum"), dict) else None
+    phase = record.get("phase") if isinstance(record.get("phase"), str) else ""
+    return {"crossings": tuple(c for c in crossings if isinstance(c, dict)), "phase": phase, "minimum": minimum}
 
 
 def _is_trainer_manifest(path: str) -> bool:
@@ -72,6 +84,7 @@ def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
                 identity.get("dataset"),
                 identity.get("model_args", ""),
                 identity.get("data_args", ""),
+                **_trained(record),
             )
         )
     return runs, skipped
@@ -113,6 +126,8 @@ def _from_csv(path: str) -> list[Run]:
         name = (row.get("run") or "").strip() or f"{recipe}_b{batch}_s{seed}"
         where = os.path.join(here, checkpoint)
         recorded = trained_on(where)  # the checkpoint read once for both
+        folder = os.path.dirname(where)
+        record = (files.read_run(folder) or {}) if os.path.basename(where) == files.FINAL else {}
         runs.append(
             Run(
                 name,
@@ -124,6 +139,7 @@ def _from_csv(path: str) -> list[Run]:
                 (row.get("dataset") or "").strip() or recorded.get("dataset"),
                 recorded.get("model_args", ""),
                 recorded.get("data_args", ""),
+                **_trained(record),
             )
         )
     return runs

@@ -1,7 +1,9 @@
 """A scorecard: every measure of every run, their mean ± standard deviation per arm (recipe) and batch
 size, one flat record per statistical test, and the verdict in words (``verdict``).
 
-Each arm is tested on its own (its runs share a recipe).  For each measure of an arm:
+Each arm is tested on its own (its runs share a recipe), on the values of its compared networks: at the
+arm's matched training loss where its runs were measured there (``matching``; ``basis="matched_loss"``),
+else at their final weights (``basis="final"``).  For each measure of an arm:
 
 - ``against="batch_size"``, ``method="kendall_within_seeds"``: Kendall's τ-b with batch size, p-value by
   permutation within seeds (``stats.trend``);
@@ -11,16 +13,16 @@ Each arm is tested on its own (its runs share a recipe).  For each measure of an
   pairs of runs at the same batch size (``stats.within``), for the sharpness measures: a measure that
   "tracks the gap" only across batch sizes may be the batch size measured twice;
 - on the batch-size records, the mean difference largest − smallest batch paired by seed, its 95 %
-  bootstrap interval and the minimum detectable difference at 80 % power (``effects``).
+  paired t-interval and the minimum detectable difference at 80 % power (``effects``).
 
-The *endpoints* are declared before looking (by default test error, λmax and adaptive sharpness):
-their batch-size tests, over every arm, form the family of Holm's adjustment (``p_holm``); every other
-test is exploratory, its p-value unadjusted and labelled so.
+Where an arm was compared at matched loss, each endpoint's τ at the final weights is added as an
+exploratory test (``basis="final"``).
 
-Loss mismatch (``matching``): when an arm's runs differ in training loss by more than a factor of 2, a
-measure whose runs carry ``<key>_matched`` in their values (the measure at a common training loss) is
-tested on those values instead (``basis="matched_loss"``); runs without one are left out of that
-measure's tests.
+The *endpoints* are declared before looking (by default test error, λmax and adaptive sharpness): their
+batch-size tests, over every arm, form the family of Holm's adjustment; every other test is exploratory,
+Holm-adjusted over the exploratory family (``p_holm`` of either family).  Each endpoint test is also
+recomputed leaving out one seed at a time (``stable``: every such test reaches the same conclusion, with
+the test's own Holm factor; ``loo_changed``: the seeds whose removal changes it).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import numpy as np
 from ..errors import ConfigError
 from . import effects, rescaling, stats
 from .catalogue import BY_KEY, MEASURES, definition
-from .matching import mismatched, values_of
+from .matching import has_matched, values_of
 from .measures import flags
 from .stats import ANY, GAP, TREND, mean_sd
 from .verdict import verdict
@@ -77,7 +79,9 @@ class Test:
     runs: int  # runs in the test
     permutations: int
     exact: bool
-    basis: str  # "trained" or "matched_loss" (the measure's _matched values)
+    basis: str  # "final" or "matched_loss" (the measure's _matched values)
+    stable: bool | None = None  # an endpoint test: the same conclusion leaving out any one seed
+    loo_changed: tuple[int, ...] = ()  # ... the seeds whose removal changes it
 
     def record(self) -> dict:
         return asdict(self)
@@ -160,6 +164,7 @@ def _run(result: dict) -> dict:
         "lambda_max_converged": eigen.get("converged"),  # None: not recorded
         "control": bool(result.get("rescaled")),  # a rescaled copy of another run (report.rescaling)
         "matched": result.get("matched"),  # where the run was also measured at the common loss (report.matching)
+        "minimum": (result["run"].get("minimum") or None),  # its training's stop rule (train.targets)
         # the measures whose search flagged its value (unconverged, no rise) at the final weights or matched loss
         "flagged": sorted(set(flags(result)) | set(result.get("matched_flags") or {})),
     }
@@ -168,14 +173,14 @@ def _run(result: dict) -> dict:
 def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, samples: int, seed: int) -> list[Test]:
     batch = [r["batch_size"] for r in runs]
     seeds = [r["seed"] for r in runs]
-    matched = mismatched(runs)
+    matched = has_matched(runs)
     gap, _ = values_of(runs, "gap", matched)
     out = []
     for m in MEASURES:
         y, basis = values_of(runs, m.key, matched)
         endpoint = m.key in endpoints
         d, small, large = effects.paired_differences(batch, y, seeds)
-        low, high, _ = effects.bootstrap(d, samples=samples, seed=seed)
+        interval = effects.t_interval(d)
         sd = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
         level = alpha / family if endpoint and family else alpha
         shared = dict(
@@ -184,8 +189,8 @@ def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, sam
             p_holm=math.nan,
             endpoint=endpoint,
             difference=float(d.mean()) if len(d) else math.nan,
-            ci_low=low,
-            ci_high=high,
+            ci_low=interval.low,
+            ci_high=interval.high,
             mde=effects.detectable(sd, len(d), level),
             pairs=len(d),
             small=small,
@@ -194,6 +199,15 @@ def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, sam
         )
         t = stats.trend(batch, y, seeds, samples, seed)
         out.append(Test(**shared, against="batch_size", method=TREND, tau=t.statistic, **_numbers(t)))
+        if endpoint and matched:  # at the final weights too: the arm's own question (equal steps, ...)
+            yf, _ = values_of(runs, m.key, False)
+            df, _, _ = effects.paired_differences(batch, yf, seeds)
+            ci = effects.t_interval(df)
+            sdf = float(np.std(df, ddof=1)) if len(df) > 1 else math.nan
+            tf = stats.trend(batch, yf, seeds, samples, seed)
+            final = {**shared, "endpoint": False, "basis": "final", "difference": ci.mean, "ci_low": ci.low,
+                     "ci_high": ci.high, "mde": effects.detectable(sdf, len(df), alpha), "pairs": len(df)}  # fmt: skip
+            out.append(Test(**final, against="batch_size", method=TREND, tau=tf.statistic, **_numbers(tf)))
         if len(set(batch)) >= 3:
             f = stats.friedman(batch, y, seeds, samples, seed)
             out.append(Test(**shared, against="batch_size", method=ANY, tau=math.nan, **_numbers(f)))
@@ -210,6 +224,41 @@ def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, sam
                 )
             )
     return out
+
+
+def _holm_factors(p_values) -> list[float]:
+    """Each p-value's factor in Holm's adjustment: m - rank (rank 0 for the smallest); NaN for none."""
+    p = np.asarray(p_values, dtype=float)
+    out = [math.nan] * len(p)
+    tested = np.flatnonzero(np.isfinite(p))
+    for rank, index in enumerate(tested[np.argsort(p[tested], kind="stable")]):
+        out[index] = float(len(tested) - rank)
+    return out
+
+
+def shown(t: Test, p_holm: float, alpha: float) -> int:
+    """A test's conclusion: +1 or -1 (a difference shown, with τ's sign; +1 for Friedman), 0 none."""
+    if not p_holm < alpha:
+        return 0
+    return 1 if t.method == ANY or t.tau > 0 else -1
+
+
+def _stability(t: Test, runs: list[dict], alpha: float, factor: float, samples: int, seed: int) -> Test:
+    """``t`` recomputed leaving out each seed in turn, its p-value times ``factor`` (its Holm factor in
+    the full family): stable when every one reaches ``t``'s conclusion."""
+    if not math.isfinite(t.p_value) or not math.isfinite(factor):
+        return t
+    seeds = sorted({r["seed"] for r in runs})
+    changed = []
+    for left in seeds:
+        kept = [r for r in runs if r["seed"] != left]
+        y, _ = values_of(kept, t.measure, t.basis == "matched_loss")
+        b, s = [r["batch_size"] for r in kept], [r["seed"] for r in kept]
+        p = stats.trend(b, y, s, samples, seed) if t.method == TREND else stats.friedman(b, y, s, samples, seed)
+        loo = replace(t, tau=p.statistic if t.method == TREND else t.tau)
+        if shown(loo, min(1.0, factor * p.p_value), alpha) != shown(t, t.p_holm, alpha):
+            changed.append(left)
+    return replace(t, stable=not changed, loo_changed=tuple(changed))
 
 
 def _numbers(p: stats.Permutation) -> dict:
@@ -254,8 +303,14 @@ def build(
     for arm in dict.fromkeys(r["recipe"] for r in compared):
         tests += _tests(arm, [r for r in compared if r["recipe"] == arm], endpoints, alpha, family, permutations, seed)
     confirmatory = [i for i, t in enumerate(tests) if t.endpoint and t.against == "batch_size"]
-    for i, p in zip(confirmatory, stats.holm([tests[i].p_value for i in confirmatory])):
-        tests[i] = replace(tests[i], p_holm=p)
+    exploratory = [i for i in range(len(tests)) if i not in set(confirmatory)]
+    for family_of in (confirmatory, exploratory):
+        for i, p in zip(family_of, stats.holm([tests[i].p_value for i in family_of])):
+            tests[i] = replace(tests[i], p_holm=p)
+    factors = _holm_factors([tests[i].p_value for i in confirmatory])
+    for i, factor in zip(confirmatory, factors):
+        tests[i] = _stability(tests[i], [r for r in compared if r["recipe"] == tests[i].arm], alpha, factor,
+                              permutations, seed)  # fmt: skip
     card = Scorecard(
         runs,
         groups,
@@ -280,4 +335,5 @@ __all__ = [
     "endpoints_of",
     "family_size",
     "DEFAULT_ENDPOINTS",
+    "shown",
 ]

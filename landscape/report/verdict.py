@@ -21,7 +21,8 @@ import numpy as np
 
 from . import rescaling
 from .catalogue import BY_KEY, MEASURES
-from .matching import LOSS_RATIO, loss_ratio, values_of
+from .matching import values_of
+from .minimum import not_at_minimum
 from .stats import ANY, GAP, TREND, trend
 
 
@@ -46,9 +47,7 @@ def smallest_p(runs: list[dict], samples: int = 10000, seed: int = 0) -> float:
 def _effect(t) -> str:
     if not math.isfinite(t.difference):
         return "no seed has both the smallest and the largest batch"
-    interval = f", 95 % CI [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else ""
-    if interval and t.pairs < 5:  # a percentile bootstrap over so few seeds stays inside the observed range
-        interval += f" (a bootstrap over {t.pairs} seeds: narrower than a true 95 % interval)"
+    interval = f", 95 % t-interval [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else ""
     return f"batch {t.large} − batch {t.small}: {t.difference:+.3g}{interval} over {t.pairs} seed{'s' * (t.pairs != 1)}"
 
 
@@ -58,7 +57,7 @@ def _detectable(t) -> str:
     return (
         f"smallest detectable: {t.mde:.3g} for batch {t.large} − batch {t.small} at 80 % power with "
         f"{t.pairs} seeds; observed {t.difference:+.3g}"
-        + (f", 95 % CI [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else "")
+        + (f", 95 % t-interval [{t.ci_low:.3g}, {t.ci_high:.3g}]" if math.isfinite(t.ci_low) else "")
     )
 
 
@@ -75,11 +74,23 @@ def _peak(card, arm: str, key: str, basis: str) -> int | None:
     return max(means)[1] if means else None
 
 
+def _stable(t) -> str:
+    """Whether an endpoint's conclusion survives leaving out any one seed (``scorecard._stability``)."""
+    if t.stable is None:
+        return ""
+    if t.stable:
+        return "; robust: the same leaving out any one seed"
+    seeds = ", ".join(map(str, t.loo_changed))
+    return f"; NOT robust: leaving out seed {seeds} changes it"
+
+
 def _p(t, holm: bool) -> str:
     return f"p = {t.p_value:.2g}" + (f", Holm p = {t.p_holm:.2g}" if holm else "")
 
 
-def _judged(card, arm: str, key: str, holm: bool, blocked: bool = False) -> tuple[bool, str] | None:
+def _judged(
+    card, arm: str, key: str, holm: bool, blocked: bool = False, explore: bool = False
+) -> tuple[bool, str] | None:
     """One measure of one arm in words, from its trend and Friedman records: whether a difference was
     shown, and the words (for a null, the words after "no evidence of a difference at this power");
     None without a τ."""
@@ -91,53 +102,41 @@ def _judged(card, arm: str, key: str, holm: bool, blocked: bool = False) -> tupl
     friedman = f is not None and math.isfinite(f.p_value)
     if level(t) < card.alpha:
         moves = "rises" if t.tau > 0 else "falls"
-        return True, f"{name} {moves} with batch size (τ = {t.tau:+.2f}, {_p(t, holm)}; {_effect(t)})"
+        return True, f"{name} {moves} with batch size (τ = {t.tau:+.2f}, {_p(t, holm)}; {_effect(t)}{_stable(t)})"
     if friedman and level(f) < card.alpha:
         return True, (
             f"{name} differs among batch sizes, not monotonically (Friedman {_p(f, holm)}, highest at batch "
-            f"{_peak(card, arm, key, f.basis)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)})"
+            f"{_peak(card, arm, key, f.basis)}; τ = {t.tau:+.2f}, p = {t.p_value:.2g}; {_effect(t)}{_stable(f)})"
         )
     also = f"; Friedman {_p(f, holm)}" if friedman else ""
-    if blocked and not holm:  # no order of the values reaches alpha: no detectable size to promise
+    if blocked and (explore or not holm):  # no order of the values reaches alpha: no detectable size to promise
         return False, f"{name} (τ = {t.tau:+.2f}, p = {t.p_value:.2g}{also})"
-    if blocked:  # no order of the values reaches alpha: a detectable size would be a false promise
+    if blocked and not explore:  # no order of the values reaches alpha: a detectable size would be a false promise
         return False, (
             f"{name}: no difference of any size could be shown by these tests with this design "
             f"(τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {_effect(t)})"
         )
-    if holm:
+    if holm and not explore:
         return (
             False,
             f"{name}: no evidence of a difference at this power "
-            f"(τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {_detectable(t)})",
+            f"(τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {_detectable(t)}{_stable(t)})",
         )
     mde = f"smallest detectable {t.mde:.3g}" if math.isfinite(t.mde) else "smallest detectable not estimable"
-    return False, f"{name} (τ = {t.tau:+.2f}, p = {t.p_value:.2g}{also}; {mde})"
+    return False, f"{name} (τ = {t.tau:+.2f}, {_p(t, holm)}{also}; {mde})"
 
 
-def _mismatch(card, arm: str, mine: list[dict], prefix: str) -> str | None:
-    ratio = loss_ratio(mine)
-    if not ratio > LOSS_RATIO:
-        return None
-    valued = [r for r in mine if r["values"].get("train_loss", math.nan) > 0]
-    low = min(valued, key=lambda r: r["values"]["train_loss"])
-    high = max(valued, key=lambda r: r["values"]["train_loss"])
-    sentence = (
-        f"{prefix}Loss mismatch: the runs compared differ in training loss by a factor of {ratio:.3g} "
-        f"({low['values']['train_loss']:.2g} at batch {low['batch_size']}, seed {low['seed']}, to "
-        f"{high['values']['train_loss']:.2g} at batch {high['batch_size']}, seed {high['seed']}), so their "
-        "sharpness differs with the loss reached as well as with the batch size."
-    )
-    matched = [m.key for m in MEASURES if (t := card.test(arm, m.key)) is not None and t.basis == "matched_loss"]
-    if matched:
+def _basis(card, arm: str, prefix: str) -> str:
+    """Which networks the arm's tests compare, and where its matched loss comes from."""
+    level = (card.settings.get("matched") or {}).get(arm) or {}
+    t = card.test(arm, card.endpoints[0]) if card.endpoints else None
+    if t is not None and t.basis == "matched_loss" and level.get("level") is not None:
         return (
-            sentence
-            + f" Below, the values at matched training loss are used for {_listed([_name(k) for k in matched])}."
+            f"{prefix}Compared at matched training loss {level['level']:.4g} ({level.get('note', '')}); the "
+            "endpoints at the final weights are exploratory rows."
         )
-    return sentence + (
-        " No values at matched loss were given (a run's `<measure>_matched`): the statements below "
-        "compare networks at different losses."
-    )
+    why = f" (no matched loss: {level['note']})" if level.get("note") else ""
+    return f"{prefix}Compared at the final weights{why}."
 
 
 def _gap(card, arm: str, prefix: str) -> str | None:
@@ -186,11 +185,6 @@ def verdict(card) -> str:
     confirmatory = [t for t in card.tests if math.isfinite(t.p_holm)]
     family = len(confirmatory)
     sentences = []
-    for arm in arms:
-        prefix = f"{arm}: " if len(arms) > 1 else ""
-        mismatch = _mismatch(card, arm, [r for r in card.runs if r["recipe"] == arm], prefix)
-        if mismatch:
-            sentences.append(mismatch)
     best = min(smallest_p([r for r in card.runs if r["recipe"] == arm], card.permutations, card.seed) for arm in arms)
     after = f", {min(1.0, best * family):.2g} after Holm's adjustment over {family} endpoint tests" if family else ""
     blocked = best >= a
@@ -202,12 +196,13 @@ def verdict(card) -> str:
         )
     if len(arms) > 1:
         sentences.append(f"Each of the {len(arms)} arms ({', '.join(arms)}) is tested on its own.")
-    away = [r["name"] for r in card.runs if r["values"].get("train_error", 0) > 1.0]
+    away = not_at_minimum(card)
     if away:
+        compared = len([r for r in card.runs if not r.get("control")])
+        names = ", ".join(name for name, _ in away[:4]) + (", …" if len(away) > 4 else "")
         sentences.append(
-            f"Caution: {len(away)} of {len(card.runs)} runs have a training error above 1 % "
-            f"({', '.join(away[:4])}{', …' if len(away) > 4 else ''}): they are not at a minimum, and "
-            "sharpness there is not that of a minimum."
+            f"Caution: {len(away)} of {compared} compared networks are not at a minimum ({names}; the flags "
+            "table says why): sharpness there is not that of a minimum."
         )
     searches = _flagged_searches(card)
     if searches:
@@ -217,6 +212,7 @@ def verdict(card) -> str:
         sentences.append("The data set has no test set: there is no test error and no gap to compare.")
     for arm in arms:
         prefix = f"{arm}: " if len(arms) > 1 else ""
+        sentences.append(_basis(card, arm, prefix))
         endpoints_blocked = blocked or bool(family and best * family >= a)
         said = [w for key in card.endpoints if (w := _judged(card, arm, key, True, endpoints_blocked))]
         if said:
@@ -230,7 +226,7 @@ def verdict(card) -> str:
         exploratory = [
             m.key for m in MEASURES if m.key not in card.endpoints and (m.sharpness or m.key == "test_error")
         ]
-        said = [w for key in exploratory if (w := _judged(card, arm, key, False, blocked))]
+        said = [w for key in exploratory if (w := _judged(card, arm, key, True, blocked, explore=True))]
         shown = [text for yes, text in said if yes]
         nulls = [text for yes, text in said if not yes]
         if nulls and blocked:  # no order reaches alpha: neither a difference nor a detectable size
@@ -238,7 +234,10 @@ def verdict(card) -> str:
         elif nulls:
             shown.append(f"no evidence of a difference at this power for {_listed(nulls)}")
         if shown:
-            sentences.append(f"{prefix}Exploratory (p-values not adjusted): " + "; ".join(shown) + ".")
+            n = len([t for t in card.tests if not t.endpoint and math.isfinite(t.p_holm)])
+            sentences.append(
+                f"{prefix}Exploratory (Holm-adjusted over {n} exploratory tests): " + "; ".join(shown) + "."
+            )
         gap = None if no_test else _gap(card, arm, prefix)
         if gap:
             sentences.append(gap)

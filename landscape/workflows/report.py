@@ -11,37 +11,39 @@ file whose report settings fill what is not given.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
-import numpy as np
 import torch
 
 from .. import checks
 from ..data import DataConfig
 from ..errors import ConfigError, InputError, Stopped, UsageError, param
 from ..io.atomic import write_file
+from ..io.checkpoint import read_state_dict
 from ..io.paths import output_path
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
+from ..plotting.interpolation import write_interpolation as draw_interpolation
 from ..plotting.look import use
 from ..plotting.palette import batch_colours
+from ..plotting.study.by_batch import compared, write_measures, write_seeds
+from ..plotting.study.gap import write_gap
+from ..plotting.study.summary import write_summary
+from ..plotting.study.surfaces import write_density, write_hessian_1d, write_surfaces
 from ..plugins import check_recorded
-from ..report import tables
-from ..report.figures import compared, write_measures, write_seeds
-from ..report.gap_figure import write_gap
+from ..report import matching, tables
 from ..report.interpolation import write_interpolation
-from ..report.matching import LOSS_RATIO, MATCHED, final_loss, matched_checkpoint
-from ..report.measures import MeasureConfig, Target, flagged, flags, measure_run
+from ..report.matching import MATCHED
+from ..report.measures import MeasureConfig, Target, flagged, flags, measure_light, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
-from ..report.summary import write_summary
-from ..report.surface_figures import write_density, write_hessian_1d, write_surfaces
 from . import study_file as studies
 from .command import Result, check_known, config_defaults, fields_of, plain
 
@@ -63,7 +65,8 @@ DEFAULTS = {
     "allow_recorded_plugins": False,  # a plug-in a run's record names, imported without being named
     **config_defaults(MeasureConfig),
     "endpoints": DEFAULT_ENDPOINTS,
-    "match_loss": "auto",  # each run also at the first saved checkpoint with train loss <= this; "off": not
+    "match_loss": "auto",  # per arm: the lowest level every run kept weights at in its last phase; a level; off
+    "sharpness_path": False,  # λmax and adaptive sharpness at every level a run kept weights at
     "alpha": 0.05,
     "permutations": 10000,
     "formats": ("png", "pdf"),
@@ -103,7 +106,7 @@ def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
             s["match_loss"] = float(s["match_loss"])
         except (TypeError, ValueError):
             s["match_loss"] = None
-        if s["match_loss"] is None or not s["match_loss"] > 0:
+        if s["match_loss"] is None or not (math.isfinite(s["match_loss"]) and s["match_loss"] > 0):
             raise ConfigError("match_loss", params.get("match_loss"), "auto, off, or a positive training loss")
     checks.number("alpha", s["alpha"], above=0, below=1)
     checks.whole("permutations", s["permutations"], least=100, expected="at least 100")
@@ -181,9 +184,12 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
         flush=True,
     )
     agree(world, lambda: [os.makedirs(f, exist_ok=True) for f in (args.out, figures)] if world.rank == 0 else None)
-    args.match_target = agree(world, _match_target, args, runs)
-    if args.match_target is not None:
-        say(f"matched loss: each run also at its first saved checkpoint with train loss <= {args.match_target:.4g}")
+    args.levels = agree(world, _levels, args, runs)
+    for arm, level in args.levels.items():
+        if level.level is not None:
+            say(f"{arm}: matched at train loss {level.level:g} ({level.note})")
+        else:
+            say(f"{arm}: no matched loss ({level.note})")
 
     def measured(i: int, _=None) -> dict | None:
         """Run ``i`` measured at its final weights (None: no run, or a stop signal abandoned it)."""
@@ -209,11 +215,15 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
             return None
         run = runs[i]
         origin = origin_of(run.checkpoint)
+        target = replace(targets[run.name], device=device, threads=threads.count)
+        level = args.levels.get(run.recipe)
         if origin is not None:  # a rescaled copy of another run: the rescaling control
             result["rescaled"] = origin
-        elif args.match_target is not None:
-            target = replace(targets[run.name], device=device, threads=threads.count)
-            if _unless_stopped(_add_matched, result, run, target, config, args) is ABANDONED:
+        elif level is not None and level.level is not None:
+            if _unless_stopped(_add_matched, result, run, target, config, args, level.level) is ABANDONED:
+                return None
+        if origin is None and args.sharpness_path and run.crossings:
+            if _unless_stopped(_add_path, result, run, target, config, args) is ABANDONED:
                 return None
         for line in flagged(result):
             print(f"  flagged: {line}", flush=True)
@@ -228,7 +238,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
         for first in range(0, len(runs), world.size):
             result = None
             for stage in (measured, matched):
-                signal_name = stop.requested(world) if stage is measured or args.match_target is not None else None
+                signal_name = stop.requested(world)
                 if signal_name:  # what is measured is cached in each run's measures.json: a rerun reads it
                     raise Stopped(stop.stopped_line(signal_name, sum(world.allgather(len(done))), len(runs)))
                 result = agree(world, stage, first + world.rank, result)
@@ -266,49 +276,66 @@ def _unless_stopped(measure, *args):
         return ABANDONED
 
 
-def _match_target(args, runs: list[Run]) -> float | None:
-    """The training loss the runs are also compared at: as given, or the largest final one (every run
-    reaches it); None when off or when no run has a log to match in."""
+def _levels(args, runs: list[Run]) -> dict[str, matching.Level]:
+    """Each arm's matched training loss (``report.matching``): as given, or the lowest level every run of
+    the arm crossed in its last learning-rate phase; none when off."""
     if args.match_loss == "off":
-        return None
-    if args.match_loss != "auto":
-        return float(args.match_loss)
-    finals = [v for v in (final_loss(r.checkpoint) for r in runs) if np.isfinite(v)]
-    return max(finals) if finals else None
+        return {}
+    given = None if args.match_loss == "auto" else float(args.match_loss)
+    arms = dict.fromkeys(r.recipe for r in runs if origin_of(r.checkpoint) is None)
+    return {arm: matching.choose([r for r in runs if r.recipe == arm], given) for arm in arms}
 
 
-def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, args) -> None:
-    """The run measured again at its matched-loss checkpoint: ``<key>_matched`` values and ``matched``."""
-    found = matched_checkpoint(run.checkpoint, args.match_target)
+def _same_weights(a: str, b: str) -> bool:
+    """Whether two checkpoints hold the same weights (a run stopped at its level keeps them twice)."""
+    first, second = (read_state_dict(path) for path in (a, b))
+    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+
+
+def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, args, level: float) -> None:
+    """The run measured again at its weights kept at ``level``: ``<key>_matched`` values and ``matched``
+    (where they were taken, and whether the measured loss is the level to within 5 %)."""
+    found = matching.matched(run, level)
     result["matched"] = found.record()
     if found.checkpoint is None:
         print(f"  matched loss: {run.name}: {found.note}", flush=True)
         return
-    if found.train_loss < args.match_target / LOSS_RATIO:
-        found = replace(found, note=f"the first saved checkpoint at or below {args.match_target:.4g} is at "
-                        f"{found.train_loss:.4g}, far below it: save more often to match closer")  # fmt: skip
-        result["matched"] = found.record()
-        print(f"  matched loss: {run.name}: {found.note}", flush=True)
-    name = os.path.splitext(os.path.basename(found.checkpoint))[0]
-    if found.checkpoint == run.checkpoint:  # matched at its final weights: the values measured already
+    if _same_weights(found.checkpoint, run.checkpoint):  # stopped there: the values measured already
         at = result
     else:
-        folder = os.path.join(args.out, "runs", run.name, f"matched_{name}")
+        folder = os.path.join(args.out, "runs", run.name, f"matched_loss_{level:g}")
         at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder, extras=False)
+    measured = at["values"]["train_loss"]
+    off = matching.off_level(measured, level)
+    result["matched"].update(measured_loss=measured, off=off, checkpoint_sha256=at["checkpoint_sha256"])
     result["values"].update({f"{k}{MATCHED}": v for k, v in at["values"].items()})
     result["matched_flags"] = flags(at) if at is not result else {}  # the same weights: flagged once
+    result["matched_values"] = {"checkpoint_sha256": at["checkpoint_sha256"], "values": dict(at["values"])}
     print(
-        f"  matched loss: {run.name} at {name} (train loss {found.train_loss:.4g}): "
-        f"λmax {at['values']['lambda_max']:.4g}",
+        f"  matched loss {level:g}: {run.name} at step {found.step} ({found.phase}; train loss {measured:.4g}): "
+        f"λmax {at['values']['lambda_max']:.4g}" + (f"; {off}" if off else ""),
         flush=True,
     )
+
+
+def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, args) -> None:
+    """The run's sharpness along its training path: λmax and adaptive sharpness at every level it kept
+    weights at (``measure_light``), for the figure of sharpness against training loss."""
+    path = []
+    for c in sorted(run.crossings, key=lambda c: -c["level"]):
+        checkpoint = os.path.join(os.path.dirname(run.checkpoint), c["file"])
+        if not os.path.isfile(checkpoint):
+            continue
+        folder = os.path.join(args.out, "runs", run.name, "path", f"loss_{c['level']:g}")
+        at = measure_light(replace(run, checkpoint=checkpoint), target, config, folder)
+        path.append({**{k: c.get(k) for k in ("level", "step", "phase")}, **at["values"]})
+    result["path"] = path
 
 
 def write_report(results: list[dict], args, config, figures: str, skipped: list[str] = ()) -> tuple[dict, list[str]]:
     """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
     settings = {k: v for k, v in config.record().items() if v is not None}
-    if getattr(args, "match_target", None) is not None:
-        settings["match_loss"] = args.match_target
+    settings["matched"] = {arm: level.record() for arm, level in getattr(args, "levels", {}).items()}
     card = build(
         results,
         alpha=args.alpha,
@@ -342,7 +369,10 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         paths += _figures(results, args, config, card, stem, look)
         # Keskar et al.'s line from each smallest- to largest-batch network, on this rank's device
         device = devices.for_rank(args.device, comm_module.SerialComm())
-        paths += write_interpolation(results, config, stem, tuple(args.formats), look.dpi or 150, look, device)
+        path, record = write_interpolation(results, config, stem, device)
+        paths.append(path)
+        if record["pairs"]:
+            paths += draw_interpolation(record, f"{stem}_interpolation", tuple(args.formats), look.dpi or 150, look)
     paths += write_summary(results, card, args.out, stem, tuple(args.formats), args.style)  # last: reads every file
     print("\n" + tables.markdown(card, description=description))
     for path in paths:

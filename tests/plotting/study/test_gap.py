@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from landscape.plotting.palette import batch_colours
+from landscape.plotting.study.gap import draw_gap, write_gap
 from landscape.report.catalogue import MEASURES
-from landscape.report.gap_figure import draw_gap, write_gap
 from landscape.report.stats import GAP
 
 from synthetic_study import BATCHES, SEEDS, card, results

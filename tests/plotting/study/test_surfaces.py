@@ -8,7 +8,7 @@ import numpy as np
 
 from landscape.curvature.density import Density
 from landscape.plotting.palette import batch_colours
-from landscape.report.surface_figures import (
+from landscape.plotting.study.surfaces import (
     densities,
     representatives,
     write_density,

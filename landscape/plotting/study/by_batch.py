@@ -4,29 +4,27 @@
 Per recipe, the mean over seeds with its 95 % t-interval (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n, ``t_interval``: an
 interval for the mean over seeds, which ±1 standard deviation is not), each seed's value beside it; the
 batch axis in powers of two, one colour per batch size (``plotting.palette``) as in every figure of the
-report.  Each panel shows the values the scorecard tested (``matching.values_of``): at a matched training
-loss when the runs' training losses differ by more than a factor of 2 and they carry ``<key>_matched``,
-and the panel says so.  Each title gives Kendall's τ with batch size and its p-value by permutation within
-seeds (``stats.trend``), with Holm's adjustment for an endpoint, in bold when an endpoint's adjusted
-p-value is below the report's alpha.  The per-seed panels show the within-seed trends that permutation
-test compares.  The runs of the rescaling control are no arm of the study and are left out.
+report. Each panel shows the values the scorecard tested (``matching.values_of``): at the arm's matched
+training loss where its runs carry ``<key>_matched``, and the panel says so. Each title gives Kendall's
+τ with batch size and its p-value by permutation within seeds (``stats.trend``), with Holm's adjustment
+for an endpoint, in bold when an endpoint's adjusted p-value is below the report's alpha. The per-seed
+panels show the within-seed trends that permutation test compares. The runs of the rescaling control are
+no arm of the study and are left out.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from scipy import stats as scipy_stats
 
-from ..plotting import log_ticks, save
-from ..plotting.levels import spans_decades
-from ..plotting.palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
-from .catalogue import BY_KEY
-from .matching import mismatched, values_of
+from ...report.catalogue import BY_KEY
+from ...report.effects import t_interval
+from ...report.matching import has_matched, values_of
+from .. import log_ticks, save
+from ..levels import spans_decades
+from ..palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
 
 PANELS = (
     "test_error",
@@ -62,26 +60,6 @@ MATCHED_WORDS = "at matched train loss"
 LEVEL = 0.95
 
 
-@dataclass(frozen=True)
-class Interval:
-    mean: float
-    low: float  # NaN with fewer than two values
-    high: float
-    n: int
-
-
-def t_interval(values, level: float = LEVEL) -> Interval:
-    """The mean of the finite ``values`` and its two-sided ``level`` t-interval over them."""
-    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
-    if v.size == 0:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    mean = float(v.mean())
-    if v.size < 2:
-        return Interval(mean, math.nan, math.nan, 1)
-    half = float(scipy_stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return Interval(mean, mean - half, mean + half, int(v.size))
-
-
 def compared(card) -> list[dict]:
     """The runs of the study's arms: the rescaling control's are left out."""
     return [r for r in card.runs if not r.get("control") and r["recipe"] != RESCALED]
@@ -93,7 +71,7 @@ def arms_of(runs: list[dict]) -> list[str]:
 
 def tested(runs: list[dict], key: str) -> tuple[list[float], str]:
     """One arm's values of ``key`` as the scorecard tests them, and their basis (``matching.values_of``)."""
-    return values_of(runs, key, mismatched(runs))
+    return values_of(runs, key, has_matched(runs))
 
 
 def batch_axis(ax, batches: list[int]) -> None:
@@ -156,7 +134,7 @@ def draw_by_batch(ax, card, key: str, colours: dict | None = None) -> None:
     ax.set_ylabel(UNITS.get(key, BY_KEY[key].label))
     ax.grid(alpha=0.3)
     shared = set(bases.values())
-    text = measure_label(key, shared.pop() if len(shared) == 1 else "trained")
+    text = measure_label(key, shared.pop() if len(shared) == 1 else "final")
     words = {arm: stats_line(card, arm, key) for arm in arms}
     for arm, (line, _) in words.items():
         mixed = len(set(bases.values())) > 1 and bases[arm] == "matched_loss"
@@ -289,7 +267,6 @@ __all__ = [
     "draw_by_batch",
     "write_measures",
     "write_seeds",
-    "t_interval",
     "columns_for",
     "compared",
     "tested",

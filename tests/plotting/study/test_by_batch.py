@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from landscape.report.figures import PANELS, draw_measures, draw_seeds, t_interval, write_measures, write_seeds
+from landscape.plotting.study.by_batch import PANELS, draw_measures, draw_seeds, t_interval, write_measures, write_seeds
 
 from synthetic_study import BATCHES, SEEDS, card, results
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 import os
 
-from ..io.surface_file import read
-from ..plotting import hessian_1d, spectrum
-from ..plotting.levels import Style2D
-from ..plotting.oned import Style1D, write_1d
-from ..plotting.twod import write_2d
-from .figures import RESCALED
-from .measures import HESSIAN_1D
+from ...io.surface_file import read
+from ...report.measures import HESSIAN_1D
+from .. import hessian_1d, spectrum
+from ..levels import Style2D
+from ..oned import Style1D, write_1d
+from ..twod import write_2d
+from .by_batch import RESCALED
 
 RANDOM_1D, RANDOM_2D = "surface_1d.h5", "surface_2d.h5"
 

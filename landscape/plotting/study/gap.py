@@ -17,12 +17,12 @@ import math
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..plotting import log_ticks, save
-from ..plotting.levels import spans_decades
-from ..plotting.palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
-from .catalogue import BY_KEY, MEASURES
-from .figures import MATCHED_WORDS, UNITS, arms_of, columns_for, compared, seed_handles, tested
-from .stats import GAP
+from ...report.catalogue import BY_KEY, MEASURES
+from ...report.stats import GAP
+from .. import log_ticks, save
+from ..levels import spans_decades
+from ..palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
+from .by_batch import MATCHED_WORDS, UNITS, arms_of, columns_for, compared, seed_handles, tested
 
 COLUMNS, WIDTH = 4, 2.9  # panels per row at most, and their width (inches)
 

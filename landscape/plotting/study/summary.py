@@ -25,18 +25,18 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..plotting import hessian_1d, log_ticks, save
-from ..plotting.levels import log_axis, log_scale
-from ..plotting.look import use
-from ..plotting.palette import NEUTRAL, batch_colours
-from ..plotting.training import draw_sharpness, sharpness_curve
-from .catalogue import BY_KEY
-from .figures import arms_of, compared, draw_by_batch, recipe_handles
-from .matching import LOSS_RATIO, loss_ratio
-from .runs import Run, describe
-from .stats import ANY
-from .surface_figures import hessian_pairs, studied
-from .verdict import smallest_p
+from ...report.catalogue import BY_KEY
+from ...report.minimum import not_at_minimum
+from ...report.runs import Run, describe
+from ...report.stats import ANY
+from ...report.verdict import smallest_p
+from .. import hessian_1d, log_ticks, save
+from ..levels import log_axis, log_scale
+from ..look import use
+from ..palette import NEUTRAL, batch_colours
+from ..training import draw_sharpness, sharpness_curve
+from .by_batch import arms_of, compared, draw_by_batch, recipe_handles
+from .surfaces import hessian_pairs, studied
 
 A4 = (11.69, 8.27)  # inches, landscape
 ROOM = 4  # columns of panels in a row of the page
@@ -183,19 +183,18 @@ def glance(card, name: str) -> list[str]:
             starred = starred or bool(matched)
             words.append(f"{_name(key)}{matched} {move} (τ = {t.tau:+.2f}, Holm p = {t.p_holm:.2g}{effect})")
         lines.append(f"{arm}: " + ("; ".join(words) if words else "no endpoint could be tested"))
-        ratio = loss_ratio(mine)
-        if ratio > LOSS_RATIO:
-            how = "*: at matched train loss" if starred else "no values at matched loss"
-            lines.append(f"    {arm}: the train losses differ {ratio:.3g}-fold; {how}")
+        level = (card.settings.get("matched") or {}).get(arm) or {}
+        if starred and level.get("level") is not None:
+            lines.append(f"    {arm}: *: at matched train loss {level['level']:g} ({len(mine)} networks)")
     best = min(smallest_p([r for r in runs if r["recipe"] == a], card.permutations, card.seed) for a in arms_of(runs))
     if best >= card.alpha or (family and best * family >= card.alpha):
         lines.append(
             f"The smallest p-value this design can reach is {best:.2g} ({min(1.0, best * max(family, 1)):.2g} after "
             f"Holm over {family} tests): more seeds or batch sizes are needed before a difference can be shown."
         )
-    away = [r["name"] for r in runs if r["values"].get("train_error", 0) > 1.0]
+    away = not_at_minimum(card)
     if away:
-        lines.append(f"Caution: {len(away)} of {len(runs)} runs have a train error above 1 %: not at a minimum.")
+        lines.append(f"Caution: {len(away)} of {len(runs)} compared networks are not at a minimum (see the flags).")
     lines.append(f"Endpoints Holm-adjusted over {family} tests at alpha {card.alpha:g}; the full verdict: {name}.md")
     return [wrapped for line in lines for wrapped in textwrap.wrap(line, width=WIDTH, subsequent_indent="    ")]
 

@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from landscape.report.summary import A4, draw_summary, glance, write_summary
+from landscape.plotting.study.summary import A4, draw_summary, glance, write_summary
 
 from synthetic_study import BATCHES, card, results, run_folders
 
