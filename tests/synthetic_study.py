@@ -74,7 +74,10 @@ def results(
 
 
 def card(found: list[dict]):
-    return build(found, permutations=200)
+    """The scorecard of ``found``; an arm measured at matched loss is said to be matched at 0.01."""
+    arms = {r["run"]["recipe"] for r in found if any(k.endswith("_matched") for k in r["values"])}
+    matched = {arm: {"level": 0.01, "note": "the lowest level every run crossed in its last phase"} for arm in arms}
+    return build(found, permutations=200, settings={"matched": matched} if matched else None)
 
 
 def surface(path: str, loss, y=None) -> str:

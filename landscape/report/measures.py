@@ -157,7 +157,7 @@ class MeasureConfig:
         self.evaluation()  # the surfaces' own checks
 
     def record(self) -> dict:
-        return asdict(self)
+        return json.loads(json.dumps(asdict(self)))  # plain values, as measures.json reads back (lists)
 
     def evaluation(self) -> EvaluationConfig:
         """How the surfaces evaluate their points (``surface.evaluation``), from this report's settings."""
@@ -220,6 +220,11 @@ class Target:
 
 
 TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes", "model_args", "data_args")
+
+
+def _run_record(run: Run) -> dict:
+    """A run's record as plain values, as measures.json holds it (tuples as lists)."""
+    return json.loads(json.dumps(asdict(run), default=float))
 
 
 def _digest(record: dict) -> str:
@@ -429,7 +434,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     checkpoint_sha = sha256_file(run.checkpoint)
     found = _cached(path, config, checkpoint_sha, run, target)
     if found is not None and (found.get("extras", True) or not extras):  # the same weights, measured the same
-        return {**found, "run": asdict(run)}  # way; how the manifest labels them is today's
+        return {**found, "run": _run_record(run)}  # way; how the manifest labels them is today's
     started = time.perf_counter()
     data = load_named(target.dataset, target.datapath, args=target.data_args)
     one, two = _surfaces(run, target, config, data, folder)
@@ -456,7 +461,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     }
     values.update(curvature["values"])
     result = {
-        "run": asdict(run),
+        "run": _run_record(run),
         "target": {k: v for k, v in asdict(target).items() if k != "threads"},
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),
@@ -488,11 +493,11 @@ def measure_light(run: Run, target: Target, config: MeasureConfig, folder: str, 
     checkpoint_sha = sha256_file(run.checkpoint)
     found = _cached(path, config, checkpoint_sha, run, target)
     if found is not None and list(found.get("light") or []) == list(keys):
-        return {**found, "run": asdict(run)}
+        return {**found, "run": _run_record(run)}
     data = load_named(target.dataset, target.datapath, args=target.data_args)
     curvature = _curvature(run, target, config, data, None, keys)
     result = {
-        "run": asdict(run),
+        "run": _run_record(run),
         "target": {k: v for k, v in asdict(target).items() if k != "threads"},
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),

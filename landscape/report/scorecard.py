@@ -146,8 +146,21 @@ class Scorecard:
         """The recipes compared across batch sizes (the rescaling control's runs are not an arm)."""
         return list(dict.fromkeys(r["recipe"] for r in self.runs if not r.get("control")))
 
-    def test(self, arm: str, measure: str, method: str = TREND) -> Test | None:
-        return next((t for t in self.tests if (t.arm, t.measure, t.method) == (arm, measure, method)), None)
+    def test(self, arm: str, measure: str, method: str = TREND, basis: str | None = None) -> Test | None:
+        """The test of ``measure`` in ``arm`` by ``method``: at the arm's compared networks (the first), or
+        at ``basis`` (``final``: an endpoint's exploratory row where the arm is compared at matched loss)."""
+        return next(
+            (
+                t
+                for t in self.tests
+                if (t.arm, t.measure, t.method) == (arm, measure, method) and basis in (None, t.basis)
+            ),
+            None,
+        )
+
+    def confirmatory(self) -> list[Test]:
+        """The endpoints' batch-size tests: the family of Holm's adjustment."""
+        return [t for t in self.tests if t.endpoint and t.against == "batch_size"]
 
 
 def _run(result: dict) -> dict:

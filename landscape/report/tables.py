@@ -124,7 +124,7 @@ def _md_row(cells: list[str]) -> str:
 
 
 def _explained(card: Scorecard) -> str:
-    family = sum(math.isfinite(t.p_holm) for t in card.tests)
+    family = sum(math.isfinite(t.p_holm) for t in card.confirmatory())
     return (
         "τ: Kendall's τ-b with batch size over the arm's runs, p by permutation of each seed's values among "
         f"its batch sizes (two-sided); p Holm: adjusted over the {family} endpoint tests (τ and Friedman of "

@@ -182,7 +182,7 @@ def verdict(card) -> str:
             "(the table gives each measure's spread over seeds)."
         )
     a, arms = card.alpha, card.arms()
-    confirmatory = [t for t in card.tests if math.isfinite(t.p_holm)]
+    confirmatory = [t for t in card.confirmatory() if math.isfinite(t.p_holm)]
     family = len(confirmatory)
     sentences = []
     best = min(smallest_p([r for r in card.runs if r["recipe"] == arm], card.permutations, card.seed) for arm in arms)

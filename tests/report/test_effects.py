@@ -1,7 +1,6 @@
-"""The paired difference largest − smallest batch, its bootstrap interval and the minimum detectable
-effect: against enumeration by hand and the noncentral t's power."""
+"""The paired difference largest − smallest batch, its t-interval (with its coverage simulated at the
+study's numbers of seeds) and the minimum detectable effect against the noncentral t's power."""
 
-import itertools
 import math
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 from scipy.stats import nct
 from scipy.stats import t as student
 
-from landscape.report.effects import bootstrap, detectable, paired_differences
+from landscape.report.effects import detectable, paired_differences, t_interval
 
 
 def test_differences_are_paired_by_seed():
@@ -20,19 +19,34 @@ def test_differences_are_paired_by_seed():
     assert (small, large) == (16, 1024) and list(d) == [3.0, 5.0]
 
 
-def test_exact_bootstrap_enumerates_every_resample():
-    d = np.array([1.0, 2.0, 4.0])
-    means = [d[list(pick)].mean() for pick in itertools.product(range(3), repeat=3)]  # 27, equally likely
-    low, high, exact = bootstrap(d)
-    assert exact and (low, high) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])))
-    assert math.isnan(bootstrap([1.0])[0])
+def test_the_t_interval_is_mean_plus_minus_t_times_the_standard_error():
+    d = np.array([1.0, 2.0, 4.0, 3.5])
+    ci = t_interval(d)
+    half = student.ppf(0.975, 3) * d.std(ddof=1) / 2.0
+    assert (ci.mean, ci.low, ci.high, ci.n) == pytest.approx((d.mean(), d.mean() - half, d.mean() + half, 4))
+    assert math.isnan(t_interval([1.0]).low) and t_interval([1.0]).mean == 1.0 and t_interval([]).n == 0
 
 
-def test_random_bootstrap_is_seeded_and_covers_a_clean_difference():
-    d = 2.0 + 0.1 * np.random.default_rng(0).standard_normal(8)  # 8^8 resamples: drawn, not enumerated
-    low, high, exact = bootstrap(d, samples=4000, seed=5)
-    assert not exact and low < 2.0 < high and high - low < 0.3
-    assert bootstrap(d, samples=4000, seed=5) == (low, high, exact)
+@pytest.mark.parametrize("n", [5, 8])
+@pytest.mark.parametrize("shape", ["normal", "skewed", "heavy"])
+def test_the_paired_t_interval_covers_at_least_93_percent_at_the_studys_numbers_of_seeds(n, shape):
+    """Coverage of the nominal 95 % interval over 4,000 simulated studies of n seeds' paired differences,
+    normal, skewed (gamma with shape 8: skewness 0.71) and heavy-tailed (t with 5 degrees of freedom): at
+    least 93 % each (the percentile bootstrap covered about 85 % at 5 seeds).  Strongly skewed differences
+    cover less (lognormal with σ 0.5, skewness 1.75: 91 % at 5 and at 8 seeds; ``effects``'s docstring)."""
+    rng = np.random.default_rng(7)
+    draws = {
+        "normal": lambda size: rng.standard_normal(size),
+        "skewed": lambda size: rng.gamma(8.0, 1.0, size) - 8.0,  # centred on its mean
+        "heavy": lambda size: rng.standard_t(5, size),
+    }[shape]
+    studies = 4000
+    samples = draws((studies, n))
+    covered = 0
+    for row in samples:
+        ci = t_interval(row)
+        covered += ci.low <= 0.0 <= ci.high
+    assert covered / studies >= 0.93, covered / studies
 
 
 def test_minimum_detectable_effect_has_80_percent_power_and_shrinks_with_seeds():

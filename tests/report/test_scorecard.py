@@ -11,6 +11,7 @@ import pytest
 from landscape.errors import ConfigError
 from landscape.report import tables
 from landscape.report.catalogue import MEASURES
+from landscape.report.minimum import not_at_minimum
 from landscape.report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from landscape.report.stats import holm
 
@@ -68,12 +69,14 @@ def test_the_record_holds_endpoints_flat_tests_and_every_value_of_every_run():
     assert run["lambda_max_residual"] == 2e-4 and run["lambda_max_converged"] is True
 
 
-def test_holm_adjusts_the_endpoints_batch_size_tests_and_nothing_else():
+def test_holm_adjusts_the_endpoints_and_the_exploratory_tests_each_as_a_family():
     card = build(results())
     family = [t for t in card.tests if t.endpoint and t.against == "batch_size"]
-    assert len(family) == 6  # 3 endpoints x (τ, Friedman)
+    assert len(family) == 6 and family == card.confirmatory()  # 3 endpoints x (τ, Friedman)
     assert [t.p_holm for t in family] == pytest.approx(holm([t.p_value for t in family]))
-    assert all(math.isnan(t.p_holm) for t in card.tests if t not in family)
+    exploratory = [t for t in card.tests if t not in family]
+    assert [t.p_holm for t in exploratory] == pytest.approx(holm([t.p_value for t in exploratory]), nan_ok=True)
+    assert all(t.p_holm >= t.p_value for t in exploratory if math.isfinite(t.p_value))
 
 
 def test_an_endpoint_that_survives_holm_is_stated_with_its_interval():
@@ -83,9 +86,9 @@ def test_an_endpoint_that_survives_holm_is_stated_with_its_interval():
     assert lam.p_holm < 0.05 and lam.ci_low < lam.difference < lam.ci_high and lam.ci_low > 0
     assert "Endpoints (Holm-adjusted over 6 tests, alpha 0.05):" in v
     assert "test error rises with batch size (τ = +" in v
-    assert "λmax rises with batch size (τ = +" in v and "batch 1024 − batch 16: +" in v and "95 % CI [" in v
+    assert "λmax rises with batch size (τ = +" in v and "batch 1024 − batch 16: +" in v and "95 % t-interval [" in v
     assert "adaptive sharpness: no evidence of a difference at this power (" in v and "smallest detectable: " in v
-    assert "Exploratory (p-values not adjusted): trace rises with batch size" in v
+    assert "Exploratory (Holm-adjusted over " in v and "exploratory tests): trace rises with batch size" in v
     assert "2-D rise falls with batch size" in v
     assert "does not change" not in v and "separates" not in v
 
@@ -134,26 +137,25 @@ def test_tracking_the_gap_is_judged_within_a_batch_size():
     assert "Tracking the generalization gap among runs of the same batch size (exploratory): λmax" in card.verdict
 
 
-def test_a_loss_mismatch_is_said_first_and_matched_values_are_used():
-    runs = results(rising=("trace",))
+def test_an_arm_measured_at_matched_loss_is_tested_there_and_its_endpoints_at_the_final_weights_too():
+    runs = results(rising=("trace", "lambda_max"))
     for r in runs:
         b = r["run"]["batch_size"]
-        r["values"]["train_loss"] = 0.003 if b == 16 else 0.15  # the small batch trained much further
+        for key, value in list(r["values"].items()):
+            r["values"][f"{key}_matched"] = value
         r["values"]["trace_matched"] = -math.log2(b) + 0.01 * r["run"]["seed"]  # reversed at matched loss
-    card = build(runs)
-    assert card.verdict.startswith("Loss mismatch: the runs compared differ in training loss by a factor of 50")
-    assert "Below, the values at matched training loss are used for trace." in card.verdict
+        r["values"]["lambda_max_matched"] = -math.log2(b) + 0.01 * r["run"]["seed"]
+    settings = {"matched": {"sgd": {"level": 0.01, "note": "the lowest level every run crossed"}}}
+    card = build(runs, settings=settings)
+    assert "Compared at matched training loss 0.01 (the lowest level every run crossed)" in card.verdict
     trace = card.test("sgd", "trace")
-    assert trace.basis == "matched_loss" and trace.tau < 0
-    assert card.test("sgd", "lambda_max").basis == "trained"
-    assert "trace (at matched loss) falls with batch size" in card.verdict
+    assert trace.basis == "matched_loss" and trace.tau < 0 and not trace.endpoint
+    lam, final = card.test("sgd", "lambda_max"), card.test("sgd", "lambda_max", basis="final")
+    assert lam.basis == "matched_loss" and lam.tau < 0 and lam.endpoint and lam in card.confirmatory()
+    assert final.tau > 0 and not final.endpoint and final not in card.confirmatory()  # exploratory at final
+    assert "λmax (at matched loss) falls with batch size" in card.verdict
     assert "trace_matched" in card.record()["runs"][0]["values"]
     assert "trace_matched" in tables.runs_csv(card).splitlines()[0]
-
-    for r in runs:
-        del r["values"]["trace_matched"]
-    v = build(runs).verdict
-    assert "No values at matched loss were given" in v and "trace rises with batch size" in v
 
 
 def test_one_batch_size_has_nothing_to_compare():
@@ -168,7 +170,6 @@ def test_too_few_runs_for_any_p_below_alpha_is_said():
     assert "1 after Holm's adjustment over 3 endpoint tests" in v  # 2 batch sizes: no Friedman test
     # no order of 4 runs reaches alpha: no measure gets a "smallest detectable" size it could never reach
     assert "smallest detectable" not in v and "no difference of any size could be shown" in v
-    assert "narrower than a true 95 % interval" in v  # 2 seeds: the bootstrap says what it is
 
 
 def test_several_arms_are_tested_apart_and_holm_spans_them():
@@ -178,7 +179,7 @@ def test_several_arms_are_tested_apart_and_holm_spans_them():
         runs.append(r)
     card = build(runs)
     assert {t.arm for t in card.tests} == {"sgd", "adam"}
-    assert sum(math.isfinite(t.p_holm) for t in card.tests) == 12
+    assert sum(math.isfinite(t.p_holm) for t in card.confirmatory()) == 12
     assert "Each of the 2 arms (sgd, adam) is tested on its own." in card.verdict and "adam: Endpoints" in card.verdict
 
 
@@ -191,7 +192,7 @@ def test_endpoints_are_declared_and_checked():
         endpoints_of("")
     card = build(results(), endpoints=("trace",))
     assert card.record()["endpoints"] == ["trace"] and card.test("sgd", "trace").endpoint
-    assert math.isnan(card.test("sgd", "lambda_max").p_holm)
+    assert not card.test("sgd", "lambda_max").endpoint and card.test("sgd", "lambda_max") not in card.confirmatory()
 
 
 def test_tables_carry_every_number():
@@ -225,7 +226,13 @@ def test_left_out_runs_and_runs_away_from_a_minimum_are_said():
     runs = results()
     runs[0]["values"]["train_error"] = 18.0
     card = build(runs, left_out=["sgd_b2048_s0"])
-    assert "Caution: 1 of 12 runs have a training error above 1 % (sgd_b16_s0)" in card.verdict
+    assert (
+        "Caution: 1 of 12 compared networks are not at a minimum (sgd_b16_s0; the flags table says why)" in card.verdict
+    )
+    assert not_at_minimum(card) == [("sgd_b16_s0", "train error 18.00 % at its final weights")]
+    runs[1]["run"]["minimum"] = {"rule": "train loss <= 0.01", "reached": False}
+    unreached = build(runs)
+    assert not_at_minimum(unreached)[1] == ("sgd_b16_s1", "its training ended before its rule (train loss <= 0.01)")
     assert "Left out (not finished): sgd_b2048_s0." in tables.markdown(card)
     assert "% Left out (not finished): sgd_b2048_s0" in tables.latex(card)
     assert card.record()["left_out"] == ["sgd_b2048_s0"]

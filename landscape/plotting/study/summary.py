@@ -159,7 +159,7 @@ def glance(card, name: str) -> list[str]:
     Holm-adjusted p and paired difference; whether the runs were compared at matched loss; what the design
     can show at best; the runs not at a minimum.  The full verdict is in ``<name>.md``."""
     runs = compared(card)
-    family = sum(1 for t in card.tests if math.isfinite(t.p_holm))
+    family = sum(1 for t in card.confirmatory() if math.isfinite(t.p_holm))
     lines = []
     for arm in arms_of(runs):
         mine = [r for r in runs if r["recipe"] == arm]
