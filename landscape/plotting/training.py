@@ -26,6 +26,7 @@ from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarForm
 
 from ..errors import InputError
 from ..train.checkpoints import read_log, read_run
+from ..train.recipes import stability_limit
 from . import save
 from .palette import batch_colours
 
@@ -45,13 +46,6 @@ def _curve(folder: str, by_step: bool = False) -> list[tuple[int, float]]:
         acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r["train_acc"])
         out.append((int(r["step"] if by_step else r["epoch"]), 100.0 - acc))
     return out
-
-
-def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) -> float:
-    """The largest curvature gradient descent with rate ``lr`` (and momentum) is stable on."""
-    if nesterov and momentum > 0:
-        return (2 + 2 * momentum) / (lr * (1 + 2 * momentum))
-    return (2 + 2 * momentum) / lr
 
 
 def sharpness_curve(folder: str, by_step: bool = True) -> list[tuple[float, float, float]]:
@@ -217,4 +211,4 @@ def write_training(
     return save(figure, stem, formats, dpi, look, panels=len(figure.axes))
 
 
-__all__ = ["draw", "write_training", "draw_sharpness", "sharpness_curve", "stability_limit"]
+__all__ = ["draw", "write_training", "draw_sharpness", "sharpness_curve"]

@@ -32,6 +32,8 @@ def origin_of(checkpoint: str) -> dict | None:
 def control(results: list[dict]) -> list[dict]:
     """Per measure: the pairs compared, the largest relative change, whether it changed, and its flag."""
     by_sha = {r.get("checkpoint_sha256"): r for r in results}
+    # a run's matched weights, measured in its folder, are the originals of their rescaled copies too
+    by_sha.update({m["checkpoint_sha256"]: m for r in results if (m := r.get("matched_values"))})
     pairs = [
         (by_sha[r["rescaled"]["from_sha256"]], r)
         for r in results
@@ -41,11 +43,14 @@ def control(results: list[dict]) -> list[dict]:
         return []
     out = []
     for m in MEASURES:
-        changes = []
+        changes, by_alpha = [], {}
         for original, scaled in pairs:
             a, b = original["values"].get(m.key, math.nan), scaled["values"].get(m.key, math.nan)
             if math.isfinite(a) and math.isfinite(b):
-                changes.append(abs(b - a) / max(abs(a), 1e-300) if a != b else 0.0)
+                change = abs(b - a) / max(abs(a), 1e-300) if a != b else 0.0
+                changes.append(change)
+                alpha = f"{float(scaled['rescaled']['alpha']):g}"
+                by_alpha[alpha] = max(by_alpha.get(alpha, 0.0), change)
         largest = max(changes) if changes else math.nan
         out.append(
             {
@@ -54,6 +59,7 @@ def control(results: list[dict]) -> list[dict]:
                 "pairs": len(changes),
                 "alpha": sorted({float(s["rescaled"]["alpha"]) for _, s in pairs}),
                 "largest_change": largest,
+                "by_alpha": by_alpha,  # the largest change at each α
                 "changed": bool(largest > CHANGED) if changes else None,
             }
         )

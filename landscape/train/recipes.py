@@ -179,6 +179,16 @@ class Recipe:
         return out
 
 
+def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) -> float:
+    """The largest curvature on which gradient descent at rate ``lr`` is stable: 2/η, 2(1 + β)/η with
+    heavy-ball momentum β, (2 + 2β)/(η(1 + 2β)) with Nesterov's (the step sizes above which gradient
+    descent on a quadratic of curvature λ diverges; Cohen et al. 2021 call λmax meeting it the edge of
+    stability)."""
+    if nesterov and momentum > 0:
+        return (2 + 2 * momentum) / (lr * (1 + 2 * momentum))
+    return (2 + 2 * momentum) / lr
+
+
 # The defaults each recipe changes from the ``sgd`` ones.
 DEFAULTS: dict[str, dict] = {
     "sgd": {},
@@ -232,4 +242,4 @@ def resolve(recipe: str = "sgd", **given) -> Recipe:
     return Recipe(recipe=recipe, **{**DEFAULTS[recipe], **given})
 
 
-__all__ = ["Recipe", "resolve", "NAMES", "SCALED"]
+__all__ = ["Recipe", "resolve", "stability_limit", "NAMES", "SCALED"]

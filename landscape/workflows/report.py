@@ -197,7 +197,9 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
             return None
         run, started = runs[i], time.perf_counter()
         target = replace(targets[run.name], device=device, threads=threads.count)
-        result = _unless_stopped(measure_run, run, target, config, os.path.join(args.out, "runs", run.name))
+        extras = origin_of(run.checkpoint) is None  # a rescaled copy: its values only (the control compares them)
+        folder = os.path.join(args.out, "runs", run.name)
+        result = _unless_stopped(measure_run, run, target, config, folder, extras)
         if result is ABANDONED:
             return None
         v = result["values"]
@@ -223,7 +225,8 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
             if _unless_stopped(_add_matched, result, run, target, config, args, level.level) is ABANDONED:
                 return None
         if origin is None and args.sharpness_path and run.crossings:
-            if _unless_stopped(_add_path, result, run, target, config, args) is ABANDONED:
+            matched_level = level.level if level is not None else None
+            if _unless_stopped(_add_path, result, run, target, config, args, matched_level) is ABANDONED:
                 return None
         for line in flagged(result):
             print(f"  flagged: {line}", flush=True)
@@ -318,16 +321,20 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
     )
 
 
-def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, args) -> None:
+PATH_RESTARTS = 3  # the path's searches: seeded starts besides δ = 0 (exploratory points of a curve)
+
+
+def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, args, level: float | None) -> None:
     """The run's sharpness along its training path: λmax and adaptive sharpness at every level it kept
-    weights at (``measure_light``), for the figure of sharpness against training loss."""
-    path = []
+    weights at but ``level`` (its matched one, measured in full), with ``PATH_RESTARTS`` (``measure_light``),
+    for the figure of sharpness against the training loss."""
+    path, light = [], replace(config, restarts=min(config.restarts, PATH_RESTARTS))
     for c in sorted(run.crossings, key=lambda c: -c["level"]):
         checkpoint = os.path.join(os.path.dirname(run.checkpoint), c["file"])
-        if not os.path.isfile(checkpoint):
+        if not os.path.isfile(checkpoint) or (level is not None and math.isclose(c["level"], level)):
             continue
         folder = os.path.join(args.out, "runs", run.name, "path", f"loss_{c['level']:g}")
-        at = measure_light(replace(run, checkpoint=checkpoint), target, config, folder)
+        at = measure_light(replace(run, checkpoint=checkpoint), target, light, folder)
         path.append({**{k: c.get(k) for k in ("level", "step", "phase")}, **at["values"]})
     result["path"] = path
 
@@ -374,7 +381,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         if record["pairs"]:
             paths += draw_interpolation(record, f"{stem}_interpolation", tuple(args.formats), look.dpi or 150, look)
     paths += write_summary(results, card, args.out, stem, tuple(args.formats), args.style)  # last: reads every file
-    print("\n" + tables.markdown(card, description=description))
+    print(f"\nVerdict ({stem}.md has the scorecard, every measure and test): {card.verdict}\n", flush=True)
     for path in paths:
         print(f"wrote {path}")
     return json.loads(json.dumps(card.record(), default=float)), [str(p) for p in paths]

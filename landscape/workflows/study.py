@@ -30,20 +30,29 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 
+from ..data import load_named
 from ..errors import ExitStatus, InputError, Stopped, UsageError
 from ..io.atomic import write_file
 from ..io.toml_file import table_flags
 from ..parallel import stop
 from ..parallel.launch import cli_command
+from ..plotting.study.mechanism import write_mechanism
 from ..plotting.training import write_training
+from ..provenance import machine, versions
+from ..report import matching
+from ..report.mechanism import Plateau, plateau
+from ..report.mechanism import sentence as mechanism_sentence
+from ..report.runs import read_runs
 from ..train import sweep as sweeps
+from ..train.checkpoints import read_log, read_run
 from ..train.sweep import read_manifest
-from .command import Result
+from .command import Result, plain
 from .report import settings_of
 from .study_file import DEFAULTS, EXAMPLE, PARAMETERS, REQUIRED, report_flags, report_params, report_threads, settings
 
@@ -68,9 +77,19 @@ def _sweep_flags(study: dict, recipe: str) -> list[str]:
     ]
 
 
-def _tasks(study: dict) -> list[tuple[str, str, str]]:
-    """The sweep's configurations (recipe, index within the recipe's sweep, name), asked of ``landscape
-    sweep --list`` per recipe: it checks the [train] settings before anything is made."""
+@dataclass(frozen=True)
+class Task:
+    """One training of the study: its name, its command's arguments, its folder, its part of the study."""
+
+    name: str
+    command: tuple[str, ...]  # landscape sweep --task i, or landscape train for the mechanism
+    folder: str
+    kind: str = "arm"  # "arm" (a sweep's configuration) or "mechanism"
+
+
+def _tasks(study: dict) -> list[Task]:
+    """The sweep's configurations (asked of ``landscape sweep --list`` per recipe: it checks the [train]
+    settings before anything is made), then the mechanism's runs."""
     tasks = []
     for recipe in study["recipes"]:
         listed = subprocess.run(
@@ -80,60 +99,112 @@ def _tasks(study: dict) -> list[tuple[str, str, str]]:
             message = listed.stderr.strip().splitlines()[-1] if listed.stderr.strip() else f"exit {listed.returncode}"
             error = UsageError if listed.returncode == 2 else InputError
             raise error(f"[train] ({recipe}): " + message.split(": error: ", 1)[-1])
-        tasks += [(recipe, *line.split("\t")) for line in listed.stdout.splitlines() if "\t" in line]
+        for line in listed.stdout.splitlines():
+            if "\t" in line:
+                index, name = line.split("\t")[:2]
+                command = tuple(cli_command("sweep", [*_sweep_flags(study, recipe), "--task", index]))
+                tasks.append(Task(name, command, os.path.join(study["out"], name)))
+    return tasks + mechanism_tasks(study)
+
+
+def mechanism_tasks(study: dict) -> list[Task]:
+    """[mechanism]: every rate, batch size ("full": the whole training set, gradient descent) and seed, one
+    rate throughout, λmax every ``curvature_every`` steps, into ``out/mechanism/<name>``."""
+    m = study.get("mechanism") or {}
+    if not m:
+        return []
+    train = study["train"]
+    full = len(load_named(train.get("dataset", "digits"), args=train.get("data_args", "")).train)
+    tasks = []
+    for b in m["batch_sizes"]:
+        for rate in m["rates"]:
+            for seed in m["seeds"]:
+                batch = full if b == "full" else int(b)
+                name = f"{'gd' if b == 'full' else f'sgd_b{batch}'}_lr{rate:g}_s{seed}"
+                folder = os.path.join(study["out"], "mechanism", name)
+                flags = {
+                    "model": train["model"],
+                    "dataset": train.get("dataset", "digits"),
+                    **{k: train[k] for k in ("model_args", "data_args") if train.get(k)},
+                    "recipe": "naive",
+                    "lr": rate,
+                    "batch_size": batch,
+                    "momentum": m.get("momentum", train.get("momentum", 0.9)),
+                    "nesterov": False,
+                    "weight_decay": 0.0,
+                    "milestones": [],
+                    "steps": m["steps"],
+                    "curvature_every": m["curvature_every"],
+                    "eval_every": m["curvature_every"],
+                    "save_every": m["steps"],
+                    "loss_name": m.get("loss_name", "mse"),
+                    "seed": seed,
+                    "threads": 1,
+                    "progress_seconds": 60,
+                    "out": folder,
+                }
+                tasks.append(Task(name, tuple(cli_command("train", table_flags(flags))), folder, "mechanism"))
     return tasks
 
 
-def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[str]]:
-    """Every configuration of the sweep, ``jobs`` at a time; returns the seconds it took and the runs that
-    diverged."""
+def _finished(task: Task) -> bool:
+    return bool((read_run(task.folder) or {}).get("done"))
+
+
+def _train(study: dict, tasks: list[Task]) -> tuple[float, list[str]]:
+    """Every task, ``jobs`` at a time, the longest first (the largest batches); returns the seconds it took
+    and the runs that diverged.  A line per task as it ends, ``[k/N]`` with the time left."""
     out = study["out"]
-    order = sorted(range(len(tasks)), key=lambda i: int(tasks[i][2].rsplit("_b", 1)[1].split("_s")[0]))
+
+    def cost(task: Task) -> int:
+        found = re.search(r"_b(\d+)_", task.name + "_")
+        return 10**9 if task.name.startswith("gd_") else int(found.group(1)) if found else 0
+
+    order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i]))
     logs = os.path.join(out, "logs")
     os.makedirs(logs, exist_ok=True)
     print(f"training {len(tasks)} networks, {study['jobs']} at a time (logs: {logs}/)", flush=True)
     started, running, pending, failed, diverged = time.perf_counter(), {}, list(order), [], []
-    trained, forwarded = 0, None
+    ended, spent, timed, forwarded = 0, 0.0, 0, None
     while pending or running:
         signal_name = _received()
-        if signal_name and not forwarded:  # each sweep saves its run and exits 143; none is begun after
+        if signal_name and not forwarded:  # each run saves its state and exits 143; none is begun after
             forwarded, pending = signal_name, []
             for process in running:
                 process.send_signal(signal.Signals[signal_name])
         while pending and len(running) < study["jobs"]:
-            i = pending.pop(0)
-            recipe, index, name = tasks[i]
-            log = open(os.path.join(logs, f"{name}.log"), "w")
-            running[
-                subprocess.Popen(
-                    cli_command("sweep", [*_sweep_flags(study, recipe), "--task", index]),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            ] = (name, log, time.perf_counter())
+            task = tasks[pending.pop(0)]
+            log = open(os.path.join(logs, f"{task.name}.log"), "w")
+            process = subprocess.Popen(task.command, stdout=log, stderr=subprocess.STDOUT)
+            running[process] = (task, log, time.perf_counter(), _finished(task))
         finished = next((p for p in running if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.5)
             continue
-        name, log, began = running.pop(finished)
+        task, log, began, checked = running.pop(finished)
         log.close()
-        code = finished.returncode
-        trained += code == 0
+        code, seconds = finished.returncode, time.perf_counter() - began
+        ended += 1
         if forwarded and code == ExitStatus.STOPPED:
-            print(f"  {name}: stopped by {forwarded}, saved where it stopped", flush=True)
+            print(f"  {task.name}: stopped by {forwarded}, saved where it stopped", flush=True)
             continue
         if code == ExitStatus.DIVERGED:
-            diverged.append(name)
+            diverged.append(task.name)
         elif code != 0:
-            failed.append(name)
+            failed.append(task.name)
+        if not checked:
+            spent, timed = spent + seconds, timed + 1
+        left = len(pending) + len(running)
+        eta = spent / max(1, timed) * left / max(1, study["jobs"])  # the tasks timed so far, on average
         outcome = {0: "done", ExitStatus.DIVERGED: "DIVERGED (its loss became non-finite; left out of the report)"}
+        what = "checked: already trained" if checked and code == 0 else outcome.get(code, f"FAILED (exit {code})")
         print(
-            f"  {name}: {outcome.get(code, f'FAILED (exit {code})')} "
-            f"in {time.perf_counter() - began:.0f} s (a finished run is only checked)",
+            f"[{ended}/{len(tasks)}] {task.name}: {what} in {seconds:.0f} s"
+            + (f"; about {eta / 60:.0f} min left" if left and timed else ""),
             flush=True,
         )
     if forwarded:
-        raise Stopped(stop.stopped_line(forwarded, trained, len(tasks)))
+        raise Stopped(stop.stopped_line(forwarded, ended, len(tasks)))
     if failed:
         raise InputError(f"training failed for {', '.join(failed)}: see {logs}/{failed[0]}.log")
     if diverged:
@@ -142,36 +213,55 @@ def _train(study: dict, tasks: list[tuple[str, str, str]]) -> tuple[float, list[
 
 
 def _rescaled(study: dict, diverged: list[str]) -> str:
-    """The rescaling control ([rescale]): each seed's network of one recipe and batch size with a layer's
-    units rescaled (``landscape rescale``), listed with every trained run in ``out/runs.csv``, the
+    """The rescaling control ([rescale]): the networks of one recipe at the listed batch sizes and seeds,
+    at their final weights and at their arm's matched weights, each with a layer's units times each α
+    (``landscape rescale``: the same function), listed with every trained run in ``out/runs.csv``, the
     report's manifest.  Returns that manifest's path."""
     r, out = study["rescale"], study["out"]
-    recipe, batch = r.get("recipe", study["recipes"][0]), r.get("batch_size", min(study["batch_sizes"]))
+    recipe = r.get("recipe", study["recipes"][0])
     folder = os.path.join(out, "rescaled")
     os.makedirs(folder, exist_ok=True)
+    manifest = os.path.join(out, "manifest.json")
     rows = [
         [row["checkpoint"], row["batch_size"], row["seed"], row["recipe"], row["run"]]
-        for row in read_manifest(os.path.join(out, "manifest.json"))
+        for row in read_manifest(manifest)
         if row["done"]
     ]
-    for seed in study["seeds"]:
-        name = f"{recipe}_b{batch}_s{seed}"
-        target = os.path.join(folder, f"{name}_x{r['alpha']:g}.pt")
-        if name in diverged:
-            print(f"[rescale]: {name} diverged: no rescaled copy of it", flush=True)
-            continue
-        if not os.path.exists(target):
-            flags = [
-                "--model", study["train"]["model"], "--dataset", study["train"].get("dataset", "digits"),
-                "--model_file", os.path.join(out, name, "final.pt"), "--alpha", str(r["alpha"]), "--out", target,
-            ] + (["--layer", r["layer"]] if r.get("layer") else [])  # fmt: skip
-            if subprocess.run(cli_command("rescale", flags)).returncode != 0:
-                raise InputError(f"[rescale]: the rescaling of {name} failed (its message is above)")
-        rows.append([os.path.relpath(target, out), batch, seed, "rescaled", f"rescaled_b{batch}_s{seed}"])
+    arm = [run for run in read_runs(manifest)[0] if run.recipe == recipe]
+    level = matching.choose(arm).level
+    for batch in r.get("batch_sizes", [min(study["batch_sizes"])]):
+        for seed in r.get("seeds", study["seeds"]):
+            name = f"{recipe}_b{batch}_s{seed}"
+            if name in diverged:
+                print(f"[rescale]: {name} diverged: no rescaled copy of it", flush=True)
+                continue
+            run = next((x for x in arm if x.name == name), None)
+            weights = [("", os.path.join(out, name, "final.pt"))]
+            kept = matching.matched(run, level).checkpoint if run is not None and level is not None else None
+            if kept is not None:
+                weights.append(("_matched", kept))
+            for alpha in r.get("alphas", [4.0]):
+                for suffix, source in weights:
+                    target = os.path.join(folder, f"{name}{suffix}_x{alpha:g}.pt")
+                    _rescale(study, source, target, alpha, name)
+                    rows.append([os.path.relpath(target, out), batch, seed, "rescaled",
+                                 f"rescaled_a{alpha:g}_b{batch}_s{seed}{suffix}"])  # fmt: skip
     text = "checkpoint,batch_size,seed,recipe,run\n" + "".join(",".join(map(str, row)) + "\n" for row in rows)
-    manifest = os.path.join(out, "runs.csv")
-    write_file(manifest, text.encode())
-    return manifest
+    path = os.path.join(out, "runs.csv")
+    write_file(path, text.encode())
+    return path
+
+
+def _rescale(study: dict, source: str, target: str, alpha: float, name: str) -> None:
+    """``landscape rescale`` of ``source`` into ``target`` (once: an existing copy is kept)."""
+    if os.path.exists(target):
+        return
+    train = study["train"]
+    flags = ["--model", train["model"], "--dataset", train.get("dataset", "digits"), "--model_file", source,
+             "--alpha", str(alpha), "--out", target] + (["--layer", study["rescale"]["layer"]]
+                                                       if study["rescale"].get("layer") else [])  # fmt: skip
+    if subprocess.run(cli_command("rescale", flags)).returncode != 0:
+        raise InputError(f"[rescale]: the rescaling of {name} failed (its message is above)")
 
 
 def _in_study_order(study: dict) -> None:
@@ -196,6 +286,96 @@ def _training_figures(study: dict) -> None:
             continue
         for path in write_training(mine, stem, (formats,) if isinstance(formats, str) else tuple(formats)):
             print(f"wrote {path}", flush=True)
+
+
+def _mechanism(study: dict, tasks: list[Task], diverged: list[str]) -> list[Plateau]:
+    """[mechanism]: each run's λmax plateau against its stability limit (``report.mechanism``), as a table
+    (``<name>_mechanism.csv``) and a figure (``<name>_mechanism.*``)."""
+    runs = [t for t in tasks if t.kind == "mechanism" and t.name not in diverged]
+    if not runs:
+        return []
+    table = [plateau(t.folder) for t in runs]
+    stem = os.path.join(study["figures"], f"{study['name']}_mechanism")
+    fields = list(table[0].record())
+    text = ",".join(fields) + "\n" + "".join(",".join(_cell(p.record()[k]) for k in fields) + "\n" for p in table)
+    write_file(f"{stem}.csv", text.encode())
+    formats = study["report"].get("formats", ("png", "pdf"))
+    full = max((p.batch_size for p, t in zip(table, runs) if t.name.startswith("gd_")), default=None)
+    folders = {t.name: t.folder for t in runs}
+    for path in [f"{stem}.csv", *write_mechanism(table, folders, stem, _formats(formats), full=full)]:
+        print(f"wrote {path}", flush=True)
+    print(mechanism_sentence(table), flush=True)
+    return table
+
+
+def _cell(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _formats(formats) -> tuple[str, ...]:
+    return (formats,) if isinstance(formats, str) else tuple(formats)
+
+
+LOG_COLUMNS = ("step", "epoch", "lr", "phase", "train_loss", "train_acc", "test_loss", "test_acc", "lambda_max")
+
+
+def _training_csv(study: dict, tasks: list[Task]) -> str:
+    """Every run's log in one compact file (``<name>_training.csv``): what the figures of training and of
+    sharpness against the training loss draw, committed with them so that a reader can check them."""
+    path = os.path.join(study["figures"], f"{study['name']}_training.csv")
+    lines = ["run,part,batch_size,seed," + ",".join(LOG_COLUMNS)]
+    for task in tasks:
+        identity = (read_run(task.folder) or {}).get("identity", {})
+        part = identity.get("recipe", "") if task.kind == "arm" else "mechanism"
+        head = f"{task.name},{part},{identity.get('batch_size', '')},{identity.get('seed', '')}"
+        for row in read_log(task.folder):
+            cells = [row.get(k, "") for k in LOG_COLUMNS]
+            lines.append(head + "," + ",".join(_short(c) for c in cells))
+    write_file(path, ("\n".join(lines) + "\n").encode())
+    return path
+
+
+def _short(cell: str) -> str:
+    """A log's number to 5 significant digits (the file stays small), anything else as it is."""
+    try:
+        value = float(cell)
+    except (TypeError, ValueError):
+        return str(cell)
+    return f"{value:.5g}" if "." in str(cell) or "e" in str(cell) else str(cell)
+
+
+def _described(study: dict, tasks: list[Task], table: list[Plateau], seconds: dict) -> dict:
+    """What ``<name>.json`` says of the study it is the scorecard of: the data set, the model, every arm's
+    recipe as its runs resolved it, the mechanism's table, the machine and the versions."""
+    train = study["train"]
+    shared = {k: v for k, v in train.items() if not isinstance(v, dict)}
+    arms = {}
+    for recipe in study["recipes"]:
+        resolved = {}
+        for batch in study["batch_sizes"]:
+            task = next((t for t in tasks if t.name == f"{recipe}_b{batch}_s{study['seeds'][0]}"), None)
+            identity = (read_run(task.folder) or {}).get("identity", {}) if task else {}
+            resolved[str(batch)] = {k: identity.get(k) for k in ("lr", "momentum", "nesterov", "weight_decay",
+                                    "milestones", "base_batch", "warmup_epochs", "epochs", "steps", "stop_loss",
+                                    "loss_name") if k in identity}  # fmt: skip
+        arms[recipe] = {"given": {**shared, **train.get(recipe, {})}, "resolved_by_batch": resolved}
+    return {
+        "data_set": train.get("dataset", "digits"),
+        "model": train["model"],
+        "batch_sizes": study["batch_sizes"],
+        "seeds": study["seeds"],
+        "arms": arms,
+        "rescale": study.get("rescale") or {},
+        "mechanism": {
+            "settings": study.get("mechanism") or {},
+            "table": [p.record() for p in table],
+            "sentence": mechanism_sentence(table),
+        },
+        "training_log": f"{study['name']}_training.csv",
+        "machine": machine(),
+        "versions": versions(),
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+    }
 
 
 def _received() -> str | None:
@@ -235,6 +415,7 @@ def execute(study: dict) -> StudyResult:
     _stop_here(len(tasks))
     _in_study_order(study)
     _training_figures(study)
+    table = _mechanism(study, tasks, diverged)
     flags = report_flags(study)
     if study.get("rescale"):
         flags[0] = _rescaled(study, diverged)  # the trained runs and the rescaled ones
@@ -259,6 +440,14 @@ def execute(study: dict) -> StudyResult:
         raise error
     report_s = time.perf_counter() - report_started
     total = time.perf_counter() - started
+    seconds = {"training": train_s, "report": report_s, "study": total}
+    card_path = os.path.join(study["figures"], f"{study['name']}.json")
+    with open(card_path) as handle:
+        card = json.load(handle)
+    card["study"] = _described(study, tasks, table, seconds)
+    write_file(card_path, (json.dumps(plain(card), indent=2) + "\n").encode())  # NaN: null
+    for path in (_training_csv(study, tasks), card_path):
+        print(f"wrote {path}", flush=True)
     print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {total:.0f} s ({study['jobs']} jobs)")
     return StudyResult(
         study,

@@ -14,12 +14,17 @@ from ..plugins import is_plugin
 from .command import check_known
 
 # The MNIST-1D study (Greydanus 2020): a 40-100-100-10 ReLU MLP without BatchNorm or weight decay, so
-# curvature is not a function of a weight norm; heavy-ball SGD (momentum 0.9, stability limit
-# 2(1 + β)/η), the rate x0.1 at 50 % and 75 % of the budget, λmax logged along training.  Two arms:
-# naive (lr 0.05 at every batch, 6,000 steps at every batch: equal optimizer steps) and linear (lr
-# 0.01 x batch/16 after 5 epochs of warm-up, 60 epochs at every batch: Goyal et al. 2017; about 100
-# λmax values along each run, whatever its steps), and the
-# rescaling control (arm A's batch-16 networks with their first hidden layer x4, the next / 4).
+# curvature is not a function of a weight norm; heavy-ball SGD (momentum 0.9: stability limit 2(1 + β)/η),
+# one rate after the warm-up (no decay: every matched network is in one phase, each run has one limit),
+# cross-entropy, the weights kept where the training loss first falls to 0.3, 0.1, 0.03 and 0.01.  Two arms:
+# naive (lr 0.01 at every batch, 12,000 steps: equal optimizer steps; the small batch's largest rate that
+# reaches a minimum) and linear (lr 0.01 x batch/16 after 5 epochs of warm-up, trained until the training
+# loss is 0.01: equal loss at the end).  The mechanism: full-batch gradient descent and SGD at batch 256
+# at three rates spanning 4x, MSE on one-hot targets (the loss whose curvature does not vanish as it
+# falls: Cohen et al.'s), λmax against 2(1 + β)/η.  The rescaling control: batch 16 and 1024 of the naive
+# arm, seeds 0-1, a layer's units x0.25 and x4 (the next layer's weights divided), at the final and the
+# matched weights.
+LEVELS = [0.3, 0.1, 0.03, 0.01]
 DEFAULTS = {
     "out": "study_out",
     "figures": "study_out/figures",
@@ -27,26 +32,58 @@ DEFAULTS = {
     "jobs": 2,
     "recipes": ["naive", "linear"],
     "batch_sizes": [16, 64, 256, 1024],
-    "seeds": [0, 1, 2, 3, 4],
+    "seeds": [0, 1, 2, 3, 4, 5, 6, 7],
     "train": {
         "model": "mnist1d_mlp",
         "dataset": "mnist1d",
         "momentum": 0.9,
         "nesterov": False,
         "weight_decay": 0.0,
-        "naive": {"lr": 0.05, "steps": 6000, "curvature_every": 100},
-        "linear": {"lr": 0.01, "base_batch": 16, "warmup_epochs": 5, "epochs": 60, "curvature_points": 100},
+        "milestones": [],
+        "save_at_loss": LEVELS,
+        "target_every": 25,
+        "naive": {"lr": 0.01, "steps": 12000, "curvature_points": 24, "eval_every": 400, "save_every": 12000},
+        "linear": {
+            "lr": 0.01,
+            "base_batch": 16,
+            "warmup_epochs": 5,
+            "epochs": 120,
+            "stop_loss": 0.01,
+            "curvature_points": 60,
+            "save_every": 120,
+        },
     },
-    # the report's searches with 3 seeded starts besides δ = 0 (its default 9), its surfaces through the
-    # unrolled kernel, 32 points a pass, batches of 1,024: the study within its 30 minutes on 2 cores
-    "report": {"restarts": 3, "batch_size": 1024, "kernel": "unrolled", "points_per_pass": 32},
-    "rescale": {"recipe": "naive", "batch_size": 16, "alpha": 4.0},
+    # the report: every search at its default restarts; surfaces on 21 points (21 x 21), the unrolled
+    # kernel; λmax and adaptive sharpness at every kept level (sharpness against the training loss);
+    # m-sharpness and the ℓ2 ball skipped (the ℓ∞ box is the endpoint: the study's budget)
+    "report": {
+        "batch_size": 1024,
+        "kernel": "unrolled",
+        "points_per_pass": 32,
+        "grid_1d": "-1:1:21",
+        "grid_2d": "-1:1:21",
+        "skip": ["m_sharpness", "adaptive_l2_sharpness"],
+        "sharpness_path": True,
+    },
+    "rescale": {"recipe": "naive", "batch_sizes": [16, 1024], "seeds": [0, 1], "alphas": [0.25, 4.0]},
+    "mechanism": {
+        "rates": [0.4, 0.8, 1.6],
+        "batch_sizes": [256, "full"],
+        "seeds": [0, 1],
+        "steps": 3000,
+        "curvature_every": 50,
+        "loss_name": "mse",
+    },
 }
 QUICK = {  # the same study in miniature: every step of it in a minute or two (the tests' end-to-end run)
     "recipes": ["naive"],
     "batch_sizes": [16, 256],
     "seeds": [0, 1],
-    "train": {**DEFAULTS["train"], "naive": {"lr": 0.05, "steps": 200, "curvature_every": 50}},
+    "train": {
+        **DEFAULTS["train"],
+        "save_at_loss": [2.0, 1.8],
+        "naive": {"lr": 0.05, "steps": 200, "curvature_every": 50, "eval_every": 50, "save_every": 200},
+    },
     "report": {
         "grid_1d": "-1:1:5",
         "grid_2d": "-1:1:5",
@@ -54,14 +91,26 @@ QUICK = {  # the same study in miniature: every step of it in a minute or two (t
         "trace_samples": 3,
         "iterations": 5,
         "restarts": 1,
+        "skip": ["m_sharpness", "adaptive_l2_sharpness"],
+        "sharpness_path": True,
     },
-    "rescale": {},
+    "rescale": {"batch_sizes": [16], "seeds": [0], "alphas": [4.0]},
+    "mechanism": {
+        "rates": [0.5],
+        "batch_sizes": ["full"],
+        "seeds": [0],
+        "steps": 60,
+        "curvature_every": 20,
+        "loss_name": "mse",
+    },  # fmt: skip
 }
 LISTS = ("recipes", "batch_sizes", "seeds")
-TABLES = ("train", "report", "rescale")
+TABLES = ("train", "report", "rescale", "mechanism")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
 # the parameters of the command (None: the defaults', or the config file's)
 PARAMETERS = {"config": None, "out": None, "figures": None, "name": None, "jobs": None, "quick": False}
+RESCALE_KEYS = ("recipe", "batch_sizes", "seeds", "alphas", "layer")
+MECHANISM_KEYS = ("rates", "batch_sizes", "seeds", "steps", "curvature_every", "loss_name", "momentum")
 
 REQUIRED = ()
 
@@ -71,40 +120,59 @@ example:
   landscape study --config study.toml --jobs 8
 
 study.toml (at least one key, each optional; the defaults are the MNIST-1D study).  It is also a landscape sweep
-file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.
+file: scripts/slurm/submit_study.sh runs the same study as a job array and a report job.  A study file is code
+you run, like a script: the factories its [train] table names are imported (see "Files from others").
   out = "study_out"
   figures = "study_out/figures"
   name = "study"
   jobs = 2
   recipes = ["naive", "linear"]            # the arms
   batch_sizes = [16, 64, 256, 1024]
-  seeds = [0, 1, 2, 3, 4]
+  seeds = [0, 1, 2, 3, 4, 5, 6, 7]
   [train]                                  # landscape train flags, without the dashes: every arm
   model = "mnist1d_mlp"
   dataset = "mnist1d"
   momentum = 0.9
   nesterov = false
   weight_decay = 0.0
+  milestones = []                          # one rate after the warm-up
+  save_at_loss = [0.3, 0.1, 0.03, 0.01]    # the weights kept where the training loss first falls there
+  target_every = 25
   [train.naive]                            # arm A: one rate, equal optimizer steps
-  lr = 0.05
-  steps = 6000
-  curvature_every = 100
-  [train.linear]                           # arm B: rate x batch / base_batch, equal epochs
+  lr = 0.01
+  steps = 12000
+  curvature_points = 24
+  eval_every = 400
+  save_every = 12000
+  [train.linear]                           # arm B: rate x batch / base_batch, trained to train loss 0.01
   lr = 0.01
   base_batch = 16
   warmup_epochs = 5
-  epochs = 60
-  curvature_points = 100                   # every 150 steps at batch 16, every 2 at batch 1024
+  epochs = 120                             # the cap
+  stop_loss = 0.01
+  curvature_points = 60
+  save_every = 120
   [report]                                 # landscape report flags, without the dashes
-  restarts = 3
   batch_size = 1024
   kernel = "unrolled"
   points_per_pass = 32
+  grid_1d = "-1:1:21"
+  grid_2d = "-1:1:21"
+  skip = ["m_sharpness", "adaptive_l2_sharpness"]
+  sharpness_path = true
   endpoints = ["test_error", "lambda_max", "adaptive_sharpness"]   # declared before the study: Holm-adjusted
   [rescale]                                # the rescaling control: these networks rescaled (Dinh et al.)
   recipe = "naive"
-  batch_size = 16
-  alpha = 4.0
+  batch_sizes = [16, 1024]
+  seeds = [0, 1]
+  alphas = [0.25, 4.0]                     # at the final and at the matched weights
+  [mechanism]                              # λmax against 2(1 + β)/η at several rates
+  rates = [0.4, 0.8, 1.6]
+  batch_sizes = [256, "full"]              # "full": the whole training set, gradient descent
+  seeds = [0, 1]
+  steps = 3000
+  curvature_every = 50
+  loss_name = "mse"
 """
 
 
@@ -142,21 +210,22 @@ def settings(params: dict) -> dict:
     if args.config:
         given = read_config(args.config)
         if "model" in given.get("train", {}):  # another network: none of the MNIST-1D study's settings
-            chosen.update(train={}, report={}, rescale={})
+            chosen.update(train={}, report={}, rescale={}, mechanism={})
         for key, value in given.items():
             chosen[key] = _merged(chosen[key], value) if key in TABLES else value
         r = chosen["rescale"]
-        if "rescale" not in given and r and r["recipe"] not in chosen["recipes"]:
+        if "rescale" not in given and r and r.get("recipe", chosen["recipes"][0]) not in chosen["recipes"]:
             chosen["rescale"] = {}  # the default control rescales a default arm, which this study lacks
     for key in ("out", "figures", "name", "jobs"):
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
     jobs = chosen["jobs"]
     checks.whole("jobs", jobs)
-    _check_rescale(chosen)
     for key in LISTS:
         if not isinstance(chosen[key], list) or not chosen[key]:
             raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")
+    _check_rescale(chosen)
+    _check_mechanism(chosen)
     return chosen
 
 
@@ -173,16 +242,41 @@ def _check_rescale(study: dict) -> None:
     r = study.get("rescale") or {}
     if not r:
         return
-    unknown = sorted(set(r) - {"recipe", "batch_size", "alpha", "layer"})
+    unknown = sorted(set(r) - set(RESCALE_KEYS))
     if unknown:
-        raise UsageError(f"[rescale] {unknown[0]}: unknown key; expected recipe, batch_size, alpha, layer")
-    checks.number("alpha", r.get("alpha"), above=0, expected="a positive factor ([rescale] alpha)")
+        raise UsageError(f"[rescale] {unknown[0]}: unknown key; expected {', '.join(RESCALE_KEYS)}")
+    for alpha in r.get("alphas", [4.0]):
+        checks.number("alphas", alpha, above=0, expected="positive factors ([rescale] alphas)")
     if r.get("recipe", study["recipes"][0]) not in study["recipes"]:
         raise UsageError(f"[rescale] recipe={r['recipe']!r}: expected one of the study's recipes {study['recipes']}")
-    if r.get("batch_size", min(study["batch_sizes"])) not in study["batch_sizes"]:
-        raise UsageError(
-            f"[rescale] batch_size={r['batch_size']!r}: expected one of the study's batch sizes {study['batch_sizes']}"
-        )
+    for b in r.get("batch_sizes", [min(study["batch_sizes"])]):
+        if b not in study["batch_sizes"]:
+            raise UsageError(f"[rescale] batch_sizes: {b!r}: expected the study's batch sizes {study['batch_sizes']}")
+    for seed in r.get("seeds", study["seeds"]):
+        if seed not in study["seeds"]:
+            raise UsageError(f"[rescale] seeds: {seed!r}: expected the study's seeds {study['seeds']}")
+
+
+def _check_mechanism(study: dict) -> None:
+    """[mechanism]: the rates, batch sizes ("full": gradient descent) and seeds of λmax against its limit."""
+    m = study.get("mechanism") or {}
+    if not m:
+        return
+    unknown = sorted(set(m) - set(MECHANISM_KEYS))
+    if unknown:
+        raise UsageError(f"[mechanism] {unknown[0]}: unknown key; expected {', '.join(MECHANISM_KEYS)}")
+    for key in ("rates", "batch_sizes", "seeds"):
+        if not isinstance(m.get(key), list) or not m[key]:
+            raise UsageError(f"[mechanism] {key}={m.get(key)!r}: expected a non-empty list")
+    for rate in m["rates"]:
+        checks.number("rates", rate, above=0, expected="positive learning rates ([mechanism] rates)")
+    for b in m["batch_sizes"]:
+        if b != "full":
+            checks.whole("batch_sizes", b, expected='whole batch sizes or "full" ([mechanism] batch_sizes)')
+    for seed in m["seeds"]:
+        checks.whole("seeds", seed, least=0, expected="whole seeds >= 0 ([mechanism] seeds)")
+    checks.whole("steps", m.get("steps", 1), expected="a whole number of steps ([mechanism] steps)")
+    checks.whole("curvature_every", m.get("curvature_every", 1), expected="steps between λmax values")
 
 
 def study_file(path: str) -> dict:

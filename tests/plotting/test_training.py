@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from landscape.plotting.training import draw, stability_limit
+from landscape.plotting.training import draw
+from landscape.train.recipes import stability_limit
 
 
 def test_the_stability_limit_is_that_of_gradient_descent_on_a_quadratic():

@@ -21,7 +21,7 @@ def args(**given):
 
 def test_the_default_study_is_the_issue_s_mnist1d_study_with_two_arms_and_the_rescaling_control():
     s = settings(args())
-    assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["naive", "linear"], [16, 64, 256, 1024], [0, 1, 2, 3, 4])
+    assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["naive", "linear"], [16, 64, 256, 1024], list(range(8)))
     train = s["train"]
     assert (train["model"], train["dataset"], train["momentum"], train["nesterov"], train["weight_decay"]) == (
         "mnist1d_mlp",
@@ -30,18 +30,20 @@ def test_the_default_study_is_the_issue_s_mnist1d_study_with_two_arms_and_the_re
         False,
         0.0,
     )
-    assert train["naive"]["steps"] == 6000 and "epochs" not in train["naive"]  # arm A: equal optimizer steps
-    assert train["linear"]["epochs"] == 60 and train["linear"]["base_batch"] == 16  # arm B: lr ∝ batch, equal epochs
-    assert s["rescale"] == {"recipe": "naive", "batch_size": 16, "alpha": 4.0}  # arm C
+    assert train["naive"]["steps"] == 12000 and "epochs" not in train["naive"]  # arm A: equal optimizer steps
+    assert train["linear"]["stop_loss"] == 0.01 and train["linear"]["base_batch"] == 16  # arm B: lr ∝ batch, to a loss
+    assert train["milestones"] == [] and train["save_at_loss"] == [0.3, 0.1, 0.03, 0.01]  # one phase, levels kept
+    assert s["rescale"] == {"recipe": "naive", "batch_sizes": [16, 1024], "seeds": [0, 1], "alphas": [0.25, 4.0]}
+    assert s["mechanism"]["rates"] == [0.4, 0.8, 1.6] and s["mechanism"]["batch_sizes"] == [256, "full"]
     assert (s["out"], s["figures"], s["name"], s["jobs"]) == ("study_out", "study_out/figures", "study", 2)
     s["train"]["naive"]["steps"] = 1
-    assert DEFAULTS["train"]["naive"]["steps"] == 6000  # settings() copied, not changed, the defaults
+    assert DEFAULTS["train"]["naive"]["steps"] == 12000  # settings() copied, not changed, the defaults
 
 
 def test_a_recipe_table_of_a_study_file_adds_to_the_default_arm(tmp_path):
     (tmp_path / "s.toml").write_text('recipes = ["naive"]\n[train.naive]\nlr = 0.1\n')
     s = settings(args(config=str(tmp_path / "s.toml")))
-    assert s["train"]["naive"] == {"lr": 0.1, "steps": 6000, "curvature_every": 100}
+    assert s["train"]["naive"] == {**DEFAULTS["train"]["naive"], "lr": 0.1}
     assert s["rescale"]["recipe"] == "naive"
     (tmp_path / "s.toml").write_text('recipes = ["linear"]\n')
     assert settings(args(config=str(tmp_path / "s.toml")))["rescale"] == {}  # its arm is not in the study
@@ -56,7 +58,7 @@ def test_a_config_file_then_flags_override(tmp_path):
     assert s["name"] == "r56" and s["jobs"] == 8 and s["seeds"] == [0]
     assert s["batch_sizes"] == [16, 64, 256, 1024]
     assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the MNIST-1D settings
-    assert s["report"] == {"train_subset": 10000} and s["rescale"] == {}
+    assert s["report"] == {"train_subset": 10000} and s["rescale"] == {} and s["mechanism"] == {}
 
 
 def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked_before_training(tmp_path):
@@ -201,8 +203,14 @@ def test_each_arm_is_trained_with_its_own_table_and_heavy_ball_momentum():
     s = settings(args())
     naive, linear = _sweep_flags(s, "naive"), _sweep_flags(s, "linear")
     assert "--no-nesterov" in naive and "--no-nesterov" in linear  # 2(1 + β)/η is the limit drawn
-    assert "--steps=6000" in naive and "--lr=0.05" in naive and not any(f.startswith("--epochs") for f in naive)
-    assert "--epochs=60" in linear and "--base_batch=16" in linear and "--lr=0.01" in linear
+    assert "--steps=12000" in naive and "--lr=0.01" in naive and not any(f.startswith("--epochs") for f in naive)
+    assert "--stop_loss=0.01" in linear and "--base_batch=16" in linear and "--lr=0.01" in linear
+    assert naive[naive.index("--save_at_loss") + 1 : naive.index("--save_at_loss") + 5] == [
+        "0.3",
+        "0.1",
+        "0.03",
+        "0.01",
+    ]
 
 
 def test_the_cifar_study_file_runs_the_same_arms():
