@@ -31,6 +31,7 @@ from . import save
 from .palette import batch_colours
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
+LIMIT = "0.45"  # the stability limits: neutral, never a batch size's colour
 
 
 def _in_steps(folder: str) -> bool:
@@ -156,6 +157,9 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     right.legend(handles=handles, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if third:
         draw_sharpness(third[0], sharp, recipes, colour_of, by_step)
+    arms = ", ".join(f"{r} ({len({x['seed'] for x in done if x['recipe'] == r})} seeds)" for r in recipes)
+    for ax, letter, weights in zip([left, right, *third], "abc", ("final weights", "along training", "along training")):
+        ax.set_title(f"({letter}) {ax.get_title()}\n{arms}, {weights}", fontsize=10, loc="left")
     if "adaptive" in recipes:
         left.text(
             0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7, color="0.4"
@@ -175,9 +179,10 @@ def _plain_numbers(ax) -> None:
 
 
 def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step: bool = True) -> None:
-    """λmax against the step (or epoch) per (recipe, batch), the mean over seeds, each with its stability
-    limit."""
-    highest = []
+    """λmax against the step (or epoch) per (recipe, batch), the mean over seeds; each stability limit once,
+    grey and dashed, labelled with its rate (a limit is a rate's, not a batch size's: batches that share a
+    rate share it)."""
+    highest, drawn = [], {}
     for (recipe, b), curves in sharp.items():
         if not curves:
             continue
@@ -187,17 +192,21 @@ def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step
         style = STYLES[recipes.index(recipe) % len(STYLES)]
         ax.plot(steps, mean, style, color=colour_of[b], linewidth=1.4)
         limits = [limit for _, _, limit in curves[0][:length]]
-        ax.plot(  # the rate logged at a row held over the steps before it: a step at each change
-            steps, limits, color=colour_of[b], linewidth=0.9, alpha=0.7, linestyle=(0, (4, 3)), drawstyle="steps-pre"
-        )
+        key = tuple(round(v, 9) for v in limits)
+        if key not in drawn:  # the rate logged at a row held over the steps before it: a step at each change
+            ax.plot(steps, limits, color=LIMIT, linewidth=0.9, linestyle=(0, (4, 3)), drawstyle="steps-pre")
+            drawn[key] = (steps[-1], limits[-1])
         highest.append(max(float(np.max(mean)), min(limits)))
+    for x, limit in drawn.values():  # each limit named by the value it holds at its end
+        ax.annotate(f"2(1+β)/η = {limit:.3g}", (x, limit), ha="right", va="bottom", fontsize=7, color=LIMIT)
     ax.set_yscale("log")
     if highest:  # a limit that leaps after a decay of the rate does not squash the curves
         ax.set_ylim(top=1.5 * max(highest))
     _plain_numbers(ax)
     ax.set_xlabel("optimizer step" if by_step else "epoch")
     ax.set_ylabel(r"$\lambda_{\max}$ of the training loss")
-    ax.set_title("sharpness along training (dashed: the stability limit of the rate)", fontsize=10)
+    ax.set_title("sharpness along training, the mean over seeds\n(grey dashed: the stability limit of the rate)",
+                 fontsize=10)  # fmt: skip
     ax.grid(alpha=0.3, which="both")
 
 

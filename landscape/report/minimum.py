@@ -11,13 +11,19 @@ MINIMUM_ERROR = 1.0  # a compared network with a training error above this (%) i
 
 
 def not_at_minimum(card) -> list[tuple[str, str]]:
-    """The compared networks that are not at a minimum, with why: a training error above ``MINIMUM_ERROR``
-    at the weights an arm compares (its matched ones, and its final ones), or a training run that spent its
-    budget before its stop rule (``train.targets``).  One entry per run: the verdict's caution and the
-    tables' flags count the same networks."""
+    """The compared networks of a scorecard that are not at a minimum (``away``)."""
+    return away(card.runs)
+
+
+def away(scored: list[dict]) -> list[tuple[str, str]]:
+    """The compared networks among ``scored`` (a scorecard's runs) that are not at a minimum, with why: a
+    training error above ``MINIMUM_ERROR`` at the weights an arm compares (its matched ones, and its final
+    ones), or a training run that spent its budget before its stop rule (``train.targets``).  One entry
+    per run: the verdict's caution, the tables' flags and the findings count the same networks."""
     out = []
-    for arm in card.arms():
-        runs = [r for r in card.runs if r["recipe"] == arm and not r.get("control")]
+    compared = [r for r in scored if not r.get("control")]
+    for arm in dict.fromkeys(r["recipe"] for r in compared):
+        runs = [r for r in compared if r["recipe"] == arm]
         points = [("final weights", "train_error")]
         if has_matched(runs):
             points.insert(0, ("matched loss", f"train_error{MATCHED}"))
@@ -35,4 +41,4 @@ def not_at_minimum(card) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["MINIMUM_ERROR", "not_at_minimum"]
+__all__ = ["MINIMUM_ERROR", "not_at_minimum", "away"]

@@ -178,6 +178,8 @@ def _run(result: dict) -> dict:
         "control": bool(result.get("rescaled")),  # a rescaled copy of another run (report.rescaling)
         "matched": result.get("matched"),  # where the run was also measured at the common loss (report.matching)
         "minimum": (result["run"].get("minimum") or None),  # its training's stop rule (train.targets)
+        "checkpoint": result["run"].get("checkpoint"),  # its folder holds its training's log
+        "path": result.get("path") or [],  # λmax and adaptive sharpness at the levels it kept weights at
         # the measures whose search flagged its value (unconverged, no rise) at the final weights or matched loss
         "flagged": sorted(set(flags(result)) | set(result.get("matched_flags") or {})),
     }

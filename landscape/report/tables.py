@@ -187,7 +187,9 @@ def _runs_rows(card: Scorecard) -> list[list[str]]:
     ]
 
 
-def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -> str:
+def markdown(card: Scorecard, title: str = "Scorecard", description: str = "", flags=()) -> str:
+    """The scorecard as Markdown; ``flags``: (network, where, what, why) rows of the flags table — networks
+    not at a minimum, searches that flagged their values, matched losses off their level."""
     keys = [m.key for m in MEASURES]
     lines = [f"# {title}", ""]
     if description:
@@ -250,6 +252,12 @@ def markdown(card: Scorecard, title: str = "Scorecard", description: str = "") -
     lines += [_md_row(row) for row in _runs_rows(card)]
     if card.left_out:
         lines += ["", f"Left out (not finished): {', '.join(card.left_out)}."]
+    if flags:
+        lines += ["", "Flags: each network or value a statement below must be read with.", ""]
+        lines += [_md_row(["network", "at", "what", "why"]), _md_row(["---"] * 4)]
+        lines += [_md_row(list(row)) for row in flags]
+    else:
+        lines += ["", "Flags: none (every compared network at a minimum, every search converged)."]
     lines += ["", f"**Verdict.** {card.verdict}", ""]
     if card.settings:
         lines += ["Settings: " + ", ".join(f"{k} = {v}" for k, v in card.settings.items()), ""]

@@ -34,13 +34,16 @@ from ..plotting.look import use
 from ..plotting.palette import batch_colours
 from ..plotting.study.by_batch import compared, write_measures, write_seeds
 from ..plotting.study.gap import write_gap
+from ..plotting.study.sharpness_loss import write_sharpness_loss
 from ..plotting.study.summary import write_summary
 from ..plotting.study.surfaces import write_density, write_hessian_1d, write_surfaces
 from ..plugins import check_recorded
 from ..report import matching, tables
+from ..report.catalogue import BY_KEY
 from ..report.interpolation import write_interpolation
 from ..report.matching import MATCHED
 from ..report.measures import MeasureConfig, Target, flagged, flags, measure_light, measure_run
+from ..report.minimum import away
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
@@ -359,8 +362,8 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         + describe([Run(**r) for r in runs])
         + "."
         + (f" Left out, unfinished: {', '.join(skipped)}." if skipped else "")
-        + "".join(f" Flagged: {line}." for result in results for line in flagged(result))
     )
+    flag_rows = _flags(results, card)
     stem = os.path.join(figures, args.name)
     for suffix, text in (
         ("", tables.groups_csv(card)),
@@ -368,7 +371,7 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
         ("_tests", tables.tests_csv(card)),
     ):
         write_file(f"{stem}{suffix}.csv", text.encode())
-    write_file(f"{stem}.md", tables.markdown(card, description=description).encode())
+    write_file(f"{stem}.md", tables.markdown(card, description=description, flags=flag_rows).encode())
     write_file(f"{stem}.tex", tables.latex(card).encode())
     write_file(f"{stem}.json", (json.dumps(plain(card.record()), indent=2) + "\n").encode())  # NaN: null
     paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
@@ -387,6 +390,21 @@ def write_report(results: list[dict], args, config, figures: str, skipped: list[
     return json.loads(json.dumps(card.record(), default=float)), [str(p) for p in paths]
 
 
+def _flags(results: list[dict], card) -> list[tuple[str, str, str, str]]:
+    """The flags table's rows: networks not at a minimum (``report.minimum``), matched losses off their
+    level, searches that flagged their values (at the final weights or the matched ones)."""
+    rows = [(name, "training and the points compared", "not at a minimum", why) for name, why in away(card.runs)]
+    for result in results:
+        name, matched = result["run"]["name"], result.get("matched") or {}
+        if matched.get("off"):
+            rows.append((name, f"matched loss {matched['level']:g}", "train loss", matched["off"]))
+        for key, notes in flags(result).items():
+            rows += [(name, "final weights", BY_KEY[key].label, note) for note in notes]
+        for key, notes in (result.get("matched_flags") or {}).items():
+            rows += [(name, "matched loss", BY_KEY[key].label, note) for note in notes]
+    return rows
+
+
 def _figures(results, args, config, card, stem, look) -> list[str]:
     """Every figure but the summary page, each in the report's formats; one colour per batch size in all."""
     dpi, formats = look.dpi or 150, tuple(args.formats)
@@ -394,6 +412,7 @@ def _figures(results, args, config, card, stem, look) -> list[str]:
     paths = write_measures(card, f"{stem}_measures", formats=formats, dpi=dpi, look=look)
     paths += write_gap(card, f"{stem}_gap", formats, dpi, look)
     paths += write_seeds(card, f"{stem}_seeds", formats, dpi, look)
+    paths += write_sharpness_loss(card, f"{stem}_sharpness_loss", formats, dpi, look)
     paths += write_surfaces(results, args.out, stem, colours, formats, dpi, look)
     paths += write_hessian_1d(results, args.out, f"{stem}_1d_hessian", colours, formats, dpi, look)
     paths += write_density(results, f"{stem}_density", colours, formats, dpi, look)

@@ -46,6 +46,7 @@ from ..plotting.study.mechanism import write_mechanism
 from ..plotting.training import write_training
 from ..provenance import machine, versions
 from ..report import matching
+from ..report.findings import findings
 from ..report.mechanism import Plateau, plateau
 from ..report.mechanism import sentence as mechanism_sentence
 from ..report.runs import read_runs
@@ -445,8 +446,11 @@ def execute(study: dict) -> StudyResult:
     with open(card_path) as handle:
         card = json.load(handle)
     card["study"] = _described(study, tasks, table, seconds)
-    write_file(card_path, (json.dumps(plain(card), indent=2) + "\n").encode())  # NaN: null
-    for path in (_training_csv(study, tasks), card_path):
+    card = plain(card)  # NaN: null
+    write_file(card_path, (json.dumps(card, indent=2) + "\n").encode())
+    said = os.path.join(study["figures"], f"{study['name']}_findings.md")
+    write_file(said, findings(card, study["name"]).encode())
+    for path in (_training_csv(study, tasks), card_path, said):
         print(f"wrote {path}", flush=True)
     print(f"time: training {train_s:.0f} s, report {report_s:.0f} s, whole study {total:.0f} s ({study['jobs']} jobs)")
     return StudyResult(

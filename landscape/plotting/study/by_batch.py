@@ -19,7 +19,7 @@ import math
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ...report.catalogue import BY_KEY
+from ...report.catalogue import BY_KEY, MEASURES
 from ...report.effects import t_interval
 from ...report.matching import has_matched, values_of
 from .. import log_ticks, save
@@ -167,7 +167,30 @@ def columns_for(look, most: int = 4, width: float = 3.3) -> int:
     return max(1, min(most, int(look.two // (width * (look.font or 10) / 10))))
 
 
-def draw_measures(card, title: str | None = None, keys=PANELS, columns: int = 4) -> Figure:
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def lettered(ax, letter: str) -> None:
+    """Put ``(letter)`` before the title ``ax`` already has, on the left."""
+    text, weight = ax.get_title(), ax.title.get_fontweight()
+    ax.set_title("")
+    ax.set_title(f"({letter}) {text}", loc="left", fontsize="small", fontweight=weight)
+
+
+def measured_keys(card) -> list[str]:
+    """Every measure with a value in some compared run, in the catalogue's order but the training loss."""
+    runs = compared(card)
+    return [
+        m.key
+        for m in MEASURES
+        if m.key != "train_loss" and any(math.isfinite(r["values"].get(m.key, math.nan)) for r in runs)
+    ]
+
+
+def draw_measures(card, title: str | None = None, keys=None, columns: int = 4) -> Figure:
+    """Every measured key (``measured_keys``; or ``keys``) against batch size, a panel each, lettered; the
+    measures not measured are named under the title with why (the report's ``skip``)."""
+    keys = list(keys) if keys is not None else measured_keys(card)
     runs = compared(card)
     arms, batches = arms_of(runs), sorted({r["batch_size"] for r in runs})
     columns = min(columns, len(keys))
@@ -175,8 +198,11 @@ def draw_measures(card, title: str | None = None, keys=PANELS, columns: int = 4)
     fig = Figure(figsize=(3.3 * columns, (3.0 if columns > 2 else 2.4) * rows + 0.9), layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False, sharex=True).ravel()
     colours = batch_colours(batches)
-    for ax, key in zip(axes, keys):
+    seeds = len({r["seed"] for r in runs})
+    for ax, key, letter in zip(axes, keys, LETTERS):
         draw_by_batch(ax, card, key, colours)
+        ax.set_title(ax.get_title() + f"\n{', '.join(arms)}; {seeds} seeds")
+        lettered(ax, letter)
     for ax in axes[len(keys) :]:
         ax.set_visible(False)
     for ax in axes[: len(keys)][-columns:]:
@@ -190,11 +216,13 @@ def draw_measures(card, title: str | None = None, keys=PANELS, columns: int = 4)
         if several
         else "one seed: its value, no interval"
     )
+    skipped = [BY_KEY[k].label for k in (card.settings.get("skip") or []) if k in BY_KEY]
+    missing = f"\nNot measured: {', '.join(skipped)} (the report's skip: the study's budget)." if skipped else ""
     fig.suptitle(
         title
         or f"Each measure against batch size, per recipe: {interval};\nbeside it, each seed's value. τ: Kendall's "
         "τ with batch size, p by permutation within seeds,\nHolm-adjusted over the endpoints "
-        f"(bold: an endpoint with Holm p < {card.alpha:g}).",
+        f"(bold: an endpoint with Holm p < {card.alpha:g}).{missing}",
         fontsize="medium",
     )
     return fig
@@ -227,11 +255,13 @@ def draw_seeds(card, title: str | None = None) -> Figure:
             ax.grid(alpha=0.3)
             words, bold = stats_line(card, arm, key)
             head = f"{arm}: " if len(arms) > 1 else ""
+            seeds = len({r["seed"] for r in mine})
             ax.set_title(
-                head + measure_label(key, basis) + (f"\n{words}" if words else ""),
+                head + measure_label(key, basis) + f", {seeds} seeds" + (f"\n{words}" if words else ""),
                 fontsize="small",
                 fontweight="bold" if bold else "normal",
             )
+            lettered(ax, LETTERS[row * len(keys) + col])
             ax.set_ylabel(UNITS.get(key, BY_KEY[key].label))
             if row == len(arms) - 1:
                 ax.set_xlabel("batch size")

@@ -22,7 +22,7 @@ from ...report.stats import GAP
 from .. import log_ticks, save
 from ..levels import spans_decades
 from ..palette import NEUTRAL, batch_colours, recipe_styles, seed_markers
-from .by_batch import MATCHED_WORDS, UNITS, arms_of, columns_for, compared, seed_handles, tested
+from .by_batch import LETTERS, MATCHED_WORDS, UNITS, arms_of, columns_for, compared, lettered, seed_handles, tested
 
 COLUMNS, WIDTH = 4, 2.9  # panels per row at most, and their width (inches)
 
@@ -81,6 +81,7 @@ def draw_gap(card, title: str | None = None, columns: int = COLUMNS) -> Figure:
             log_ticks(ax.xaxis)
         ax.set_xlabel(UNITS.get(key, key))
         ax.set_title(_title(card, key, arms, basis), fontsize="small")
+        lettered(ax, LETTERS[keys.index(key)])
         ax.grid(alpha=0.3)
         ax.yaxis.set_tick_params(labelleft=True)
     for ax in axes[len(keys) :]:

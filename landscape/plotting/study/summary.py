@@ -36,6 +36,7 @@ from ..look import use
 from ..palette import NEUTRAL, batch_colours
 from ..training import draw_sharpness, sharpness_curve
 from .by_batch import arms_of, compared, draw_by_batch, recipe_handles
+from .sharpness_loss import draw_lambda_means, lambda_path
 from .surfaces import hessian_pairs, studied
 
 A4 = (11.69, 8.27)  # inches, landscape
@@ -231,6 +232,13 @@ def _sharpness_panel(fig, spec, card, keys: list[str], colours: dict, letter: st
         ax.set_xlabel("batch size")
 
 
+def _loss_panel(fig, spec, card, colours: dict, letter: str) -> None:
+    ax = fig.add_subplot(spec)
+    draw_lambda_means(ax, card, colours)
+    arms = arms_of(compared(card))
+    _titled(ax, letter, f"λmax against the training loss ({', '.join(arms)}; line style: arm)")
+
+
 def rows_of(widths: list[int], room: int = ROOM) -> list[list[int]]:
     """Panels (their widths, in columns) packed into rows of ``room`` columns, in order, none split."""
     rows = [[]]
@@ -256,6 +264,8 @@ def draw_summary(results: list[dict], card, out: str, interpolation_record: dict
             (1, lambda fig, spec, letter: _interpolation_panel(fig, spec, interpolation_record, colours, letter))
         )
     panels.append((len(keys), lambda fig, spec, letter: _sharpness_panel(fig, spec, card, keys, colours, letter)))
+    if any(lambda_path(r) for r in runs):
+        panels.append((1, lambda fig, spec, letter: _loss_panel(fig, spec, card, colours, letter)))
     if pairs:
         panels.append((2, lambda fig, spec, letter: _hessian_panel(fig, spec, pairs, colours, letter)))
     rows = rows_of([width for width, _ in panels])

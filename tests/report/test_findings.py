@@ -1,0 +1,49 @@
+"""The findings in words from a study's record: every number in them is one of the record's, each sentence
+names what shows it, exploratory statements are worded so, and the mechanism's claim follows its table."""
+
+from landscape.report.findings import findings
+
+from claims import unfounded
+from synthetic_study import card, results
+
+
+def record(mechanism=()):
+    found = results(recipes=("naive", "linear"), mismatch=True, control=True)
+    scored = card(found).record()
+    scored["study"] = {
+        "model": "mnist1d_mlp",
+        "data_set": "mnist1d",
+        "batch_sizes": [16, 64, 256, 1024],
+        "seeds": [0, 1, 2],
+        "mechanism": {"table": list(mechanism)},
+    }
+    return scored
+
+
+def plateau(run, batch, lr, fraction):
+    return {"run": run, "batch_size": batch, "lr": lr, "fraction": fraction, "loss_name": "mse"}
+
+
+def test_every_number_of_the_findings_is_the_records_and_each_names_its_figure_or_table():
+    gd = [plateau(f"gd_lr{lr}_s0", 4000, lr, f) for lr, f in ((0.4, 0.97), (0.8, 1.02), (1.6, 0.95))]
+    sgd = [plateau(f"sgd_b256_lr{lr}_s0", 256, lr, f) for lr, f in ((0.4, 0.31), (0.8, 0.34), (1.6, 0.41))]
+    scored = record(gd + sgd)
+    text = findings(scored)
+    assert unfounded(text, scored) == []
+    lines = text.strip().splitlines()
+    assert all("`study" in line for line in lines)  # each names the file or figure that shows it
+    assert "**Mechanism, full-batch gradient descent** (η = 0.4, 0.8, 1.6" in text
+    assert "the rate caps the sharpness" in text and "plateau of λmax is 95%–102% of 2(1 + β)/η" in text
+    assert "**Mechanism, SGD at batch 256**" in text and "λmax stays below its stability limit" in text
+    assert "naive compared at matched training loss 0.01" in text and "**Rescaling control**" in text
+
+
+def test_a_mechanism_that_is_not_at_its_limit_is_not_said_to_cap_the_sharpness():
+    mixed = [plateau("gd_lr0.4_s0", 4000, 0.4, 0.6), plateau("gd_lr0.8_s0", 4000, 0.8, 0.99)]
+    text = findings(record(mixed))
+    assert "caps" not in text and "not at one place against its limit" in text
+
+
+def test_the_checker_finds_a_number_the_record_does_not_hold():
+    scored = record()
+    assert unfounded("λmax rises by +123.456 (95 % interval)", scored) == ["+123.456"]
