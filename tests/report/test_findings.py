@@ -47,3 +47,20 @@ def test_a_mechanism_that_is_not_at_its_limit_is_not_said_to_cap_the_sharpness()
 def test_the_checker_finds_a_number_the_record_does_not_hold():
     scored = record()
     assert unfounded("λmax rises by +123.456 (95 % interval)", scored) == ["+123.456"]
+
+
+def test_the_committed_findings_are_those_of_the_committed_record_and_the_readme_cites_only_its_numbers():
+    """figures/study_findings.md (which docs/study.md includes) is ``findings`` of figures/study.json, and
+    every decimal number or percentage in README.md's findings section is one of that record's."""
+    import json
+
+    from conftest import ROOT
+
+    record = json.loads((ROOT / "figures" / "study.json").read_text())
+    assert (ROOT / "figures" / "study_findings.md").read_text() == findings(record)
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## What the built-in study finds", 1)[1].split("\n## ", 1)[0]
+    assert unfounded(section, record) == []
+    assert "exploratory" not in section.lower()  # nothing exploratory on the front page
+    study_page = (ROOT / "docs" / "study.md").read_text()
+    assert '--8<-- "figures/study_findings.md"' in study_page

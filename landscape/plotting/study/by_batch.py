@@ -83,7 +83,8 @@ def batch_axis(ax, batches: list[int]) -> None:
 
 
 def measure_label(key: str, basis: str) -> str:
-    return BY_KEY[key].label + (f" ({MATCHED_WORDS})" if basis == "matched_loss" else "")
+    """A measure's label with the weights its values are of: matched training loss, or the final weights."""
+    return BY_KEY[key].label + (f" ({MATCHED_WORDS})" if basis == "matched_loss" else " (final weights)")
 
 
 def stats_line(card, arm: str, key: str) -> tuple[str, bool]:

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from landscape.plotting.study.by_batch import PANELS, draw_measures, draw_seeds, t_interval, write_measures, write_seeds
+from landscape.plotting.study.by_batch import draw_measures, draw_seeds, measured_keys, write_measures, write_seeds
+from landscape.report.effects import t_interval
 
 from synthetic_study import BATCHES, SEEDS, card, results
 
@@ -40,8 +41,10 @@ def bars(ax) -> dict[float, tuple[float, float]]:
 
 def test_each_panel_draws_the_t_interval_of_the_seeds_and_each_seed_beside_it():
     found = results()
-    fig = draw_measures(card(found))
-    ax = fig.axes[PANELS.index("test_error")]
+    scored = card(found)
+    fig = draw_measures(scored)
+    ax = fig.axes[measured_keys(scored).index("test_error")]
+    assert measured_keys(scored)[0] == "test_loss" and "train_loss" not in measured_keys(scored)
     drawn = bars(ax)
     assert sorted(drawn) == list(BATCHES)  # one recipe: each mean at its batch size
     for b in BATCHES:
@@ -51,7 +54,7 @@ def test_each_panel_draws_the_t_interval_of_the_seeds_and_each_seed_beside_it():
     assert len(seeds) == len(BATCHES) * len(SEEDS)
     beside = [float(line.get_xdata()[0]) / b for line, b in zip(seeds, np.repeat(BATCHES, len(SEEDS)))]
     assert all(1.0 < ratio < 2**0.4 for ratio in beside)  # right of its mean, nearer it than the next batch
-    assert "95 % t-interval" in fig.get_suptitle() and "τ = " in ax.get_title()
+    assert "95 % t-interval" in fig.get_suptitle() and "τ = " in ax.get_title(loc="left")
 
 
 def test_sharpness_is_drawn_at_matched_loss_where_the_scorecard_tested_it_so():
@@ -59,13 +62,13 @@ def test_sharpness_is_drawn_at_matched_loss_where_the_scorecard_tested_it_so():
     scored = card(found)
     assert scored.test("naive", "lambda_max").basis == "matched_loss"
     fig = draw_measures(scored)
-    ax = fig.axes[PANELS.index("lambda_max")]
-    assert "at matched train loss" in ax.get_title()
+    ax = fig.axes[measured_keys(scored).index("lambda_max")]
+    assert "at matched train loss" in ax.get_title(loc="left")
     for b, (low, high) in bars(ax).items():
         matched = [r["values"]["lambda_max_matched"] for r in found if r["run"]["batch_size"] == b]
         assert (low + high) / 2 == pytest.approx(np.mean(matched))
     t = scored.test("naive", "lambda_max")
-    assert f"τ = {t.tau:+.2f}" in ax.get_title()
+    assert f"τ = {t.tau:+.2f}" in ax.get_title(loc="left")
 
 
 def test_the_rescaling_control_is_no_arm_of_the_figures():
@@ -73,16 +76,16 @@ def test_the_rescaling_control_is_no_arm_of_the_figures():
     assert any(r["control"] for r in scored.runs)
     for fig in (draw_measures(scored), draw_seeds(scored)):
         ax = fig.axes[0]
-        assert "rescaled" not in " ".join(a.get_title() for a in fig.axes)
+        assert "rescaled" not in " ".join(a.get_title(loc="left") for a in fig.axes)
         assert max(float(np.max(line.get_ydata())) for line in ax.lines if len(line.get_ydata())) < 40  # not 50×
 
 
 def test_several_recipes_side_by_side_with_their_own_statistics():
     scored = card(results(recipes=("naive", "linear")))
     fig = draw_measures(scored)
-    ax = fig.axes[PANELS.index("lambda_max")]
+    ax = fig.axes[measured_keys(scored).index("lambda_max")]
     assert len(bars(ax)) == 2 * len(BATCHES)  # two means per batch size, apart
-    assert "naive: τ" in ax.get_title() and "linear: τ" in ax.get_title()
+    assert "naive: τ" in ax.get_title(loc="left") and "linear: τ" in ax.get_title(loc="left")
     assert [t.get_text() for t in fig.legends[0].texts] == ["naive", "linear"] + [f"seed {s}" for s in SEEDS]
 
 
@@ -98,7 +101,7 @@ def test_one_line_per_seed_through_its_values_across_batch_sizes():
         mine = sorted((r["run"]["batch_size"], r["values"]["lambda_max"]) for r in found if r["run"]["seed"] == seed)
         assert list(line.get_xdata()) == [b for b, _ in mine] and list(line.get_ydata()) == [v for _, v in mine]
     t = scored.test("naive", "lambda_max")
-    assert f"τ = {t.tau:+.2f}" in ax.get_title()
+    assert f"τ = {t.tau:+.2f}" in ax.get_title(loc="left")
     assert [t.get_text() for t in fig.legends[0].texts] == [f"seed {s}" for s in SEEDS]
 
 

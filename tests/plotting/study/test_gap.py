@@ -39,7 +39,7 @@ def test_one_panel_per_sharpness_measure_with_the_gap_on_one_axis():
         assert line.get_xdata()[0] == r["values"]["lambda_max"] and line.get_ydata()[0] == r["values"]["gap"]
         assert line.get_color() == colours[r["run"]["batch_size"]]
     t = scored.test("naive", "lambda_max", GAP)
-    assert f"τ gap = {t.tau:+.2f}, p = {t.p_value:.2g}" in ax.get_title()
+    assert f"τ gap = {t.tau:+.2f}, p = {t.p_value:.2g}" in ax.get_title(loc="left")
 
 
 def test_a_measure_spanning_decades_gets_a_log_axis_and_one_within_a_decade_does_not():
@@ -58,7 +58,7 @@ def test_recipes_are_told_apart_by_fill_and_the_control_is_left_out():
     ax = panels(fig)[SHARP.index("lambda_max")]
     fills = [line.get_fillstyle() for line in ax.lines if line.get_marker() not in (None, "None")]
     assert fills.count("full") == fills.count("none") == len(BATCHES) * len(SEEDS)  # no third: the control
-    assert "naive: τ gap" in ax.get_title() and "linear: τ gap" in ax.get_title()
+    assert "naive: τ gap" in ax.get_title(loc="left") and "linear: τ gap" in ax.get_title(loc="left")
     legend = [t.get_text() for t in fig.legends[0].texts]
     assert legend == [f"batch {b}" for b in BATCHES] + [f"seed {s}" for s in SEEDS] + [
         "naive (filled)",

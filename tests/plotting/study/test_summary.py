@@ -69,10 +69,11 @@ def test_every_panel_lettered_in_order_when_every_source_is_there(tmp_path):
         fig = draw_summary(found, card(found), str(tmp_path), json.load(handle), "card")
     assert tuple(fig.get_size_inches()) == pytest.approx(A4)
     letters = [t[:3] for t in titles(fig) if t.startswith("(")]
-    assert letters == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)"]
+    assert letters == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)", "(g)"]
     named = dict(zip(letters, [t for t in titles(fig) if t.startswith("(")]))
     assert "test error" in named["(a)"] and "λmax along training" in named["(b)"]
-    assert "interpolation" in named["(c)"] and "λmax" in named["(d)"] and "eigenvector" in named["(e)"]
+    assert "interpolation" in named["(c)"] and "λmax" in named["(d)"]
+    assert "λmax against the training loss (naive, linear" in named["(e)"] and "eigenvector" in named["(f)"]
     training = next(ax for ax in fig.axes if "along training" in ax.get_title(loc="left"))
     limits = {float(y) for line in training.lines if line.get_drawstyle() == "steps-pre" for y in line.get_ydata()}
     assert sorted(limits) == pytest.approx([2 * (1 + MOMENTUM) / LR])  # heavy-ball momentum's stability limit
