@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..errors import InputError
 
 
@@ -21,6 +23,7 @@ def toml():
 # Flags with a --no- form (argparse.BooleanOptionalAction): false is said, not left to the default.
 # tests/io/test_toml_file.py checks that every such flag of every command is listed here.
 NEGATABLE = ("nesterov",)
+JSON_KEYS = ("model_args", "data_args")  # given as a TOML table or a JSON string alike
 
 
 def table_flags(table: dict) -> list[str]:
@@ -28,6 +31,8 @@ def table_flags(table: dict) -> list[str]:
     false -> --no-key for the flags of ``NEGATABLE``, else nothing (the flag's default is off)."""
     flags = []
     for key, value in table.items():
+        if key in JSON_KEYS and isinstance(value, dict):  # a TOML table of a factory's arguments: its JSON
+            value = json.dumps(value, sort_keys=True)
         if value is True:
             flags.append(f"--{key}")
         elif value is False:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from ..data import load_named
 from ..errors import ExitStatus, InputError, Stopped, UsageError
 from ..io.atomic import write_file
-from ..io.toml_file import table_flags
+from ..io.toml_file import JSON_KEYS, table_flags
 from ..parallel import stop
 from ..parallel.launch import cli_command
 from ..plotting.study.mechanism import write_mechanism
@@ -63,7 +63,7 @@ __all__ = ["DEFAULTS", "EXAMPLE", "PARAMETERS", "REQUIRED", "StudyResult", "exec
 def _sweep_flags(study: dict, recipe: str) -> list[str]:
     """``landscape sweep``'s flags for one recipe (an arm) of the study: the shared [train] settings and
     the recipe's own [train.<recipe>] table."""
-    shared = {k: v for k, v in study["train"].items() if not isinstance(v, dict)}
+    shared = {k: v for k, v in study["train"].items() if not isinstance(v, dict) or k in JSON_KEYS}
     own = study["train"].get(recipe, {})
     return [
         "--out",
@@ -349,7 +349,7 @@ def _described(study: dict, tasks: list[Task], table: list[Plateau], seconds: di
     """What ``<name>.json`` says of the study it is the scorecard of: the data set, the model, every arm's
     recipe as its runs resolved it, the mechanism's table, the machine and the versions."""
     train = study["train"]
-    shared = {k: v for k, v in train.items() if not isinstance(v, dict)}
+    shared = {k: v for k, v in train.items() if not isinstance(v, dict) or k in JSON_KEYS}
     arms = {}
     for recipe in study["recipes"]:
         resolved = {}

@@ -115,6 +115,9 @@ RESCALE_KEYS = ("recipe", "batch_sizes", "seeds", "alphas", "layer")
 MECHANISM_KEYS = ("rates", "batch_sizes", "seeds", "steps", "curvature_every", "loss_name", "momentum")
 
 REQUIRED = ()
+# what the study itself passes to its sweeps and its report: a table may not set them
+STUDY_SETS_TRAIN = ("out", "recipes", "recipe", "batch_sizes", "batch_size", "seeds", "seed", "list", "task", "config")
+STUDY_SETS_REPORT = ("manifest", "out", "figures", "name", "config")
 
 EXAMPLE = """\
 example:
@@ -200,6 +203,13 @@ def read_config(path: str) -> dict:
     for key in TABLES:
         if key in given and not isinstance(given[key], dict):
             raise UsageError(f"--config {path}: {key} must be a table ([{key}])")
+    for table, keys in (("train", STUDY_SETS_TRAIN), ("report", STUDY_SETS_REPORT)):
+        for key in given.get(table, {}):
+            if key in keys:  # the study sets it: a table's value would silently win over the command line
+                raise UsageError(
+                    f"--config {path}: [{table}] {key}: the study sets it (give the study's top-level out, "
+                    f"figures, name, recipes, batch_sizes or seeds, or the command line's flags)"
+                )
     return given
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import checks
 from ..errors import ConfigError, Diverged, InputError, Stopped, UsageError, param
-from ..io.toml_file import toml
+from ..io.toml_file import JSON_KEYS, toml
 from ..parallel import comm as comm_module
 from ..parallel import stop
 from ..parallel.comm import agree
@@ -84,7 +84,7 @@ def config_file(path: str) -> dict:
             f"{param('config')} {path}: unknown key {unknown[0] if unknown else 'train'!r}; expected out, recipes, "
             "batch_sizes, seeds and a [train] table of landscape train parameters"
         )
-    by_recipe = {k: train.pop(k) for k in list(train) if isinstance(train[k], dict)}
+    by_recipe = {k: train.pop(k) for k in list(train) if isinstance(train[k], dict) and k not in JSON_KEYS}
     wrong = sorted(set(by_recipe) - set(data.get("recipes", OWN["recipes"])))
     if wrong:
         raise InputError(

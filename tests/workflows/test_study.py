@@ -81,6 +81,9 @@ def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked
         ("jobs = 0\n", UsageError, "jobs=0: expected a positive whole number"),
         ("train = 3\n", UsageError, "train must be a table"),
         ("[train\n", InputError, "cannot be read as TOML"),
+        ('[train]\nout = "elsewhere"\n', UsageError, "[train] out: the study sets it"),
+        ("[train]\nlist = true\n", UsageError, "[train] list: the study sets it"),
+        ('[report]\nfigures = "x"\n', UsageError, "[report] figures: the study sets it"),
     ],
 )
 def test_bad_config_files_are_one_line(tmp_path, text, error, message):
@@ -335,3 +338,11 @@ def test_a_stop_signal_during_the_report_stops_it_after_its_measurement_and_a_re
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert (tmp_path / "f" / "study.md").exists()
     assert {p: p.stat().st_mtime_ns for p in trained} == trained  # nothing trained again
+
+
+def test_factory_arguments_as_a_toml_table_reach_the_sweep_as_json():
+    """``model_args = {width = 16}`` and ``model_args = '{"width": 16}'`` give the sweep the same flag."""
+    from landscape.io.toml_file import table_flags
+
+    assert table_flags({"model_args": {"width": 16}}) == table_flags({"model_args": '{"width": 16}'})
+    assert table_flags({"data_args": {"n": 300, "a": 1}}) == ['--data_args={"a": 1, "n": 300}']

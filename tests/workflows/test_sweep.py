@@ -54,3 +54,12 @@ def test_a_stop_signal_ends_the_run_in_training_begins_no_other_and_a_rerun_fini
     for name in ("sgd_b320_s0", "sgd_b320_s1"):
         a, b = weights(out / name / "final.pt"), weights(whole / name / "final.pt")
         assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
+
+
+def test_factory_arguments_as_a_toml_table_are_arguments_not_a_recipe_table(tmp_path):
+    """``model_args = {width = 16}`` in [train] is the factory's arguments, as the JSON string would be."""
+    from landscape.workflows.sweep import config_file
+
+    (tmp_path / "s.toml").write_text('[train]\nmodel = "x.py:f"\nmodel_args = {width = 16}\n[train.sgd]\nlr = 0.1\n')
+    given = config_file(str(tmp_path / "s.toml"))
+    assert given["model_args"] == {"width": 16} and given["by_recipe"] == {"sgd": {"lr": 0.1}}
