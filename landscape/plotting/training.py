@@ -147,7 +147,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
     right.set_yscale("log")
     _plain_numbers(right)
-    right.xaxis.set_major_locator(MaxNLocator(integer=True))
+    right.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
     right.set_xlabel("optimizer step" if by_step else "epoch")
     right.set_ylabel("test error (%)")
     right.set_title("test error during training (mean over seeds)", fontsize=10)

@@ -149,7 +149,7 @@ class MeasureConfig:
         checks.whole("seed", self.seed, least=0)
         skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip or ())
         for key in skip:
-            if key not in BY_KEY or not (key in SHARPNESS or key in SUITE_NAMES):
+            if not (key in SHARPNESS or key in SUITE_NAMES):
                 raise ConfigError(
                     "skip", key, f"measures of the curvature suite among {', '.join([*SUITE_NAMES, *SHARPNESS][:-1])}"
                 )

@@ -324,7 +324,7 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
     )
 
 
-PATH_RESTARTS = 3  # the path's searches: seeded starts besides δ = 0 (exploratory points of a curve)
+PATH_RESTARTS = 1  # the path's searches: a seeded start besides δ = 0 (exploratory points of a curve)
 
 
 def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, args, level: float | None) -> None:

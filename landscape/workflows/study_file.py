@@ -55,15 +55,15 @@ DEFAULTS = {
     },
     # the report: every search at its default restarts; surfaces on 21 points (21 x 21), the unrolled
     # kernel; λmax and adaptive sharpness at every kept level (sharpness against the training loss);
-    # m-sharpness and the ℓ2 ball skipped (the ℓ∞ box is the endpoint: the study's budget); no spectral
-    # density (32 networks' curves overlap into a figure nobody can read)
+    # m-sharpness, the ℓ2 ball and the per-layer blocks skipped (the ℓ∞ box is the endpoint: the study's
+    # budget); no spectral density (32 networks' curves overlap into a figure nobody can read)
     "report": {
         "batch_size": 1024,
         "kernel": "unrolled",
         "points_per_pass": 32,
         "grid_1d": "-1:1:21",
         "grid_2d": "-1:1:21",
-        "skip": ["m_sharpness", "adaptive_l2_sharpness"],
+        "skip": ["m_sharpness", "adaptive_l2_sharpness", "layers"],
         "density_runs": 0,
         "sharpness_path": True,
     },
@@ -163,7 +163,7 @@ you run, like a script: the factories its [train] table names are imported (see 
   points_per_pass = 32
   grid_1d = "-1:1:21"
   grid_2d = "-1:1:21"
-  skip = ["m_sharpness", "adaptive_l2_sharpness"]
+  skip = ["m_sharpness", "adaptive_l2_sharpness", "layers"]
   density_runs = 0
   sharpness_path = true
   endpoints = ["test_error", "lambda_max", "adaptive_sharpness"]   # declared before the study: Holm-adjusted

@@ -14,6 +14,7 @@ import math
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
+from ...losses import LOSS_WORDS
 from ...report.mechanism import AT_LIMIT, Plateau
 from ...train.checkpoints import read_log
 from .. import save
@@ -53,7 +54,7 @@ def draw_mechanism(table: list[Plateau], folders: dict[str, str], full: int | No
             ax.annotate(f"2(1+β)/η, η = {lr:g}", (1.0, limit), xycoords=("axes fraction", "data"),
                         ha="right", va="bottom", fontsize="x-small", color=LIMIT_COLOUR)  # fmt: skip
         seeds = len(runs) // max(1, len({p.lr for p in runs}))
-        loss = runs[0].loss_name or "the run's loss"
+        loss = LOSS_WORDS.get(runs[0].loss_name, runs[0].loss_name) or "the run's loss"
         ax.set_title(f"({letters[i]}) {title}\n{loss}, β = {runs[0].momentum:g}, {seeds} seed(s) a rate",
                      fontsize="small", loc="left")  # fmt: skip
         ax.set_xlabel("optimizer step")
@@ -78,7 +79,9 @@ def draw_mechanism(table: list[Plateau], folders: dict[str, str], full: int | No
     ax.set_ylabel("plateau of λmax / 2(1 + β)/η")
     ax.set_title(f"({letters[len(groups)]}) the plateau as a share of its limit\n(median after the rise, each run)",
                  fontsize="small", loc="left")  # fmt: skip
-    ax.legend(fontsize="x-small", frameon=False, loc="lower left")
+    for lr, colour in colours.items():  # the rates' colours, as in the other panels
+        ax.plot([], [], "o", color=colour, linestyle="none", label=f"η = {lr:g}")
+    ax.legend(fontsize="x-small", frameon=False, loc="lower left", ncols=2)
     ax.grid(alpha=0.3)
     return fig
 
