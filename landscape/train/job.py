@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -70,10 +70,7 @@ class Session:
     device: str
     diverged: dict | None = None  # where the training loss first became non-finite (allow_nonfinite goes on)
     curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
-    crossed: list = field(default_factory=list)  # the save_at_loss levels crossed so far (train.targets)
-    reached: bool = False  # the stop rule was met: the run is finished
-    last_check: int = 0  # the step at which the targets were last checked
-    recent: targets.Recent | None = None  # the weights after each step since then (train.targets)
+    watch: targets.Watch | None = None  # the stop rule and the levels whose weights are kept
 
 
 def _data(job: TrainJob, device: str, ranks: int, made=None):
@@ -213,24 +210,23 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     trainer = Trainer(model, recipe, train, micro, job.run.seed, s.collective, device, s.fill, s.loss)
     history: list[dict] = []
     resumed_from = None
+    crossed, reached = [], False  # the levels crossed and whether the rule was met (a resume: its own)
     if stored is not None:
         model.load_state_dict({k: v.to(device) for k, v in stored["state_dict"].items()})
         ranks = stored["ranks"]
         trainer.restore(ranks[comm.rank] if len(ranks) == comm.size else ranks[0])
         history = list(stored["meta"].get("history", []))
         s.diverged = stored["meta"].get("diverged")  # trained on past a divergence (allow_nonfinite)
-        s.crossed = list(stored["meta"].get("crossings", []))
-        s.reached = bool(stored["meta"].get("reached", False))
+        crossed, reached = list(stored["meta"].get("crossings", [])), bool(stored["meta"].get("reached", False))
         resumed_from = trainer.position.epoch
         if stored["meta"].get("ranks") != comm.size:
             say(
                 f"note: this run started on {stored['meta'].get('ranks')} ranks and continues on {comm.size}: "
                 "values may differ from an uninterrupted run in the last bits"
             )
-    if recipe.finished(trainer.position.epoch, trainer.position.step) or s.reached:
-        why = (
-            f"its rule ({targets.rule_text(job.run.stop_loss, job.run.stop_error)}) met" if s.reached else recipe.budget
-        )
+    watch = s.watch = targets.Watch(job.run, recipe, job.target_every, crossed, reached, trainer.position.step)
+    if recipe.finished(trainer.position.epoch, trainer.position.step) or reached:
+        why = f"its rule ({targets.rule_text(job.run.stop_loss, job.run.stop_error)}) met" if reached else recipe.budget
         say(f"{out}: already trained ({why}); nothing to do")
         return Result(out, os.path.join(out, files.FINAL), history, 0.0, resumed_from)
     if resumed_from is not None:
@@ -268,15 +264,16 @@ def _epochs(session: Session, stored: dict | None) -> Result:
 
     trainer.stop_requested = stop_requested
     trainer.pause_after = lambda step: _due(s, step)
-    s.last_check, s.recent = trainer.position.step, targets.Recent(job.target_every + 1)
-    trainer.after_step = lambda step, lr, epoch, fraction: _remember(s, trainer, step, lr, epoch, fraction)
-    _remember(s, trainer, trainer.position.step, math.nan, trainer.position.epoch, 0.0)  # the state to start from
+    trainer.after_step = lambda step, lr, epoch, fraction: watch.remember(
+        step, lr, epoch, fraction, trainer.module.state_dict()
+    )
+    watch.remember(trainer.position.step, math.nan, trainer.position.epoch, 0.0, model.state_dict())  # the start
     started = time.perf_counter()
     first_row = True
     unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
     if not history and s.curvature_every:  # λmax at step 0, before any step
         history.append(_row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
-    while not (recipe.finished(trainer.position.epoch, trainer.position.step) or s.reached):
+    while not (recipe.finished(trainer.position.epoch, trainer.position.step) or watch.reached):
         epoch = trainer.position.epoch
         # the part of this epoch already counted (after a pause; a stop's part is counted when it goes on)
         logged = trainer.position.partial.get("logged") if trainer.position.offset else None
@@ -298,8 +295,9 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         finished = recipe.finished(trainer.position.epoch, trainer.position.step)
         wrote = False
         row_due = finished or _row_due(s, trainer.position.step, trainer.position.epoch, paused)
-        if not row_due and _watch_due(s, trainer.position.step):
-            if _watched(s, trainer):  # a target check found nothing: no row, training goes on
+        if not row_due and watch.due(trainer.position.step):
+            loss_now, acc_now = evaluate(s.model, s.train, s.device, s.collective, s.loss)
+            if watch.pending_after(trainer.position.step, loss_now, acc_now):  # nothing crossed: no row
                 continue
             row_due = True  # a level crossed or the rule met: a row, and the weights
         if row_due:
@@ -308,9 +306,8 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             history.append(row)
             unlogged = {}
             crossings = _crossings(s, trainer, row)
-            s.crossed += [record for record, _ in crossings]
-            if targets.reached(job.run.stop_loss, job.run.stop_error, row):
-                s.reached = finished = True
+            if watch.met(row):
+                watch.reached = finished = True
                 _end_at_stop_loss(s, trainer, row, crossings)
             if finished or first_row or time.perf_counter() - last_line >= every:  # batch logs stay short
                 say(_line(history[-1], recipe, s.test is not None))
@@ -329,12 +326,12 @@ def _epochs(session: Session, stored: dict | None) -> Result:
             )
     seconds = time.perf_counter() - started
     if comm.rank == 0:
-        ended = f"its rule met at step {trainer.position.step}" if s.reached else recipe.budget
+        ended = f"its rule met at step {trainer.position.step}" if watch.reached else recipe.budget
         say(
             f"wrote {os.path.join(out, files.FINAL)} ({ended}; this run {seconds:.1f} s "
             "with evaluation and checkpoints)"
         )
-        late = targets.not_at_minimum({"done": True, "minimum": _minimum(s, history[-1])}) if history else None
+        late = targets.not_at_minimum({"done": True, "minimum": watch.minimum(history[-1])}) if history else None
         if late:
             say(f"note: {late}")
     return Result(out, os.path.join(out, files.FINAL), history, seconds, resumed_from)
@@ -342,42 +339,8 @@ def _epochs(session: Session, stored: dict | None) -> Result:
 
 def _due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
     """Whether training pauses after ``step`` steps for a log row (``_row_due``) or a check of its targets
-    (``_watching``)."""
-    return _row_due(s, step, epoch, paused) or _watch_due(s, step)
-
-
-def _watch_due(s: Session, step: int) -> bool:
-    return _watching(s) and step - s.last_check >= s.job.target_every
-
-
-def _levels(s: Session) -> tuple[float, ...]:
-    return targets.levels_of(s.job.run.save_at_loss, s.job.run.stop_loss)
-
-
-def _watching(s: Session) -> bool:
-    """Whether a target is pending: a level not yet crossed, or a stop rule."""
-    run = s.job.run
-    return run.stop_loss is not None or run.stop_error is not None or len(s.crossed) < len(_levels(s))
-
-
-def _remember(s: Session, trainer: Trainer, step: int, lr: float, epoch: int, fraction: float) -> None:
-    """After each step while a target is pending: its weights, rate and phase, for ``_crossings``."""
-    if _watching(s):
-        phase = s.job.recipe.phase(epoch, fraction, max(0, step - 1))
-        s.recent.push(step, lr, phase, trainer.module.state_dict())
-
-
-def _watched(s: Session, trainer: Trainer) -> bool:
-    """At a target check (no row due): the training loss alone; True when it crossed no level and met no
-    rule (the check is done, nothing is written), False when a row is to be made (and the weights kept)."""
-    loss, acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
-    probe = {"train_loss": loss, "train_acc": acc}
-    if targets.reached(s.job.run.stop_loss, s.job.run.stop_error, probe) or targets.new_crossings(
-        _levels(s), s.crossed, probe
-    ):
-        return False
-    s.last_check = trainer.position.step
-    return True
+    (``targets.Watch``)."""
+    return _row_due(s, step, epoch, paused) or s.watch.due(step)
 
 
 def _end_at_stop_loss(s: Session, trainer: Trainer, row: dict, crossings: list[tuple[dict, dict]]) -> None:
@@ -397,27 +360,22 @@ def _end_at_stop_loss(s: Session, trainer: Trainer, row: dict, crossings: list[t
 
 
 def _crossings(s: Session, trainer: Trainer, row: dict) -> list[tuple[dict, dict]]:
-    """The levels ``row`` (of the current weights) reaches for the first time, each with where the path
-    first reached it among the steps since the last check (``targets.locate``): (record, weights)."""
-    new = targets.new_crossings(_levels(s), s.crossed, row)
-    found = []
-    if new:
-        model = trainer.module
-        current = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        kept = s.recent.since(s.last_check)
+    """The levels ``row`` reaches for the first time, each with the weights where the path first reached
+    it (``targets.Watch.crossings``), the kept weights evaluated in the model and the current ones put back."""
+    model = trainer.module
+    if not targets.new_crossings(s.watch.levels, s.watch.crossed, row):
+        s.watch.last_check = trainer.position.step
+        return []
+    current = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-        def loss_at(weights: dict) -> tuple[float, float]:
-            model.load_state_dict(weights)
-            return evaluate(model, s.train, s.device, s.collective, s.loss)
+    def loss_at(weights: dict) -> tuple[float, float]:
+        model.load_state_dict(weights)
+        return evaluate(model, s.train, s.device, s.collective, s.loss)
 
-        try:
-            for level in new:
-                where = targets.locate(level, kept, loss_at)
-                found.append((targets.crossing(level, where), where["weights"]))
-        finally:
-            model.load_state_dict(current)
-    s.last_check = trainer.position.step
-    return found
+    try:
+        return s.watch.crossings(row, trainer.position.step, loss_at)
+    finally:
+        model.load_state_dict(current)
 
 
 def _row_due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
@@ -495,10 +453,6 @@ def _phase(s: Session, trainer: Trainer) -> str:
     return s.job.recipe.phase(epoch, fraction, last)
 
 
-def _minimum(s: Session, row: dict) -> dict | None:
-    return targets.minimum(s.job.run.stop_loss, s.job.run.stop_error, row, s.reached)
-
-
 def _save(
     session: Session,
     trainer: Trainer,
@@ -524,7 +478,7 @@ def _save(
         meta = _meta(job, identity, row, comm.size, session.threads, session.device)
         if session.diverged is not None:
             meta["diverged"] = session.diverged
-        meta.update(crossings=session.crossed, reached=session.reached)
+        meta.update(crossings=session.watch.crossed, reached=session.watch.reached)
         for record, kept in crossings:  # the weights where the training loss first fell to a level
             files.save_weights(out, record["file"], kept, {**meta, "crossing": record})
         if weights:
@@ -566,8 +520,8 @@ def _record(session: Session, row: dict, meta: dict, history: list[dict], done: 
         "machine": machine(),
         "command": meta["command"],
         **({"diverged": session.diverged} if session.diverged is not None else {}),
-        "crossings": session.crossed,
-        **({"minimum": found} if (found := _minimum(session, row)) is not None else {}),
+        "crossings": session.watch.crossed,
+        **({"minimum": found} if (found := session.watch.minimum(row)) is not None else {}),
     }
 
 

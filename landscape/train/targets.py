@@ -174,7 +174,63 @@ def not_at_minimum(record: dict) -> str | None:
     )
 
 
+class Watch:
+    """A run's targets as it trains: the stop rule and the levels whose weights are kept (``run``: its
+    ``TrainRun``; ``recipe``: for the phase of each step; ``every``: steps between checks).  It keeps the
+    weights after each step while a target is pending (``remember``), says when a check is due (``due``),
+    checks the training loss alone (``pending_after``), and finds where a level was first reached
+    (``crossings``), evaluating kept weights through ``loss_at(weights) -> (loss, accuracy %)``."""
+
+    def __init__(self, run, recipe, every: int, crossed=(), reached: bool = False, step: int = 0):
+        self.run, self.recipe, self.every = run, recipe, every
+        self.levels = levels_of(run.save_at_loss, run.stop_loss)
+        self.crossed, self.reached = list(crossed), reached
+        self.last_check, self.recent = step, Recent(every + 1)
+
+    def watching(self) -> bool:
+        """Whether a target is pending: a level not yet crossed, or a stop rule."""
+        return self.run.stop_loss is not None or self.run.stop_error is not None or len(self.crossed) < len(self.levels)
+
+    def due(self, step: int) -> bool:
+        return self.watching() and step - self.last_check >= self.every
+
+    def remember(self, step: int, lr: float, epoch: int, fraction: float, state: dict) -> None:
+        """After each step while a target is pending: its weights, rate and phase."""
+        if self.watching():
+            self.recent.push(step, lr, self.recipe.phase(epoch, fraction, max(0, step - 1)), state)
+
+    def met(self, row: dict) -> bool:
+        """Whether ``row`` (a log row, or just its training loss and accuracy) meets the stop rule."""
+        return reached(self.run.stop_loss, self.run.stop_error, row)
+
+    def pending_after(self, step: int, loss: float, acc: float) -> bool:
+        """A check (no row due) of the training loss alone: True when it crossed no level and met no rule
+        (nothing to write), False when a row is to be made."""
+        probe = {"train_loss": loss, "train_acc": acc}
+        if self.met(probe) or new_crossings(self.levels, self.crossed, probe):
+            return False
+        self.last_check = step
+        return True
+
+    def crossings(self, row: dict, step: int, loss_at) -> list[tuple[dict, dict]]:
+        """The levels ``row`` (of the current weights, after ``step`` steps) reaches for the first time,
+        each with where the path first reached it among the steps since the last check: (record, weights);
+        every one is added to ``crossed``."""
+        found = []
+        kept = self.recent.since(self.last_check)
+        for level in new_crossings(self.levels, self.crossed, row):
+            where = locate(level, kept, loss_at)
+            found.append((crossing(level, where), where["weights"]))
+        self.crossed += [record for record, _ in found]
+        self.last_check = step
+        return found
+
+    def minimum(self, row: dict) -> dict | None:
+        return minimum(self.run.stop_loss, self.run.stop_error, row, self.reached)
+
+
 __all__ = [
+    "Watch",
     "WITHIN",
     "Kept",
     "Recent",
