@@ -114,13 +114,11 @@ def _exploratory(record: dict) -> list[str]:
     for t in record["tests"]:
         if t["endpoint"] or t["against"] != "batch_size" or not _finite(t, "p_holm") or t["p_holm"] >= alpha:
             continue
-        where = " at the final weights" if t["basis"] == "final" else " at matched loss"
-        move = "rises" if (t["method"] == ANY or t["tau"] > 0) else "falls"
-        if t["method"] == ANY:
-            move = "differs among batch sizes"
-        out.append(
-            f"{t['arm']}: {_name(t['measure'])}{where} {move} (Holm p = {t['p_holm']:.2g} over the exploratory tests)"
-        )
+        if not BY_KEY[t["measure"]].sharpness or t["method"] != TREND or t["basis"] == "final":
+            continue  # the sharpness measures' trends at the compared networks (the final rows have their bullet)
+        where = " at matched loss" if t["basis"] == "matched_loss" else ""
+        move = "rises" if t["tau"] > 0 else "falls"
+        out.append(f"{t['arm']}: {_name(t['measure'])}{where} {move} (τ = {t['tau']:+.2f}, Holm p = {t['p_holm']:.2g})")
     return out
 
 
@@ -147,18 +145,22 @@ def findings(record: dict, name: str = "study") -> str:
         said = [s for key in record["endpoints"] if (s := _endpoint(record, arm, key))]
         if said:
             lines.append(f"- **{arm}, endpoints** (`{name}_measures`, `{name}_tests.csv`): " + "; ".join(said) + ".")
-        final = [
-            f"{_name(key)} {t['difference']:+.3g} [{_number(t['ci_low'])}, {_number(t['ci_high'])}], "
-            f"τ = {t['tau']:+.2f}"
+        rows = [
+            (key, t)
             for key in record["endpoints"]
             if (t := _test(record, arm, key, basis="final")) is not None
             and t.get("basis") == "final"
-            and _test(record, arm, key)["basis"] == "matched_loss"  # fmt: skip
+            and _test(record, arm, key)["basis"] == "matched_loss"
         ]
-        if final:
+        if rows:
+            first = rows[0][1]
             lines.append(
-                f"- **{arm}, at the final weights** (exploratory; batch {t['large']} − batch {t['small']}): "
-                + "; ".join(final)
+                f"- **{arm}, at the final weights** (exploratory; batch {first['large']} − batch {first['small']}): "
+                + "; ".join(
+                    f"{_name(key)} {t['difference']:+.3g} [{_number(t['ci_low'])}, {_number(t['ci_high'])}], "
+                    f"τ = {t['tau']:+.2f}"
+                    for key, t in rows
+                )
                 + f" (`{name}_tests.csv`, basis final)."
             )
     lines += [f"- {line}" for line in _mechanism(study)]
@@ -176,7 +178,10 @@ def findings(record: dict, name: str = "study") -> str:
         )
     exploratory = _exploratory(record)
     if exploratory:
-        lines.append("- **Exploratory** (Holm-adjusted over the exploratory tests): " + "; ".join(exploratory) + ".")
+        lines.append(
+            "- **Exploratory** (the other sharpness measures; Holm-adjusted over the exploratory tests; "
+            f"`{name}.md`): " + "; ".join(exploratory) + "."
+        )
     return "\n".join(lines) + "\n"
 
 

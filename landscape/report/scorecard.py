@@ -214,8 +214,9 @@ def _tests(arm: str, runs: list[dict], endpoints, alpha: float, family: int, sam
         )
         t = stats.trend(batch, y, seeds, samples, seed)
         out.append(Test(**shared, against="batch_size", method=TREND, tau=t.statistic, **_numbers(t)))
-        if endpoint and matched:  # at the final weights too: the arm's own question (equal steps, ...)
-            yf, _ = values_of(runs, m.key, False)
+        yf, _ = values_of(runs, m.key, False)
+        if endpoint and matched and not np.allclose(yf, y, equal_nan=True):  # at the final weights too (equal
+            # steps, ...), where they are not the matched ones (a run stopped at its level holds them twice)
             df, _, _ = effects.paired_differences(batch, yf, seeds)
             ci = effects.t_interval(df)
             sdf = float(np.std(df, ddof=1)) if len(df) > 1 else math.nan

@@ -96,7 +96,7 @@ def draw_sharpness_loss(card) -> Figure:
     seeds = sorted({r["seed"] for r in runs})
     for column, arm in enumerate(arms):
         mine = [r for r in runs if r["recipe"] == arm]
-        rows = (("λmax along training", lambda_path), ("adaptive sharpness at the kept weights", adaptive_path))
+        rows = (("λmax along training", lambda_path), ("adaptive sharpness", adaptive_path))
         for row, (what, path_of) in enumerate(rows):
             ax = axes[row][column]
             for b in batches:
@@ -119,9 +119,9 @@ def draw_sharpness_loss(card) -> Figure:
             ax.grid(alpha=0.3, which="both")
             ax.set_xlabel("training loss (log scale; training goes →)")
             ax.set_ylabel("λmax of the Hessian" if row == 0 else "adaptive worst-case rise (ρ = 0.01)")
-            words = "every logged step" if row == 0 else "kept levels, matched level and final weights"
+            words = "every logged step" if row == 0 else "kept levels and final weights"
             letter = letters[row * len(arms) + column]
-            head = f"({letter}) {arm}: {what}\n{words}; {len(seeds)} seeds (thin), their mean (thick)"
+            head = f"({letter}) {arm}: {what}\n{words}; {len(seeds)} seeds (thin), mean (thick)"
             ax.set_title(head, loc="left", fontsize="small")
     handles = [Line2D([], [], color=c, linewidth=2.2, label=f"batch {b}") for b, c in colours.items()]
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, fontsize="small")
