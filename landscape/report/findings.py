@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ..losses import LOSS_WORDS
 from .catalogue import BY_KEY
 from .mechanism import AT_LIMIT
 from .minimum import MINIMUM_ERROR, away
@@ -71,6 +72,11 @@ def _endpoint(record: dict, arm: str, key: str) -> str | None:
     return said
 
 
+def _percent(share: float) -> str:
+    """A relative change in %: three significant digits, whole numbers from 100 % on (1,240 %, not 1.24e+03)."""
+    return f"{100 * share:,.0f} %" if 100 * share >= 100 else f"{100 * share:.3g} %"
+
+
 def _compared(record: dict, arm: str) -> str:
     level = (record["settings"].get("matched") or {}).get(arm) or {}
     if level.get("level") is not None:
@@ -90,6 +96,7 @@ def _mechanism(study: dict) -> list[str]:
     for name, runs in groups.items():
         fractions = [p["fraction"] for p in runs if p.get("fraction") is not None]
         rates = ", ".join(f"{r:g}" for r in sorted({p["lr"] for p in runs}))
+        loss = LOSS_WORDS.get(runs[0]["loss_name"], runs[0]["loss_name"])
         if not fractions:
             continue
         at = all(abs(x - 1) <= AT_LIMIT for x in fractions)
@@ -102,7 +109,7 @@ def _mechanism(study: dict) -> list[str]:
             else "λmax is not at one place against its limit"
         )
         lines.append(
-            f"**Mechanism, {name}** (η = {rates}, {len(runs)} runs, {runs[0]['loss_name']}): {verdict} — the "
+            f"**Mechanism, {name}** (η = {rates}, {len(runs)} runs, {loss}): {verdict} — the "
             f"plateau of λmax is {min(fractions):.0%}–{max(fractions):.0%} of 2(1 + β)/η (`study_mechanism`, "
             f"panel c; `study_mechanism.csv`)."
         )
@@ -171,7 +178,7 @@ def findings(record: dict, name: str = "study") -> str:
         alphas = ", ".join(f"{a:g}" for a in control[0]["alpha"])
         lines.append(
             f"- **Rescaling control** (α = {alphas}, {control[0]['pairs']} networks, the same functions): changed "
-            + ", ".join(f"{_name(c['measure'])} (up to {100 * c['largest_change']:.3g} %)" for c in changed)
+            + ", ".join(f"{_name(c['measure'])} (up to {_percent(c['largest_change'])})" for c in changed)
             + "; unchanged: "
             + ", ".join(_name(c["measure"]) for c in kept)
             + f" (`{name}.md`, rescaling control)."
