@@ -18,6 +18,7 @@ from ..losses import LOSS_WORDS
 from .catalogue import BY_KEY
 from .mechanism import AT_LIMIT
 from .minimum import MINIMUM_ERROR, away
+from .rescaling import percent
 from .stats import ANY, TREND
 
 
@@ -70,11 +71,6 @@ def _endpoint(record: dict, arm: str, key: str) -> str | None:
     if stable is not None:
         said += "; robust to leaving out any one seed" if stable else "; NOT robust to leaving out one seed"
     return said
-
-
-def _percent(share: float) -> str:
-    """A relative change in %: three significant digits, whole numbers from 100 % on (1,240 %, not 1.24e+03)."""
-    return f"{100 * share:,.0f} %" if 100 * share >= 100 else f"{100 * share:.3g} %"
 
 
 def _compared(record: dict, arm: str) -> str:
@@ -178,7 +174,7 @@ def findings(record: dict, name: str = "study") -> str:
         alphas = ", ".join(f"{a:g}" for a in control[0]["alpha"])
         lines.append(
             f"- **Rescaling control** (α = {alphas}, {control[0]['pairs']} networks, the same functions): changed "
-            + ", ".join(f"{_name(c['measure'])} (up to {_percent(c['largest_change'])})" for c in changed)
+            + ", ".join(f"{_name(c['measure'])} (up to {percent(c['largest_change'])})" for c in changed)
             + "; unchanged: "
             + ", ".join(_name(c["measure"]) for c in kept)
             + f" (`{name}.md`, rescaling control)."

@@ -66,6 +66,11 @@ def control(results: list[dict]) -> list[dict]:
     return out
 
 
+def percent(share: float) -> str:
+    """A relative change in %: three significant digits, whole numbers from 100 % on (1,240 %, not 1.24e+03)."""
+    return f"{100 * share:,.0f} %" if 100 * share >= 100 else f"{100 * share:.3g} %"
+
+
 def sentence(records: list[dict]) -> str:
     """The control in words, for the verdict."""
     if not records:
@@ -76,7 +81,7 @@ def sentence(records: list[dict]) -> str:
     alphas = ", ".join(f"{a:g}" for a in records[0]["alpha"])
 
     def named(rs) -> str:
-        return ", ".join(f"{BY_KEY[r['measure']].label} ({100 * r['largest_change']:.3g} %)" for r in rs) or "none"
+        return ", ".join(f"{BY_KEY[r['measure']].label} ({percent(r['largest_change'])})" for r in rs) or "none"
 
     return (
         f"Rescaling control ({pairs} network{'s' * (pairs != 1)} rescaled by α = {alphas}, the same functions): "
@@ -85,4 +90,4 @@ def sentence(records: list[dict]) -> str:
     )
 
 
-__all__ = ["control", "sentence", "origin_of", "CHANGED"]
+__all__ = ["control", "sentence", "percent", "origin_of", "CHANGED"]

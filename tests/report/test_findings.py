@@ -64,3 +64,29 @@ def test_the_committed_findings_are_those_of_the_committed_record_and_the_readme
     assert "exploratory" not in section.lower()  # nothing exploratory on the front page
     study_page = (ROOT / "docs" / "study.md").read_text()
     assert '--8<-- "figures/study_findings.md"' in study_page
+
+
+def test_the_committed_study_compares_networks_at_a_minimum_matched_within_five_percent_with_converged_endpoints():
+    """Issue 41's bar for the committed study: no compared network above 1 % training error or short of its
+    stop rule, every matched network's measured loss within 5 % below its level, no endpoint search left
+    unconverged, a record that says what was studied, and training logs small enough to commit."""
+    import json
+
+    from landscape.report.minimum import away
+
+    from conftest import ROOT
+
+    record = json.loads((ROOT / "figures" / "study.json").read_text())
+    compared = [r for r in record["runs"] if not r.get("control")]
+    assert away(record["runs"]) == []
+    for run in compared:
+        matched = run["matched"]
+        assert matched["checkpoint"] and matched["off"] is None, (run["name"], matched)
+        assert 0.95 * matched["level"] <= matched["measured_loss"] <= matched["level"] * 1.0001
+        assert not set(run["flagged"]) & set(record["endpoints"]), run["name"]
+    study = record["study"]
+    assert study["data_set"] == "mnist1d" and study["model"] == "mnist1d_mlp"
+    for given in study["arms"].values():
+        assert {"lr", "momentum", "milestones"} <= set(given["given"]) and given["resolved_by_batch"]
+    assert study["versions"]["torch_version"] and study["machine"]["cpu"]
+    assert (ROOT / "figures" / "study_training.csv").stat().st_size < 1_000_000
