@@ -85,8 +85,8 @@ def draw(
     left.set_ylabel(loss + (", log scale" if log else ""))
     left.set_xlabel(RANDOM_WORDS)
     right.set_xlabel(hessian_words(scale))
-    left.set_title("random direction")
-    right.set_title("top Hessian eigenvector")
+    left.set_title("(a) random direction", loc="left")
+    right.set_title("(b) top Hessian eigenvector", loc="left")
     names = [
         label + (f" (λ₁ = {lam:.3g})" if eigenvalues is not None and np.isfinite(lam) else "")
         for label, lam in zip(labels, eigenvalues if eigenvalues is not None else [np.nan] * len(labels))

@@ -70,7 +70,8 @@ def draw_interpolation(record: dict, title: str | None = None) -> Figure:
         ends = top.secondary_xaxis("top")
         ends.set_xticks([0.0, 1.0], [f"batch {mine[0]['batch_from']}", f"batch {mine[0]['batch_to']}"])
         ends.tick_params(length=0)
-        top.set_title(f"{recipe} ({len(mine)} seed{'s' * (len(mine) > 1)})")
+        top.set_title(f"({'abcdefgh'[column]}) {recipe}, final weights ({len(mine)} seed{'s' * (len(mine) > 1)})",
+                      loc="left")  # fmt: skip
         axes[1, column].set_xlabel("α   (0: smallest batch, 1: largest batch)")
     if log:
         axes[0, 0].set_yscale("log")

@@ -44,7 +44,8 @@ def test_one_column_per_recipe_loss_on_a_log_axis_above_the_error_the_ends_named
     figure = draw_interpolation(record([pair("sgd", 0), pair("sgd", 1), pair("lr", 0, (32, 2048))]))
     loss, error = figure.axes[0], figure.axes[2]  # row-major: sgd loss, lr loss, sgd error, lr error
     assert loss.get_yscale() == "log" and error.get_yscale() == "linear"
-    assert loss.get_title() == "sgd (2 seeds)" and figure.axes[1].get_title() == "lr (1 seed)"
+    assert loss.get_title(loc="left") == "(a) sgd, final weights (2 seeds)"
+    assert figure.axes[1].get_title(loc="left") == "(b) lr, final weights (1 seed)"
     assert error.get_xlabel().startswith("α") and error.get_ylabel() == "error (%)"
     names = sorted(t.get_text() for ax in figure.axes for child in ax.child_axes for t in child.get_xticklabels())
     assert names == ["batch 1024", "batch 16", "batch 2048", "batch 32"]

@@ -64,9 +64,11 @@ def write_surfaces(results, out: str, stem: str, colours: dict, formats, dpi: in
     labels = [label(r, results) for r in present.values()]
     one = [read(os.path.join(folder(out, r), RANDOM_1D)) for r in present.values()]
     two = [read(os.path.join(folder(out, r), RANDOM_2D)) for r in present.values()]
-    paths = write_1d(one, stem, labels, formats, dpi, Style1D(error=True), look, colours=[colours[b] for b in present])[
-        0
-    ]
+    recipe = next(iter(present.values()))["run"]["recipe"]
+    title = f"(a) {recipe}, final weights, the lowest seed of each batch size: along a random direction"
+    style = Style1D(error=True, title=title)
+    paths = write_1d(one, stem, labels, formats, dpi, style, look, colours=[colours[b] for b in present])[0]
+    labels = [f"({letter}) {text}, final weights" for letter, text in zip("abcdefgh", labels)]
     # One set of levels for every panel, spaced by factors (log, the default) where the loss spans
     # decades: basins of 0.001 and of 1 both show, whatever the loss and the network.
     paths += write_2d(two, stem, "train_loss", ("contour", "contourf"), labels, formats, dpi, Style2D(), look=look)[0]
@@ -82,7 +84,7 @@ def write_hessian_1d(results, out: str, stem: str, colours: dict, formats, dpi: 
         [random for _, random, _ in pairs],
         [along for _, _, along in pairs],
         stem,
-        [label(result, results) for result, _, _ in pairs],
+        [f"{label(result, results)}, final weights" for result, _, _ in pairs],
         [colours[result["run"]["batch_size"]] for result, _, _ in pairs],
         [hessian_detail(result).get("eigenvalue", math.nan) for result, _, _ in pairs],
         str(hessian_detail(pairs[0][0]).get("scale", "unit")),
