@@ -89,7 +89,7 @@ def _mechanism(study: dict) -> list[str]:
         name = "full-batch gradient descent" if p["run"].startswith("gd_") else f"SGD at batch {p['batch_size']}"
         groups.setdefault(name, []).append(p)
     lines = []
-    for name, runs in groups.items():
+    for name, runs in sorted(groups.items(), key=lambda item: not item[0].startswith("full")):  # GD first
         fractions = [p["fraction"] for p in runs if p.get("fraction") is not None]
         rates = ", ".join(f"{r:g}" for r in sorted({p["lr"] for p in runs}))
         loss = LOSS_WORDS.get(runs[0]["loss_name"], runs[0]["loss_name"])
