@@ -160,6 +160,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     arms = ", ".join(f"{r} ({len({x['seed'] for x in done if x['recipe'] == r})} seeds)" for r in recipes)
     for ax, letter, weights in zip([left, right, *third], "abc", ("final weights", "along training", "along training")):
         ax.set_title(f"({letter}) {ax.get_title()}\n{arms}, {weights}", fontsize=10, loc="left")
+        ax.set_title("")  # the centred title moved into the lettered one
     if "adaptive" in recipes:
         left.text(
             0.99, 0.02, "adaptive: at its first batch", transform=left.transAxes, ha="right", fontsize=7, color="0.4"
