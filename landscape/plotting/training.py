@@ -70,7 +70,8 @@ def sharpness_curve(folder: str, by_step: bool = True) -> list[tuple[float, floa
 
 
 def _what(done: list[dict]) -> str:
-    """Model, data set and epochs of the runs, from their records: one line for the figure."""
+    """Model, data set and budget of the runs (and the train loss that stopped them), from their records:
+    one line for the figure."""
 
     seen = {}
     for r in done:
@@ -78,6 +79,10 @@ def _what(done: list[dict]) -> str:
         for key in ("model", "dataset"):
             seen.setdefault(key, set()).add(identity.get(key, "?"))
         budget = ("steps", identity["steps"]) if identity.get("steps") else ("epochs", identity.get("epochs", "?"))
+        stops = [f"train {what} ≤ {identity[f'stop_{what}']:g}" for what in ("loss", "error")
+                 if identity.get(f"stop_{what}") is not None]  # fmt: skip
+        if stops:  # the budget a cap: the run stops where its training reaches the level
+            budget = (budget[0], f"≤ {budget[1]}, stopped at {' or '.join(stops)}")
         seen.setdefault(budget[0], set()).add(budget[1])
     words = [
         f"{key} " + (" / ".join(map(str, sorted(values, key=str))) if len(values) < 4 else "(mixed)")

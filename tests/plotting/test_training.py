@@ -15,9 +15,10 @@ def test_the_stability_limit_is_that_of_gradient_descent_on_a_quadratic():
     assert stability_limit(0.1, momentum=0.9, nesterov=True) == pytest.approx(38.0 / 2.8)  # (2 + 2β)/(η(1 + 2β))
 
 
-def fake_run(folder, batch: int, rates: list[float], sharpness: list[float], momentum: float = 0.0):
+def fake_run(folder, batch: int, rates: list[float], sharpness: list[float], momentum: float = 0.0, **stops):
     folder.mkdir(parents=True)
     identity = {"model": "m", "dataset": "d", "steps": 10 * len(rates), "momentum": momentum, "nesterov": False}
+    identity |= stops
     (folder / "run.json").write_text(json.dumps({"done": True, "identity": identity}))
     lines = ["epoch,step,lr,train_acc,test_acc,lambda_max"]
     lines += [f"{i},{10 * i},{lr},90,80,{s}" for i, (lr, s) in enumerate(zip(rates, sharpness))]
@@ -44,3 +45,10 @@ def test_sharpness_is_drawn_against_the_step_with_the_limit_of_each_steps_rate(t
 def test_runs_without_lambda_max_keep_the_two_panels(tmp_path):
     row = fake_run(tmp_path / "plain", 16, [0.1, 0.1], ["nan", "nan"])
     assert len(draw([row]).axes) == 2
+
+
+def test_a_budget_that_is_a_cap_says_what_stopped_the_runs(tmp_path):
+    row = fake_run(tmp_path / "capped", 16, [0.1, 0.1], [1.0, 1.0], stop_loss=0.01)
+    assert "steps ≤ 20, stopped at train loss ≤ 0.01" in draw([row]).get_suptitle()
+    row = fake_run(tmp_path / "fixed", 16, [0.1, 0.1], [1.0, 1.0])
+    assert draw([row]).get_suptitle().endswith("steps 20")
