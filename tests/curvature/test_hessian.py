@@ -99,7 +99,7 @@ def test_the_mean_loss_and_gradient_cover_every_sample(case):
     model = tiny().double()
     reference = nn.functional.cross_entropy(model(samples.inputs), samples.targets)
     reference.backward()
-    assert loss == pytest.approx(float(reference), rel=1e-12)
+    assert loss == pytest.approx(float(reference.detach()), rel=1e-12)
     assert np.allclose(gradient, torch.cat([p.grad.reshape(-1) for p in model.parameters()]).numpy(), rtol=1e-10)
 
 
