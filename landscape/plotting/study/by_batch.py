@@ -258,7 +258,7 @@ def draw_seeds(card, title: str | None = None) -> Figure:
             head = f"{arm}: " if len(arms) > 1 else ""
             seeds = len({r["seed"] for r in mine})
             ax.set_title(
-                head + measure_label(key, basis) + f", {seeds} seeds" + (f"\n{words}" if words else ""),
+                head + measure_label(key, basis) + f"\n{seeds} seeds" + (f"; {words}" if words else ""),
                 fontsize="small",
                 fontweight="bold" if bold else "normal",
             )

@@ -1,0 +1,29 @@
+"""``log_ticks``: a log axis labelled with plain numbers at 1, 2 and 5 times powers of ten, thinned to 1
+and 5 on an x-axis so long that its labels would run into each other."""
+
+import pytest
+from matplotlib.figure import Figure
+
+from landscape.plotting import log_ticks
+
+
+def ticks(low: float, high: float, axis: str) -> list[str]:
+    ax = Figure(figsize=(4, 3)).add_subplot()
+    ax.plot([low, high], [low, high])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    log_ticks(getattr(ax, f"{axis}axis"))
+    ax.figure.canvas.draw()
+    low, high = sorted(getattr(ax, f"get_{axis}lim")())
+    labels = getattr(ax, f"get_{axis}ticklabels")()
+    return [t.get_text() for t in labels if low <= t.get_position()[axis == "y"] <= high]
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_two_decades_are_labelled_at_one_two_and_five(axis):
+    assert ticks(0.01, 1.0, axis) == ["0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"]
+
+
+def test_a_long_x_axis_is_labelled_at_one_and_five_and_a_long_y_axis_is_not():
+    assert ticks(0.001, 2.0, "x") == ["0.001", "0.005", "0.01", "0.05", "0.1", "0.5", "1"]
+    assert "0.002" in ticks(0.001, 2.0, "y")
