@@ -3,24 +3,13 @@ with one default per setting, and unknown names or settings refused in one line.
 
 import numpy as np
 import pytest
-import torch
-from torch import nn
 
 from landscape.curvature import Hessian
 from landscape.curvature.suite import NAMES, SuiteConfig, measure, one
-from landscape.data import Samples
 from landscape.errors import ConfigError
 
 from .test_lanczos import Matrix
-
-
-def least_squares():
-    """A linear model with MSE: its Hessian is exactly 2/(n·outputs) XᵀX in the weights (and the bias)."""
-    torch.manual_seed(0)
-    model = nn.Linear(4, 1).double()
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(50, 4, generator=g, dtype=torch.float64)
-    return model, Samples(x, torch.randn(50, 1, generator=g, dtype=torch.float64))
+from .test_sharpness import quadratic_case
 
 
 def exact_hessian(samples) -> np.ndarray:
@@ -30,7 +19,7 @@ def exact_hessian(samples) -> np.ndarray:
 
 
 def test_each_measure_of_a_quadratic_is_its_closed_form_and_they_run_in_the_order_asked():
-    model, samples = least_squares()
+    model, samples = quadratic_case()  # its Hessian: exactly 2/n XᵀX in (w, b)
     h = Hessian(model, samples, loss="mse")
     exact = np.linalg.eigvalsh(exact_hessian(samples))
     seen = []
@@ -41,7 +30,7 @@ def test_each_measure_of_a_quadratic_is_its_closed_form_and_they_run_in_the_orde
     assert found["eigenvalues"]["bottom"].values == pytest.approx(exact[:2], rel=1e-8)
     assert found["trace"].value == pytest.approx(exact.sum(), abs=4 * found["trace"].stderr)
     (layer,) = found["layers"]  # one module, whose own parameters are all of them: the whole Hessian
-    assert layer.lambda_max == pytest.approx(exact[-1], rel=1e-6) and layer.parameters == 5
+    assert layer.lambda_max == pytest.approx(exact[-1], rel=1e-6) and layer.parameters == 4
 
 
 def test_a_known_spectrum_behind_the_interface_gives_its_extremes_and_trace():

@@ -111,12 +111,7 @@ def draw_sharpness_loss(card) -> Figure:
                     x, y = _level_means([_kept(r) for r in mine if r["batch_size"] == b])
                 if len(x):
                     ax.plot(x, y, color=colours[b], linewidth=2.2, marker="o" if row else None, markersize=4)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            log_ticks(ax.xaxis)
-            log_ticks(ax.yaxis)
-            ax.invert_xaxis()
-            ax.grid(alpha=0.3, which="both")
+            loss_axes(ax)
             ax.set_xlabel("training loss (log scale; training goes →)")
             ax.set_ylabel("λmax of the Hessian" if row == 0 else "adaptive worst-case rise (ρ = 0.01)")
             words = "every logged step" if row == 0 else "kept levels and final weights"
@@ -128,6 +123,16 @@ def draw_sharpness_loss(card) -> Figure:
     fig.suptitle("Sharpness against the training loss: at every level, is the large batch sharper?",
                  fontsize="medium")  # fmt: skip
     return fig
+
+
+def loss_axes(ax) -> None:
+    """Both axes logarithmic and labelled plainly, the training loss falling to the right as training goes."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    log_ticks(ax.xaxis)
+    log_ticks(ax.yaxis)
+    ax.invert_xaxis()
+    ax.grid(alpha=0.3, which="both")
 
 
 def _level_means(points: list[list[tuple[float, float, str]]]) -> tuple[list[float], list[float]]:
@@ -154,12 +159,7 @@ def draw_lambda_means(ax, card, colours: dict) -> bool:
                 ax.plot(x, y, styles[arm][0], color=colours[b], linewidth=1.6)
                 drawn = True
     if drawn:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        log_ticks(ax.xaxis)
-        log_ticks(ax.yaxis)
-        ax.invert_xaxis()
-        ax.grid(alpha=0.3, which="both")
+        loss_axes(ax)
         ax.set_xlabel("training loss (training goes →)")
         ax.set_ylabel("λmax (mean over seeds)")
     return drawn
