@@ -133,6 +133,12 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="start vectors, trace vectors, directions " + _d("seed"))
     p.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     p.add_argument("--out", required=True, help="the JSON file to write (the density figure beside it)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write --out over an existing checkpoint, HDF5 file, training log, manifest or run record "
+        "(refused otherwise; never over the command's own input)",
+    )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

@@ -62,6 +62,12 @@ def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
         ".h5); or a folder (existing, or ending in /): each export goes into it named after its input "
         "(s.h5 -> FOLDER/s.vts; --html: the first input's name)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write over an existing checkpoint, HDF5 file, training log, manifest or run record "
+        "(refused otherwise; never over an input surface file)",
+    )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

@@ -162,6 +162,12 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
     p.add_argument("--device", help="auto (CUDA when there is one), cpu, cuda, cuda:N " + _d("device"))
     p.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")
     p.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write the tables over an existing checkpoint, HDF5 file, training log, manifest or run record "
+        "(refused otherwise; never over the manifest read)",
+    )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

@@ -15,6 +15,7 @@ import os
 
 from ..errors import InputError
 from ..io.atomic import write_with
+from ..io.outputs import figure_replaceable
 from ..losses import LOSS_WORDS
 from ..surface import quantities
 from .look import EMBED, fit
@@ -93,11 +94,14 @@ def log_ticks(axis) -> None:
 def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[str]:
     """Write ``fig`` as ``<stem>.<fmt>`` for each format, sized for ``look`` (``plotting.look``: one
     column for one panel, two for several), fonts embedded as TrueType; return the paths written.  Each
-    file is written whole or not at all, over an older one (``io.atomic``)."""
+    file is written whole or not at all, over an older one (``io.atomic``), never over a file of a kind the
+    toolkit keeps (``io.outputs``)."""
     from matplotlib import rc_context
 
     if look is not None:
         fit(fig, look, panels)
+    for fmt in formats:  # never over a checkpoint, a surface, a log or a manifest (io.outputs)
+        figure_replaceable(f"{stem}.{fmt}")
     paths = []
     for fmt in formats:
         path = f"{stem}.{fmt}"

@@ -49,6 +49,13 @@ def _trained(record: dict) -> dict:
     return {"crossings": tuple(c for c in crossings if isinstance(c, dict)), "phase": phase, "minimum": minimum}
 
 
+def manifest_files(path: str) -> list[str]:
+    """The files a manifest argument names: the file itself, or a sweep folder's manifest.csv and .json."""
+    if os.path.isdir(path):
+        return [os.path.join(path, name) for name in (sweeps.MANIFEST_CSV, sweeps.MANIFEST_JSON)]
+    return [path]
+
+
 def _is_trainer_manifest(path: str) -> bool:
     if os.path.isdir(path) or path.endswith(".json"):
         return True

@@ -30,6 +30,7 @@ from ..errors import ConfigError, Stopped
 from ..io.atomic import write_file
 from ..io.checkpoint import with_recorded
 from ..io.lock import SurfaceLock
+from ..io.outputs import replaceable
 from ..io.paths import output_path
 from ..losses import Loss
 from ..models import ModelConfig, load_model
@@ -69,6 +70,7 @@ DEFAULTS = {
     "dtype": "float64",
     "batch_size": 1024,
     "threads": None,
+    "force": False,  # --out over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
 }
 REQUIRED = ("model_file", "out")  # model: the checkpoint's own where it records one
 WHICH = ("top", "bottom", "both")
@@ -147,6 +149,7 @@ def settings_of(params: dict) -> dict:
     if s["dtype"] not in ("float32", "float64"):
         raise ConfigError("dtype", s["dtype"], "float32 or float64")
     output_path(s["out"], "JSON file", "out")  # checked before hours of products, not after
+    replaceable(s["out"], "out", {"model_file": s["model_file"], "datapath": s["datapath"]}, s["force"])
     return s
 
 
@@ -396,7 +399,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         "ranks": world.size,
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
-        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k not in ("threads", "model")},
+        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k not in ("threads", "model", "force")},
         "command": command_line(list(argv)) if argv else "",
         "versions": versions(),
         "citations": CITATIONS,

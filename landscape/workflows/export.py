@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError, UsageError, param
+from ..io.outputs import replaceable
 from ..io.paraview import quantities, write_vtk
 from ..io.paths import output_path
 from ..io.surface_file import read
@@ -31,6 +32,7 @@ DEFAULTS = {
     "log": False,
     "zmax": None,
     "out": None,
+    "force": False,  # over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
 }
 REQUIRED = ("surf_files",)
 
@@ -86,6 +88,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
         )
     for path in outputs + ([stems[0] + ".html"] if s["html"] else []):
         output_path(path, "file", "out")  # a folder, a device or an unwritable folder: refused before writing
+        replaceable(path, "out", {"surf_files": files}, s["force"])  # never over an input (io.outputs)
         folder = os.path.dirname(os.path.abspath(path))
         if not os.access(folder, os.W_OK | os.X_OK):
             raise InputError(

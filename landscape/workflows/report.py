@@ -10,6 +10,7 @@ file whose report settings fill what is not given.
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -24,6 +25,7 @@ from ..data import DataConfig
 from ..errors import ConfigError, InputError, Stopped, UsageError, param
 from ..io.atomic import write_file
 from ..io.checkpoint import read_state_dict
+from ..io.outputs import figure_replaceable, replaceable
 from ..io.paths import output_path
 from ..models import ModelConfig
 from ..parallel import comm as comm_module
@@ -45,7 +47,7 @@ from ..report.matching import MATCHED
 from ..report.measures import MeasureConfig, Target, flagged, flags, measure_light, measure_run
 from ..report.minimum import away
 from ..report.rescaling import origin_of
-from ..report.runs import Run, describe, read_runs
+from ..report.runs import Run, describe, manifest_files, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from . import study_file as studies
 from .command import Result, check_known, config_defaults, fields_of, plain
@@ -77,6 +79,7 @@ DEFAULTS = {
     "device": "auto",
     "allow_shared_gpus": False,
     "threads": None,
+    "force": False,  # a table over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
 }
 NEEDED = ("manifest", "out")  # given, or from a study file (config)
 REQUIRED = ()
@@ -158,6 +161,20 @@ def _targets(args, runs) -> dict[str, Target]:
     return targets
 
 
+def check_outputs(figures: str, name: str, inputs: dict, force: bool, more: tuple[str, ...] = ()) -> None:
+    """The scorecard's files in ``figures`` (``OUTPUT_FILES`` and ``more``, patterns of ``name``), and its
+    figures already there: nothing over an input nor over a file of another kind (``io.outputs``)."""
+    if not os.path.isdir(figures):
+        return
+    for pattern in (*OUTPUT_FILES, "{name}_interpolation.json", *more):
+        path = os.path.join(figures, pattern.format(name=name))
+        output_path(path, "file", "figures")
+        replaceable(path, "figures", inputs, force)
+    for fmt in FORMATS:
+        for path in glob.glob(os.path.join(glob.escape(figures), f"{glob.escape(name)}*.{fmt}")):
+            figure_replaceable(path)
+
+
 def plan(params: dict):
     """The settings, the runs of the manifest and what each is a run of, checked before any work."""
     args, config = settings_of(params)
@@ -167,9 +184,7 @@ def plan(params: dict):
     for folder, name in ((args.out, "out"), (figures, "figures")):
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise InputError(f"{param(name)}={folder} is a file; expected a folder (it is created if missing)")
-    if os.path.isdir(figures):
-        for pattern in OUTPUT_FILES:
-            output_path(os.path.join(figures, pattern.format(name=args.name)), "file", "figures")
+    check_outputs(figures, args.name, {"manifest": manifest_files(args.manifest)}, args.force)
     return args, config, runs, skipped, targets, figures
 
 
@@ -318,7 +333,7 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
     result["matched_flags"] = flags(at) if at is not result else {}  # the same weights: flagged once
     result["matched_values"] = {"checkpoint_sha256": at["checkpoint_sha256"], "values": dict(at["values"])}
     print(
-        f"  matched loss {level:g}: {run.name} at step {found.step} ({found.phase}; train loss {measured:.4g}): "
+        f"  matched loss {level:g}: {run.name} at step {found.step} (phase {found.phase}; train loss {measured:.4g}): "
         f"λmax {at['values']['lambda_max']:.4g}" + (f"; {off}" if off else ""),
         flush=True,
     )

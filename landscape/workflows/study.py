@@ -54,7 +54,7 @@ from ..train import sweep as sweeps
 from ..train.checkpoints import read_log, read_run
 from ..train.sweep import read_manifest
 from .command import Result, plain
-from .report import settings_of
+from .report import check_outputs, settings_of
 from .study_file import DEFAULTS, EXAMPLE, PARAMETERS, REQUIRED, report_flags, report_params, report_threads, settings
 
 __all__ = ["DEFAULTS", "EXAMPLE", "PARAMETERS", "REQUIRED", "StudyResult", "execute", "run", "settings"]
@@ -402,6 +402,9 @@ class StudyResult(Result):
     diverged: list[str] = field(default_factory=list)  # runs whose training loss became non-finite: left out
 
 
+OWN_FILES = ("{name}_training.csv", "{name}_mechanism.csv", "{name}_findings.md")  # beside the report's
+
+
 def execute(study: dict) -> StudyResult:
     """Train the study's networks and report on them (the settings checked already, see ``run``)."""
     threads = report_threads(study)
@@ -465,4 +468,6 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> StudyResult:
     """``landscape study``: its settings and the report's checked before any training, then both."""
     study = settings(params)
     settings_of(report_params(study))
+    inputs = {"config": params.get("config"), "out": os.path.join(study["out"], sweeps.MANIFEST_JSON)}
+    check_outputs(study["figures"], study["name"], inputs, study["force"], OWN_FILES)  # before any training
     return execute(study)

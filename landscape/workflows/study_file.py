@@ -111,7 +111,15 @@ LISTS = ("recipes", "batch_sizes", "seeds")
 TABLES = ("train", "report", "rescale", "mechanism")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
 # the parameters of the command (None: the defaults', or the config file's)
-PARAMETERS = {"config": None, "out": None, "figures": None, "name": None, "jobs": None, "quick": False}
+PARAMETERS = {
+    "config": None,
+    "out": None,
+    "figures": None,
+    "name": None,
+    "jobs": None,
+    "quick": False,
+    "force": False,  # tables over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
+}
 RESCALE_KEYS = ("recipe", "batch_sizes", "seeds", "alphas", "layer")
 MECHANISM_KEYS = ("rates", "batch_sizes", "seeds", "steps", "curvature_every", "loss_name", "momentum")
 
@@ -233,6 +241,7 @@ def settings(params: dict) -> dict:
     for key in ("out", "figures", "name", "jobs"):
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
+    chosen["force"] = bool(args.force)  # the command line's alone: never a study file's
     jobs = chosen["jobs"]
     checks.whole("jobs", jobs)
     for key in LISTS:
@@ -321,6 +330,7 @@ def report_flags(study: dict) -> list[str]:
         "--name",
         study["name"],
         *table_flags({**_named_plugins(study), **study["report"]}),
+        *(["--force"] if study.get("force") else []),
     ]
 
 
