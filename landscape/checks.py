@@ -8,13 +8,30 @@ A ``bool`` is never a number here, though Python counts it as one.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from .errors import ConfigError
 
+SEED_MAX = 2**63 - 1  # the largest seed torch.manual_seed and every generator here take
+BATCH_MAX = 2**31 - 1  # more samples than any data set a batch is drawn from
+WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
+
 
 def is_whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def as_whole(value) -> int | None:
+    """A whole number as a file writes it: an int, an integral finite float (JSON's 16.0) or a string of
+    digits (CSV's "16"); None for anything else (a bool, 2.5, "16x", inf)."""
+    if is_whole(value):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
+    return None
 
 
 def is_number(value) -> bool:

@@ -24,7 +24,7 @@ def _kind(path: str) -> str:
     with reading(path, "file") as f:
         schema = f.attrs.get("schema")
         schema = schema.decode() if isinstance(schema, bytes) else schema
-        if schema == SURFACE_SCHEMA:
+        if schema == SURFACE_SCHEMA or (X in f and surface_file.schema_of(f) > 0):  # ours, attributes or not
             return "surface"
         if schema == DIRECTION_SCHEMA:
             return "directions"
@@ -79,7 +79,7 @@ def _surface(path: str, ours: bool) -> dict:
         "kind": "surface",
         "path": path,
         "written_by": "landscape" if ours else "the reference code",
-        "schema_version": int(s.attrs.get("schema_version", 0)) if ours else None,
+        "schema_version": s.version if ours else None,
         "ndim": s.ndim,
         "x": _axis(s.x),
         "y": None if s.y is None else _axis(s.y),

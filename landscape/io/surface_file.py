@@ -47,6 +47,7 @@ class Surface:
     attrs: dict = field(default_factory=dict)  # root attributes: schema, identity fields
     runs: list[dict] = field(default_factory=list)  # oldest first (io.runs)
     units: dict[str, str] = field(default_factory=dict)
+    version: int = 0  # the schema version (``schema_of``); 0: a file of the reference code
 
     @property
     def ndim(self) -> int:
@@ -166,7 +167,7 @@ def open_for_resume(
                 f"surface file {path} exists and is not a landscape surface file; choose "
                 f"another {param('surf_file')} or move it away (it is left untouched)",
             )
-        version = int(f.attrs.get("schema_version", 0))
+        version = schema_of(f)
         if version != SCHEMA_VERSION:
             raise MismatchError(
                 f"surface file {path} has schema version {version}, this landscape writes "
@@ -219,6 +220,22 @@ def append_run(path: str, event: str, fields: dict, run: int | None = None) -> i
 # --------------------------------------------------------------------------- reading
 
 
+def schema_of(f: h5py.File) -> int:
+    """0 for the reference code's file, else the version of this toolkit's schema it is written in.  A file
+    with our ``done`` or ``checksum`` datasets is ours whatever its attributes say (an attribute is easily
+    removed or edited, and a file read as the reference code's would have its checksums skipped); one
+    with checksums or a run table is version 2 at least, whose points are verified."""
+    schema = f.attrs.get("schema")
+    schema = schema.decode(errors="replace") if isinstance(schema, bytes) else schema
+    if schema != SURFACE_SCHEMA and DONE not in f and CHECKSUM not in f:
+        return 0
+    try:
+        version = int(f.attrs.get("schema_version", 1))
+    except (TypeError, ValueError):
+        version = 1
+    return max(version, 2) if (CHECKSUM in f or RUNS in f) else max(version, 1)
+
+
 def read(path: str) -> Surface:
     """Read a surface file of this toolkit (schema 1 or 2, checked) or of the reference code."""
     with reading(path, "surface file") as f:
@@ -227,8 +244,9 @@ def read(path: str) -> Surface:
         x = _coordinates(f, X, path)
         y = _coordinates(f, Y, path) if Y in f else None
         shape = (len(x),) if y is None else (len(x), len(y))
-        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-        ours = attrs.get("schema") == SURFACE_SCHEMA
+        attrs = {k: (v.decode(errors="replace") if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        version = schema_of(f)
+        ours = version > 0
         numeric = [k for k in quantity_names(f) if f[k].dtype.kind in "fiu"]
         names = [k for k in numeric if f[k].size == int(np.prod(shape))]
         if numeric and not names:
@@ -237,20 +255,22 @@ def read(path: str) -> Surface:
                 f"{path}: dataset {k} holds {f[k].size} values but the coordinates make a grid of "
                 f"{' x '.join(map(str, shape))}; expected one value per grid point"
             )
-        if ours and int(attrs.get("schema_version", 1)) >= 2 and "grid_x" in attrs:
+        if version >= 2 and "grid_x" in attrs:
             _check_grid(path, attrs, x, y)
         # The done mask before the values: a job may be writing the file (``reading``), and a point
         # marked done by the time its mark is read has its values on disk by the time they are read.
         if not ours:
             done = None
             history = []
-        elif int(attrs.get("schema_version", 1)) >= 2:
+        elif version >= 2:
             missing = [name for name in (DONE, CHECKSUM, RUNS) if name not in f]
             if missing:
                 raise _damaged(path, f"it lacks {', '.join(missing)}")
             done = verified_done(f, path)
             history = runs.read(f[RUNS][()])
         else:
+            if DONE not in f:
+                raise _damaged(path, f"it lacks {DONE}")
             done = f[DONE][()].astype(bool)
             history = runs.read_legacy(attrs.pop(RUNS, "[]"))
         values = {k: f[k][()].astype(np.float64) for k in names}
@@ -259,17 +279,25 @@ def read(path: str) -> Surface:
             values, done = reference.surface_values(values, shape)
     for k in values:  # points never computed read as NaN
         values[k] = np.where(done, values[k], np.nan)
-    return Surface(path, x, y, values, done, attrs, history, units)
+    return Surface(path, x, y, values, done, attrs, history, units, version)
 
 
 def _coordinates(f: h5py.File, name: str, path: str) -> np.ndarray:
-    values = f[name][()]
+    values = f[name][()] if isinstance(f[name], h5py.Dataset) else np.array([])
     if values.ndim != 1 or values.dtype.kind not in "fiu" or len(values) < 1 or not np.isfinite(values).all():
         raise InputError(
             f"{path}: {name} must be a 1-D array of finite numbers (found {values.dtype} "
             f"{values.shape}); it is damaged or not a loss-surface file"
         )
-    return values.astype(np.float64)
+    values = values.astype(np.float64)
+    steps = np.diff(values)
+    if np.any(steps <= 0):  # every grid, ours and the reference code's, runs from its low end to its high
+        i = int(np.flatnonzero(steps <= 0)[0])
+        raise InputError(
+            f"{path}: {name} must be strictly ascending (found {values[i + 1]:g} after {values[i]:g} at index "
+            f"{i + 1}); it is damaged or not a loss-surface file"
+        )
+    return values
 
 
 def _check_grid(path: str, attrs: dict, x: np.ndarray, y: np.ndarray | None) -> None:

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from dataclasses import dataclass
 
+from .. import checks
 from ..errors import InputError
 from ..io.checkpoint import trained_on
 from ..train import checkpoints as files
 from ..train import sweep as sweeps
 
 NEEDED = ("checkpoint", "batch_size", "seed")
-RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a folder name of its own under out/runs/
 
 
 @dataclass(frozen=True)
@@ -98,14 +97,11 @@ def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
 
 
 def _whole(row: dict, key: str, path: str, line: int) -> int:
-    try:
-        value = int(row[key])
-    except (TypeError, ValueError):
-        raise InputError(f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number") from None
-    if value < (1 if key == "batch_size" else 0):
+    least, most = (1, checks.BATCH_MAX) if key == "batch_size" else (0, checks.SEED_MAX)
+    value = checks.as_whole(row[key])
+    if value is None or not least <= value <= most:
         raise InputError(
-            f"manifest {path}, line {line}: {key}={value}: expected a whole number "
-            f"{'>= 1' if key == 'batch_size' else '>= 0'}",
+            f"manifest {path}, line {line}: {key}={row[key]!r}: expected a whole number from {least} to {most}"
         )
     return value
 
@@ -127,6 +123,11 @@ def _from_csv(path: str) -> list[Run]:
     for line, row in enumerate(rows, start=2):
         batch, seed = _whole(row, "batch_size", path, line), _whole(row, "seed", path, line)
         recipe = (row.get("recipe") or "sgd").strip()
+        if not sweeps.named(recipe):  # it names figures' series and tables' rows, and its runs' folders
+            raise InputError(
+                f"manifest {path}, line {line}: recipe={recipe!r}: expected a name of letters, digits, '.', '_', "
+                "'+' or '-'"
+            )
         checkpoint = (row["checkpoint"] or "").strip()
         if not checkpoint:
             raise InputError(f"manifest {path}, line {line}: the checkpoint is empty")
@@ -155,7 +156,7 @@ def _from_csv(path: str) -> list[Run]:
 def _check_name(name, path: str) -> None:
     """A run's name becomes its folder under ``out/runs/``: whatever the manifest (a sweep's, whose
     ``manifest.json`` anyone may have edited, or a CSV), never a path that leads out of it."""
-    if not isinstance(name, str) or not RUN_NAME.fullmatch(name) or name in (".", ".."):
+    if not sweeps.named(name):
         raise InputError(
             f"manifest {path}: run={name!r}: expected a name of letters, digits, '.', '_', '+' or '-' "
             "(it names the run's folder under out/runs/)",

@@ -57,7 +57,7 @@ class DirectionConfig:
             if getattr(self, name) is not None:
                 dirs.check_ignore(getattr(self, name), name)
         if self.seed is not None:
-            checks.whole("seed", self.seed, least=0, most=2**63 - 1, expected="a whole number from 0 to 2**63-1")
+            checks.whole("seed", self.seed, least=0, most=checks.SEED_MAX)
         if self.pca_from is not None:
             if not isinstance(self.pca_from, str) or not self.pca_from:
                 raise ConfigError("pca_from", self.pca_from, "a training run's folder, a glob pattern or a list file")

@@ -60,7 +60,7 @@ class TrainRun:
             raise ConfigError("out", self.out, "a folder for the checkpoints")
         if self.micro_batch is not None:
             checks.whole("micro_batch", self.micro_batch, expected="a positive whole number of samples")
-        checks.whole("seed", self.seed, least=0)
+        checks.whole("seed", self.seed, least=0, most=checks.SEED_MAX)
         if self.augment not in AUGMENTS:
             raise ConfigError("augment", self.augment, f"one of {', '.join(AUGMENTS)}")
         for name in ("save_every", "eval_every"):

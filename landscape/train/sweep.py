@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from . import checkpoints as files
 from .recipes import NAMES
 
 MANIFEST_CSV, MANIFEST_JSON, SWEEP = "manifest.csv", "manifest.json", "sweep.json"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a run's or a recipe's name: a folder name of its own
 COLUMNS = (
     "run",
     "recipe",
@@ -79,8 +81,8 @@ def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
             raise ConfigError(name, list(values), "values without repeats")
     if not all(checks.is_whole(b) and b >= 1 for b in batch_sizes):
         raise ConfigError("batch_sizes", list(batch_sizes), "positive whole numbers")
-    if not all(checks.is_whole(s) and s >= 0 for s in seeds):
-        raise ConfigError("seeds", list(seeds), "whole numbers >= 0")
+    if not all(checks.is_whole(s) and 0 <= s <= checks.SEED_MAX for s in seeds):
+        raise ConfigError("seeds", list(seeds), f"whole numbers from 0 to {checks.SEED_MAX}")
     return [Configuration(r, b, s) for r, b, s in itertools.product(recipes, batch_sizes, seeds)]
 
 
@@ -199,26 +201,45 @@ def read_manifest(path: str) -> list[dict]:
 
 def _manifest_row(path: str, i: int, row) -> dict:
     """Entry ``i`` of the manifest ``path``, its numbers parsed and its folder made absolute; an entry of
-    another shape (not a record, a name that is no string, a number that is none) is an input error naming it."""
+    another shape (not a record, a name that is no folder name, a number that is none or out of range) is
+    an input error naming it: anyone may have edited the file."""
     shown = f"run {i} ({row!r:.80})"
     if not isinstance(row, dict):
         raise InputError(f"manifest {path}: {shown} is a {type(row).__name__}: expected a record of the columns")
-    if "run" in row and not (isinstance(row["run"], str) and row["run"]):
-        raise InputError(f"manifest {path}: {shown} names no run folder: expected a folder name under 'run'")
+    missing = [key for key in ("run", "recipe", "batch_size", "seed", "done", "test_error") if key not in row]
+    if missing:
+        raise InputError(f"manifest {path}: {shown} lacks '{missing[0]}': expected the columns {', '.join(COLUMNS)}")
+    for key in ("run", "recipe"):
+        if not named(row[key]):
+            raise InputError(
+                f"manifest {path}: {shown}: {key}={row[key]!r}: expected a name of letters, digits, '.', '_', '+' "
+                "or '-' (it names a folder)"
+            )
+    numbers = {}
+    for key, least, most in (("batch_size", 1, checks.BATCH_MAX), ("seed", 0, checks.SEED_MAX)):
+        value = checks.as_whole(row[key])
+        if value is None or not least <= value <= most:
+            raise InputError(
+                f"manifest {path}: {shown}: {key}={row[key]!r}: expected a whole number from {least} to {most}"
+            )
+        numbers[key] = value
     try:
-        return {
-            **row,
-            "batch_size": int(row["batch_size"]),
-            "seed": int(row["seed"]),
-            "done": row["done"] in (True, "True"),
-            "diverged": row.get("diverged") in (True, "True"),  # absent from older manifests
-            "test_error": float(row["test_error"]),
-            "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
-        }
-    except KeyError as exc:
-        raise InputError(f"manifest {path}: {shown} lacks {exc}: expected the columns {', '.join(COLUMNS)}") from None
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"manifest {path}: {shown} has a value of another kind ({exc})") from None
+        test_error = float(row["test_error"])
+    except (TypeError, ValueError):
+        raise InputError(f"manifest {path}: {shown}: test_error={row['test_error']!r}: expected a number") from None
+    return {
+        **row,
+        **numbers,
+        "done": row["done"] in (True, "True"),
+        "diverged": row.get("diverged") in (True, "True"),  # absent from older manifests
+        "test_error": test_error,
+        "folder": os.path.join(os.path.dirname(os.path.abspath(path)), row["run"]),
+    }
+
+
+def named(name) -> bool:
+    """Whether ``name`` may name a run or recipe: a folder name of its own, never a path out of one."""
+    return isinstance(name, str) and bool(NAME.fullmatch(name)) and name not in (".", "..")
 
 
 __all__ = [

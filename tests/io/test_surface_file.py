@@ -165,6 +165,45 @@ def test_damage_to_values_marks_or_checksums_is_refused_on_read_and_resume(tmp_p
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("edit", ["delete", "another schema", "garbage version", "version 1"])
+def test_a_file_with_our_checksums_is_verified_whatever_its_attributes_say(tmp_path, edit, capsys):
+    """Removing or editing the schema attributes does not make a file the reference code's: its checksums
+    are still verified (a value changed behind them is found), and nothing raises an internal error."""
+    path = tmp_path / "a.h5"
+    blank(path)
+    written(path, np.array([0, 1]), np.array([[0.5], [0.25]]))
+    with h5py.File(path, "r+") as f:
+        if edit == "delete":
+            del f.attrs["schema"], f.attrs["schema_version"]
+        elif edit == "another schema":
+            f.attrs["schema"] = "something.else"
+        else:
+            f.attrs["schema_version"] = "two" if edit == "garbage version" else 1
+    assert surface_file.read(str(path)).done.sum() == 2  # intact: read as ours
+    with h5py.File(path, "r+") as f:
+        f["train_loss"][0, 1] = 7.0
+    with pytest.raises(InputError, match="1 of 2 computed points do not match their checksums"):
+        surface_file.read(str(path))
+    assert landscape("info", path) == 3 and "do not match their checksums" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("x", [[0.0, -1.0, 1.0], [-1.0, 0.0, 0.0], [1.0, 0.0, -1.0]])
+def test_coordinates_that_do_not_ascend_are_refused_in_every_kind_of_file(tmp_path, x, capsys):
+    ours, reference = tmp_path / "ours.h5", tmp_path / "reference.h5"
+    blank(ours, shape=(3, 3))
+    with h5py.File(ours, "r+") as f:
+        f["xcoordinates"][...] = x
+    with h5py.File(reference, "w") as f:  # the reference code's: coordinates and values only
+        f["xcoordinates"], f["ycoordinates"] = np.array(x), np.array([0.0, 1.0])
+        f["train_loss"] = np.ones((3, 2))
+    for path in (ours, reference):
+        with pytest.raises(InputError, match="xcoordinates must be strictly ascending"):
+            surface_file.read(str(path))
+        assert landscape("plot2d", path) == 3
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "strictly ascending" in err[0], err
+
+
 def test_a_truncated_file_is_called_damaged_not_locked(tmp_path, capsys):
     path = tmp_path / "t.h5"
     blank(path)

@@ -71,7 +71,12 @@ def test_a_hand_written_csv_with_relative_paths(tmp_path):
     [
         ("path,batch_size,seed\nx.pt,1,0\n", "has no checkpoint column"),
         ("checkpoint,batch_size,seed\nx.pt,big,0\n", "line 2: batch_size='big': expected a whole number"),
-        ("checkpoint,batch_size,seed\nx.pt,0,0\n", "line 2: batch_size=0: expected a whole number >= 1"),
+        ("checkpoint,batch_size,seed\nx.pt,0,0\n", "line 2: batch_size='0': expected a whole number from 1 to"),
+        ("checkpoint,batch_size,seed\nx.pt,-5,0\n", "line 2: batch_size='-5': expected a whole number from 1"),
+        ("checkpoint,batch_size,seed\nx.pt,16.5,0\n", "line 2: batch_size='16.5': expected a whole number"),
+        ("checkpoint,batch_size,seed\nx.pt,16,1e300\n", "line 2: seed='1e300': expected a whole number from 0"),
+        ("checkpoint,batch_size,seed\nx.pt,16,99999999999999999999\n", "seed='99999999999999999999': expected"),
+        ("checkpoint,batch_size,seed,recipe\nx.pt,16,0,a/b\n", "line 2: recipe='a/b': expected a name of letters"),
         ("checkpoint,batch_size,seed\nmissing.pt,16,0\n", "the checkpoint of sgd_b16_s0"),
         ("checkpoint,batch_size,seed\nx.pt,16,0\nx.pt,16,0\n", "run 'sgd_b16_s0' is listed twice"),
         ("checkpoint,batch_size,seed\n", "has its columns but no row"),
@@ -121,3 +126,35 @@ def test_a_run_name_in_a_hand_edited_manifest_json_is_checked_as_a_csv_s(tmp_pat
     open(tmp_path / "elsewhere" / files.FINAL, "wb").close()  # a finished run where the name leads
     with pytest.raises(InputError, match=r"run='../../elsewhere': expected a name of letters"):
         read_runs(manifest)
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("batch_size", -5, "batch_size=-5: expected a whole number from 1 to 2147483647"),
+        ("batch_size", 16.5, "batch_size=16.5: expected a whole number"),
+        ("batch_size", True, "batch_size=True: expected a whole number"),
+        ("seed", 1e300, "seed=1e+300: expected a whole number from 0 to 9223372036854775807"),
+        ("seed", "0x1", "seed='0x1': expected a whole number"),
+        ("recipe", "../up", "recipe='../up': expected a name of letters"),
+        ("test_error", "lots", "test_error='lots': expected a number"),
+    ],
+)
+def test_edited_numbers_and_names_in_a_sweep_s_manifest_are_refused_with_the_run(tmp_path, key, value, message):
+    """Anyone may have edited manifest.json: a batch size or seed no run could have stops the reading."""
+    import json
+
+    out = sweep(tmp_path)
+    manifest = os.path.join(out, "manifest.json")
+    with open(manifest) as handle:
+        record = json.load(handle)
+    record["runs"][1][key] = value
+    with open(manifest, "w") as handle:
+        json.dump(record, handle)
+    with pytest.raises(InputError, match=r"run 1 \(.*\): " + message.replace("+", r"\+")):
+        read_runs(manifest)
+    record["runs"][1][key] = {"batch_size": 16.0, "seed": "1"}.get(key, record["runs"][1][key])
+    if key in ("batch_size", "seed"):  # JSON's 16.0 and a CSV's "1" are whole numbers
+        with open(manifest, "w") as handle:
+            json.dump(record, handle)
+        assert read_runs(manifest)[0][1].batch_size == 16
