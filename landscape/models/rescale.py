@@ -55,7 +55,18 @@ def rescale(state: dict[str, torch.Tensor], alpha: float, layer: str | None = No
         if f"{layer}.bias" in out:
             out[f"{layer}.bias"].mul_(alpha)
         out[f"{following}.weight"].div_(alpha)
+    for name in (f"{layer}.weight", f"{layer}.bias", f"{following}.weight"):
+        if name in out and not _representable(state[name], out[name]):
+            raise ConfigError(
+                "alpha", alpha, f"a factor that keeps {name} finite and its non-zero entries non-zero in {out[name].dtype}"
+            )
     return out
+
+
+def _representable(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """Whether a rescaled tensor is still the rescaled tensor: finite, and zero only where it was zero (a
+    factor like 1e308 overflows to inf, 1e-308 underflows to 0, and the function is no longer the same)."""
+    return bool(torch.isfinite(after).all()) and bool(((after == 0) == (before == 0)).all())
 
 
 @torch.no_grad()
@@ -66,7 +77,7 @@ def same_function(a: torch.nn.Module, b: torch.nn.Module, inputs: torch.Tensor, 
     b.eval()
     first, second = a(inputs), b(inputs)
     difference = float((first - second).abs().max() / max(float(first.abs().max()), 1e-30))
-    if difference > rtol:
+    if not difference <= rtol:  # NaN too
         raise InputError(
             f"the rescaled network computes another function (outputs differ by {difference:.2g} of their scale): "
             "a BatchNorm, a non-ReLU activation or a skip connection sits between the layers; choose another --layer"

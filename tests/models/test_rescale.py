@@ -32,6 +32,11 @@ def test_bad_factors_and_layers_are_refused_and_a_batchnorm_in_between_is_caught
         rescale(state, 0.0)
     with pytest.raises(ConfigError, match="net.5"):
         rescale(state, 2.0, "net.5")
+    for factor, named in ((1e308, "net.1.weight finite"), (1e-308, "net.1.weight finite")):  # inf, then 0 · 1/0
+        with pytest.raises(ConfigError, match=named):
+            rescale(state, factor)
+    with pytest.raises(ConfigError, match="non-zero"):
+        rescale(state, 1e-45)  # the first layer's weights underflow to 0: finite, but another function
     with pytest.raises(ConfigError, match="layer"):
         rescale(state, 2.0, "net.2")
     torch.manual_seed(0)
