@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 
 from ..errors import ConfigError, InputError, UsageError, param
@@ -100,7 +98,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
         if s["vtk"]:
             for surface, stem, path in zip(surfaces, stems, outputs):
                 target = path
-                written.append(_vtk(surface, stem, s["z"], s["log"], zmax))
+                written.append(write_vtk(surface, stem, s["z"], s["log"], zmax))
                 print(written[-1])
         if page is not None:
             target = stems[0] + ".html"
@@ -112,16 +110,3 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ExportResult:
             f"{param('out')} {target or exc.filename}: cannot be written ({reason}); choose another {param('out')}"
         ) from None
     return ExportResult(written)
-
-
-def _vtk(surface, stem: str, z: str, log: bool, zmax) -> str:
-    """``write_vtk`` into a private folder beside the output (``mkdtemp``: a name nobody could plant),
-    then renamed into place: a reader never sees half a file, a link at the output's name is replaced."""
-    scratch = tempfile.mkdtemp(prefix=".landscape-export-", dir=os.path.dirname(os.path.abspath(stem)))
-    try:
-        made = write_vtk(surface, os.path.join(scratch, os.path.basename(stem)), z, log, zmax)
-        final = stem + os.path.splitext(made)[1]
-        os.replace(made, final)
-        return final
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

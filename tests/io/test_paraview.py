@@ -109,3 +109,26 @@ def test_bad_requests_are_one_line(tmp_path, capsys, one_thread):
     assert landscape("export", path, "--vtk", "--out", tmp_path / "dd") == 3
     assert "dd.vtu is a directory" in capsys.readouterr().err
     assert landscape("export", path, "--vtk", "--out", "/proc/x") == 3
+
+
+def test_a_quantity_name_cannot_add_xml_attributes(tmp_path, one_thread):
+    """A file from someone else names a quantity ``a" offset="0" Injected="1`` (its checksums recomputed
+    to match): the name stays one escaped attribute value, read back whole by VTK, and no element gains
+    an attribute."""
+    import dataclasses
+    import xml.etree.ElementTree as ET
+
+    from landscape.io.paraview import write_vtk
+
+    s = read(str(surface(tmp_path, ["--x=-1:1:3", "--y=-1:1:3"])))
+    hostile = 'a" offset="0" Injected="1 <&>'
+    s = dataclasses.replace(s, values={**s.values, hostile: s.values["train_loss"] + 1})
+    assert write_vtk(s, str(tmp_path / "v")) == str(tmp_path / "v.vts")
+    tree = ET.parse(tmp_path / "v.vts")
+    assert not [e for e in tree.iter() if "Injected" in e.attrib or "offset" in e.attrib]
+    assert hostile in [e.get("Name") for e in tree.iter("DataArray")]
+    reader = vtk.vtkXMLStructuredGridReader()
+    reader.SetFileName(str(tmp_path / "v.vts"))
+    reader.Update()
+    back = reader.GetOutput().GetPointData().GetArray(hostile)
+    assert back is not None and np.array_equal(vtk_to_numpy(back).reshape(3, 3).T, s.values[hostile])
