@@ -17,6 +17,7 @@ import traceback
 
 from ..errors import ExitStatus, LandscapeError, Stopped, UsageError, describe
 from ..parallel import comm as comm_module
+from ..terminal import escaping
 
 TRACEBACK_FLAG = "--traceback"
 
@@ -39,6 +40,11 @@ def run(main, argv: list[str] | None = None, prog: str = "landscape", spell=None
     ``spell`` maps parameter names to this program's flags: a dict, or a function returning one.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    with escaping():  # what the command prints from a file reaches the terminal escaped (terminal.py)
+        return _run(main, argv, prog, spell)
+
+
+def _run(main, argv: list[str], prog: str, spell) -> int:
     show_traceback = TRACEBACK_FLAG in argv
     try:
         return int(main(argv) or 0)

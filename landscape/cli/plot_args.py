@@ -26,6 +26,11 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         help="paper: one- or two-column widths, 8 pt fonts, colour-blind-safe curves; talk: large (default: default)",
     )
     p.add_argument("--title", help="figure title (default: none)")
+    p.add_argument(
+        "--mathtext",
+        action="store_true",
+        help="typeset $...$ in titles and labels as math (default: every text is plain, a $ is a dollar sign)",
+    )
     p.add_argument("--show", action="store_true", help="also open the figures in a window")
     p.add_argument("--traceback", action="store_true", help="on error, print the full traceback")
 

@@ -36,6 +36,11 @@ def build_parser(prog: str = "landscape plot-training") -> argparse.ArgumentPars
         help="paper: two-column width, 8 pt fonts, colour-blind-safe curves; talk: large",
     )
     p.add_argument("--title", help="figure title")
+    p.add_argument(
+        "--mathtext",
+        action="store_true",
+        help="typeset $...$ in titles and labels as math (default: every text is plain, a $ is a dollar sign)",
+    )
     p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     return p
 

@@ -58,7 +58,9 @@ def rescale(state: dict[str, torch.Tensor], alpha: float, layer: str | None = No
     for name in (f"{layer}.weight", f"{layer}.bias", f"{following}.weight"):
         if name in out and not _representable(state[name], out[name]):
             raise ConfigError(
-                "alpha", alpha, f"a factor that keeps {name} finite and its non-zero entries non-zero in {out[name].dtype}"
+                "alpha",
+                alpha,
+                f"a factor that keeps {name} finite and its non-zero entries non-zero in {out[name].dtype}",
             )
     return out
 

@@ -18,7 +18,7 @@ from ..io.atomic import write_with
 from ..io.outputs import figure_replaceable
 from ..losses import LOSS_WORDS
 from ..surface import quantities
-from .look import EMBED, fit
+from .look import EMBED, fit, plain_text
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -100,6 +100,9 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
 
     if look is not None:
         fit(fig, look, panels)
+    mathtext = look is not None and look.mathtext
+    if not mathtext:  # a $ from a file or a flag is a dollar sign (look.plain_text)
+        plain_text(fig)
     for fmt in formats:  # never over a checkpoint, a surface, a log or a manifest (io.outputs)
         figure_replaceable(f"{stem}.{fmt}")
     paths = []
@@ -112,7 +115,15 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
 
         def draw(handle, fmt=fmt, metadata=metadata):
             with rc_context(EMBED):
-                fig.savefig(handle, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+                try:
+                    fig.savefig(handle, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+                except ValueError as exc:  # mathtext the user asked for that does not parse
+                    if not mathtext:
+                        raise
+                    reason = " ".join(str(exc).split())
+                    raise InputError(
+                        f"--mathtext: a title or label is not valid mathtext ({reason}); correct it or drop --mathtext"
+                    ) from None
 
         # Whole or not at all (io.atomic): a full disk is one line naming the figure, no half-written one.
         write_with(path, "figure", draw)

@@ -15,7 +15,7 @@ fixed when the artists are made); ``fit`` then sets the figure's width, keeping 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cycler import cycler
 from matplotlib import rc_context
@@ -35,6 +35,7 @@ class Look:
     line: float | None = None  # points
     dpi: int | None = None
     safe_colours: bool = False
+    mathtext: bool = False  # $...$ in a title or label typeset as math (--mathtext); else every text is plain
 
     def rc(self) -> dict:
         out = dict(EMBED)
@@ -73,11 +74,31 @@ def look(name: str) -> Look:
 
 
 @contextmanager
-def use(style: Look | str = "default"):
-    """matplotlib's settings for ``style`` while figures are drawn and saved."""
+def use(style: Look | str = "default", mathtext: bool = False):
+    """matplotlib's settings for ``style`` while figures are drawn and saved; ``mathtext``: the user asked
+    for ``$...$`` to be typeset (``--mathtext``)."""
     chosen = look(style) if isinstance(style, str) else style
+    chosen = replace(chosen, mathtext=bool(mathtext))
     with rc_context(chosen.rc()):
         yield chosen
+
+
+def plain_text(fig) -> None:
+    """Every text of ``fig`` drawn as it reads: a ``$`` in a file name, a recipe, a quantity or a flag is a
+    dollar sign, not the start of matplotlib's mathtext (which would typeset ``$x$`` as math and fail on
+    ``$\\undefined$``).  Tick labels and offset texts are left to their formatters, whose own mathtext
+    writes 10⁻³ on a log axis."""
+    from matplotlib.text import Text
+
+    formatted = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis, getattr(ax, "zaxis", None)):
+            if axis is not None:
+                formatted.update(map(id, axis.get_ticklabels(which="both")))
+                formatted.add(id(axis.get_offset_text()))
+    for text in fig.findobj(Text):
+        if id(text) not in formatted:
+            text.set_parse_math(False)
 
 
 def fit(fig, style: Look, panels: int = 1) -> None:
@@ -88,4 +109,4 @@ def fit(fig, style: Look, panels: int = 1) -> None:
         fig.set_size_inches(width, h * width / w)
 
 
-__all__ = ["Look", "LOOKS", "look", "use", "fit", "OKABE_ITO"]
+__all__ = ["Look", "LOOKS", "look", "use", "fit", "plain_text", "OKABE_ITO"]

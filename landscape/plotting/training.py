@@ -210,7 +210,7 @@ def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step
         ax.set_ylim(top=1.5 * max(highest))
     _plain_numbers(ax)
     ax.set_xlabel("optimizer step" if by_step else "epoch")
-    ax.set_ylabel(r"$\lambda_{\max}$ of the training loss")
+    ax.set_ylabel("λmax of the training loss")
     ax.set_title("sharpness along training, the mean over seeds\n(grey dashed: the stability limit of the rate)",
                  fontsize=10)  # fmt: skip
     ax.grid(alpha=0.3, which="both")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
+from ..terminal import raw
+
 SPREAD = 1.2  # the fastest rank this much faster than the slowest: name the slowest
 
 
@@ -66,7 +68,8 @@ class Progress:
             f"{slowest(rates or [])}"
         )
         if self.terminal:
-            print(f"\r{line}\033[K", end="" if not final else "\n", file=self.stream, flush=True)
+            # the line's own \r and erase-line escape go to the terminal as they are (terminal.raw)
+            print(f"\r{line}\033[K", end="" if not final else "\n", file=raw(self.stream), flush=True)
             self.open_line = not final
         else:
             print(line, file=self.stream, flush=True)

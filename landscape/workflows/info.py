@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..io.atomic import HOST, pid_alive
 from ..io.inspect import describe
 from ..io.lock import SUFFIX
+from ..terminal import printable
 from .command import Result, check_known
 
 DEFAULTS = {"json": False, "runs": 5}
@@ -217,5 +218,6 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> InfoResult:
             continue
         if k:
             print()
-        print("\n".join(surface_text(d, s["runs"]) if d["kind"] == "surface" else directions_text(d)))
+        lines = surface_text(d, s["runs"]) if d["kind"] == "surface" else directions_text(d)
+        print("\n".join(printable(line) for line in lines))  # a CR or LF from the file stays inside its line
     return InfoResult(described)

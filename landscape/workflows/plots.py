@@ -30,6 +30,7 @@ SHARED = {
     "dpi": None,
     "style": "default",
     "title": None,
+    "mathtext": False,  # $...$ in --title and --labels typeset as math; by default every text is plain
     "show": False,
 }
 DEFAULTS_1D = {
@@ -55,7 +56,14 @@ DEFAULTS_2D = {
     "panels": None,
     "trajectory": None,
 }
-DEFAULTS_TRAINING = {"out": None, "formats": ("png", "pdf"), "dpi": None, "style": "default", "title": None}
+DEFAULTS_TRAINING = {
+    "out": None,
+    "formats": ("png", "pdf"),
+    "dpi": None,
+    "style": "default",
+    "title": None,
+    "mathtext": False,
+}
 REQUIRED_SURFACES = ("surf_files",)
 REQUIRED_TRAINING = ("manifests",)
 
@@ -138,7 +146,7 @@ def run_1d(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
         title=s["title"],
     )
     surfaces, out = read_inputs(s, "landscape plot1d")
-    with use(s["style"]) as chosen:
+    with use(s["style"], s["mathtext"]) as chosen:
         paths, fig = write_1d(surfaces, out, s["labels"], s["formats"], s["dpi"], style, chosen)
     for path in paths:
         print(path)
@@ -196,7 +204,7 @@ def run_2d(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
     surfaces, out = read_inputs(s, "landscape plot2d")
     check_2d(surfaces, s["surf_name"])
     paths_ = trajectories(surfaces, s["trajectory"]) if s["trajectory"] is not None else None
-    with use(s["style"]) as chosen:
+    with use(s["style"], s["mathtext"]) as chosen:
         paths, figures = write_2d(
             surfaces, out, s["surf_name"], kinds, s["labels"], s["formats"], s["dpi"], style, paths_, chosen
         )
@@ -217,7 +225,7 @@ def run_training(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
     rows = [row for path in s["manifests"] for row in read_manifest(path)]
     first = s["manifests"][0]
     out = s["out"] or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "training")
-    with use(s["style"]) as chosen:
+    with use(s["style"], s["mathtext"]) as chosen:
         paths = write_training(rows, str(out), s["formats"], s["dpi"], s["title"], chosen)
     for path in paths:
         print(f"wrote {path}")

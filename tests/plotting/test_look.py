@@ -72,3 +72,38 @@ def test_paper_curves_are_colour_blind_safe():
     assert look("paper").rc()["pdf.fonttype"] == 42 and look("default").rc()["pdf.fonttype"] == 42
     with pytest.raises(UsageError, match="--style poster: expected one of default, paper, talk"):
         look("poster")
+
+
+def test_text_from_files_and_flags_is_plain_unless_mathtext_is_asked_for(tmp_path, capsys):
+    """A $ in a file name, a label or a title is a dollar sign: $\\undefinedcmd$ draws as typed instead of
+    failing inside matplotlib; --mathtext typesets it, and mathtext that does not parse is one line."""
+    from tests.workflows.test_plots import surface_1d
+
+    path = surface_1d(tmp_path, "cost$\\undefinedcmd$.h5")
+    hostile = ["--title", "$\\undefinedcmd$ costs 5", "--out", tmp_path / "f"]
+    assert landscape("plot1d", path, *hostile) == 0, capsys.readouterr().err
+    assert (tmp_path / "f_1d.png").stat().st_size > 0
+    assert landscape("plot1d", path, "--title", "$\\alpha_1$", "--mathtext", "--out", tmp_path / "g") == 0
+    capsys.readouterr()
+    assert landscape("plot1d", path, *hostile, "--mathtext") == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--mathtext: a title or label is not valid mathtext" in err
+
+
+def test_plain_text_leaves_the_axis_formatters_their_mathtext():
+    from matplotlib.figure import Figure
+
+    from landscape.plotting.look import plain_text
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.plot([1, 10, 1000], [1e-5, 2e-5, 3e-5])
+    ax.set_xscale("log")
+    ax.set_title("$x$ of run $1")
+    ax.set_ylabel("$\\lambda$")
+    plain_text(fig)
+    assert not ax.title.get_parse_math() and not ax.yaxis.label.get_parse_math()
+    assert all(t.get_parse_math() for t in ax.xaxis.get_ticklabels(which="both"))
+    assert ax.yaxis.get_offset_text().get_parse_math()
+    fig.canvas.draw()  # the log axis's 10^k labels still typeset
+    assert any("10^" in t.get_text() for t in ax.xaxis.get_ticklabels())
