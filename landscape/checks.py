@@ -7,6 +7,7 @@ A ``bool`` is never a number here, though Python counts it as one.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -16,6 +17,15 @@ from .errors import ConfigError
 SEED_MAX = 2**63 - 1  # the largest seed torch.manual_seed and every generator here take
 BATCH_MAX = 2**31 - 1  # more samples than any data set a batch is drawn from
 WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
+
+
+def json_loads(text: str | bytes):
+    """``json.loads`` for text from a file or a flag: JSON nested too deeply for Python's parser (20,000
+    brackets) is a ``ValueError`` like any other malformed JSON, never a ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 def is_whole(value) -> bool:

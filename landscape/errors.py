@@ -14,6 +14,7 @@ rewritten by guessing which of its words are parameters.
 from __future__ import annotations
 
 import re
+import reprlib
 from enum import IntEnum
 
 
@@ -99,13 +100,24 @@ class UsageError(LandscapeError):
     exit_status = ExitStatus.USAGE
 
 
+SHOWN_CHARS = 200  # a value longer than this is shown by its start and its length
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 4, SHOWN_CHARS, SHOWN_CHARS
+
+
+def shown(value, literal: bool = True) -> str:
+    """``value`` for a one-line message: as Python writes it (``literal``; nested containers to four
+    levels, so 20,000-deep JSON cannot exhaust the stack), cut to its first characters and its length."""
+    text = value if isinstance(value, str) and not literal else _REPR.repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 40]}… ({len(text):,} characters)"
+
+
 class ConfigError(UsageError):
     """One configuration parameter has a value that cannot be used: ``field=value: expected ...``."""
 
     def __init__(self, field: str, value, expected: str, literal: bool = False):
         # literal: show the value as Python writes it, so that the string "10" is not mistaken for 10
-        shown = value if isinstance(value, str) and not literal else repr(value)
-        super().__init__(f"{param(field)}={shown}: expected {expected}")
+        super().__init__(f"{param(field)}={shown(value, literal)}: expected {expected}")
         self.field, self.value, self.expected = field, value, expected
 
 

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 
+from . import checks
 from .errors import ConfigError, InputError, UsageError, describe, param
 
 MODEL_ARGS_HELP = (
@@ -41,7 +42,7 @@ def factory_args(value, field: str) -> str:
         return ""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = checks.json_loads(value)
         except ValueError as exc:
             raise ConfigError(field, value, f"{ARGS_EXPECTED} ({exc})") from None
     if not isinstance(value, dict):

@@ -40,6 +40,7 @@ from torch import nn
 from torch.func import functional_call
 
 from ..data import Samples
+from ..errors import InputError
 from ..losses import Loss
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -159,6 +160,10 @@ class Hessian:
         self.shapes = [self.params[n].shape for n in self.names]
         self.sizes = [self.params[n].numel() for n in self.names]
         self.dim = int(sum(self.sizes))
+        if self.dim == 0:
+            raise InputError(
+                f"the model ({type(self.model).__name__}) has no trainable parameters: a Hessian needs at least one"
+            )
         inputs = samples.inputs.to(self.device, self.dtype if samples.inputs.is_floating_point() else None)
         targets = samples.targets.to(self.device)
         if targets.is_floating_point():

@@ -104,17 +104,23 @@ def one(hessian, name: str, config: SuiteConfig = SuiteConfig()):
     raise ConfigError("measure", name, f"one of {', '.join(NAMES)}")
 
 
-def measure(hessian, names, config: SuiteConfig = SuiteConfig(), before=None) -> dict:
+def measure(
+    hessian, names, config: SuiteConfig = SuiteConfig(), before=None, after=None, into: dict | None = None
+) -> dict:
     """Each measure of ``names`` in turn (``before(name)`` is called first: a stop signal, a progress
-    line), as ``{name: result}``; every measure shares the one ``hessian`` and its product count."""
+    line; ``after(name, result)`` once it is made), as ``{name: result}``; every measure shares the one
+    ``hessian`` and its product count.  ``into``: the dict the results go into as each is made, so that
+    a caller stopped by ``before`` keeps the measures already made."""
     unknown = [n for n in names if n not in NAMES]
     if unknown:
         raise ConfigError("measure", unknown[0], f"one of {', '.join(NAMES)}")
-    results = {}
+    results = {} if into is None else into
     for name in names:
         if before is not None:
             before(name)
         results[name] = one(hessian, name, config)
+        if after is not None:
+            after(name, results[name])
     return results
 
 

@@ -12,7 +12,7 @@ from ..plugins import call_factory, factory_args, is_plugin
 from .cifar import load_cifar
 from .digits import load_digits
 from .mnist1d import load_mnist1d, samples_of
-from .samples import Data, Samples, as_samples, chunk, subset
+from .samples import Data, Samples, as_samples, check_fits, chunk, subset
 
 BUILTIN = {
     "digits": "scikit-learn's 8x8 digits",
@@ -134,6 +134,7 @@ __all__ = [
     "Data",
     "Samples",
     "as_samples",
+    "check_fits",
     "load_data",
     "load_named",
     "made_once",

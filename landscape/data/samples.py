@@ -76,7 +76,42 @@ def as_samples(obj, what: str) -> Samples:
         raise InputError(f"{what}: {len(inputs)} inputs but {len(targets)} targets")
     if len(targets) == 0:
         raise InputError(f"{what}: the data set is empty")
+    for name, values in (("inputs", inputs), ("targets", targets)):
+        if values.is_floating_point() or values.is_complex():
+            bad = ~torch.isfinite(values.reshape(len(values), -1)).all(dim=1)
+            if bool(bad.any()):
+                raise InputError(
+                    f"{what}: {int(bad.sum())} of its {len(values)} {name} hold NaN or infinite values (the first "
+                    f"at sample {int(bad.nonzero()[0])}); expected finite numbers"
+                )
     return Samples(inputs, targets)
+
+
+def check_fits(model: torch.nn.Module, samples: Samples, model_name: str, data_name: str) -> torch.Tensor:
+    """The model's outputs on the first two samples (the model in eval mode, then put back), or one line
+    naming the model and the data set when it cannot take them.  Integer inputs are passed as they are
+    (an embedding takes them); the line says so when a network of floats refuses them."""
+    where = next(model.parameters(), None)
+    inputs = samples.inputs[:2] if where is None else samples.inputs[:2].to(where.device)
+    was_training = model.training
+    try:
+        with torch.no_grad():
+            model.eval()
+            return model(inputs)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: one line naming it
+        kind = str(inputs.dtype).removeprefix("torch.")
+        hint = (
+            ""
+            if inputs.is_floating_point()
+            else f"; its inputs are {kind} and are given to the model as they are (an embedding takes them): "
+            "a network of floats needs them converted to float in the data set's factory"
+        )
+        raise InputError(
+            f"model {model_name} cannot take the inputs of dataset {data_name} ({kind}, each of shape "
+            f"{tuple(inputs.shape[1:])}): {describe(exc)[:200]}{hint}"
+        ) from None
+    finally:
+        model.train(was_training)
 
 
 def chunk(samples: Samples, data_split: int, split_idx: int) -> Samples:

@@ -5,12 +5,12 @@ of the reference code, and returns its kind, grid, progress, value ranges, ident
 
 from __future__ import annotations
 
-import json
 import math
 
 import h5py
 import numpy as np
 
+from .. import checks
 from ..errors import InputError
 from . import direction_file, reference, surface_file
 from .hdf5 import reading
@@ -72,7 +72,7 @@ def _surface(path: str, ours: bool) -> dict:
     identity = {}
     if IDENTITY in s.attrs:
         try:
-            identity = json.loads(s.attrs[IDENTITY])
+            identity = checks.json_loads(s.attrs[IDENTITY])
         except ValueError:
             identity = {}
     return {

@@ -26,6 +26,7 @@ import os
 import stat
 import time
 
+from .. import checks
 from ..errors import InputError, param
 from .atomic import HOST, pid_alive, write_error
 
@@ -157,7 +158,7 @@ class SurfaceLock:
         if info.st_size == 0:
             return
         try:
-            owner = json.loads(os.pread(fd, 4096, 0).decode()) if info.st_size <= 4096 else None
+            owner = checks.json_loads(os.pread(fd, 4096, 0).decode()) if info.st_size <= 4096 else None
         except (UnicodeDecodeError, ValueError):
             owner = None
         if not (isinstance(owner, dict) and owner and set(owner) <= OWNER_KEYS):
@@ -204,7 +205,7 @@ class SurfaceLock:
         except OSError:
             return {}
         try:
-            owner = json.loads(os.read(fd, 4096) or b"{}")
+            owner = checks.json_loads(os.read(fd, 4096) or b"{}")
             return owner if isinstance(owner, dict) else {}
         except ValueError:
             return {}

@@ -16,6 +16,7 @@ import json
 
 import numpy as np
 
+from .. import checks
 from .schema import RUN_SLOT_BYTES, RUN_SLOTS, RUNS
 
 DTYPE = np.dtype(f"S{RUN_SLOT_BYTES}")
@@ -32,7 +33,7 @@ def _records(slots) -> list[dict]:
         if not text:
             continue
         try:
-            record = json.loads(text)
+            record = checks.json_loads(text)
         except ValueError:
             continue  # torn by a kill during its write
         if isinstance(record, dict) and isinstance(record.get("seq"), int) and isinstance(record.get("run"), int):
@@ -78,7 +79,7 @@ def read(slots) -> list[dict]:
 def read_legacy(attribute) -> list[dict]:
     """Schema 1 kept the runs as one JSON attribute."""
     try:
-        runs = json.loads(attribute)
+        runs = checks.json_loads(attribute)
     except (TypeError, ValueError):
         return []
     return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []

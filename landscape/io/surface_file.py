@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
+from .. import checks
 from ..errors import InputError, MismatchError, param
 from ..grid import Axis
 from ..plugins import recorded_canonically
@@ -176,7 +177,13 @@ def open_for_resume(
         missing = [name for name in (DONE, CHECKSUM, RUNS, IDENTITY) if name not in f and name not in f.attrs]
         if missing:
             raise _damaged(path, f"it lacks {', '.join(missing)}")
-        problems = _differences(recorded_canonically(json.loads(f.attrs[IDENTITY])), identity)
+        try:
+            recorded = checks.json_loads(f.attrs[IDENTITY])
+        except (TypeError, ValueError) as exc:
+            raise _damaged(path, f"its identity is not a JSON object ({exc})") from None
+        if not isinstance(recorded, dict):
+            raise _damaged(path, "its identity is not a JSON object")
+        problems = _differences(recorded_canonically(recorded), identity)
         if quantity_names(f) != sorted(names):
             problems.append(f"quantities: file has {quantity_names(f)}, this run has {sorted(names)}")
         if problems:
@@ -196,7 +203,7 @@ def recorded_identity(path: str) -> dict | None:
     that open it for resuming say what is wrong)."""
     try:
         with reading(path, "surface file") as f:
-            return json.loads(f.attrs[IDENTITY]) if f.attrs.get("schema") == SURFACE_SCHEMA else None
+            return checks.json_loads(f.attrs[IDENTITY]) if f.attrs.get("schema") == SURFACE_SCHEMA else None
     except Exception:  # noqa: BLE001 - any failure here is reported by open_for_resume
         return None
 

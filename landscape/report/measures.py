@@ -239,7 +239,7 @@ def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, tar
         return None
     try:
         with open(path) as handle:
-            found = json.load(handle)
+            found = checks.json_loads(handle.read())
     except (OSError, ValueError) as exc:
         raise InputError(f"{path} cannot be read ({exc}); remove it to measure {run.name} again") from None
     if not isinstance(found, dict):

@@ -10,9 +10,10 @@ import torch
 
 from .. import directions as dirs
 from ..curvature import Hessian, extreme
-from ..data import Data, load_data
+from ..data import Data, check_fits, load_data
 from ..errors import InputError, UsageError, param
 from ..io import direction_file, paths
+from ..io.outputs import what
 from ..losses import Loss
 from ..models import load_model
 from ..provenance import sha256_tensors
@@ -42,6 +43,12 @@ def check_outputs(job: SurfaceJob) -> None:
         paths.readable_file(directions, "direction file")
     else:
         paths.output_path(directions, "direction file", "dir_file")
+    for path, flag, kind in ((surf, "surf_file", "surface"), (directions, "dir_file", "direction")):
+        if os.path.isfile(path) and what(path) != "HDF5 file":  # a checkpoint given as --surf_file: refused now,
+            raise InputError(  # not after the directions are drawn and written beside it
+                f"{param(flag)}={path} exists and is {'a ' + what(path) if what(path) else 'not an HDF5 file'}: "
+                f"expected a {kind} file to resume or a new path (it is left untouched)"
+            )
     if os.path.exists(surf) and not (
         os.access(surf, os.R_OK | os.W_OK) and os.access(os.path.dirname(os.path.abspath(surf)), os.W_OK)
     ):
@@ -54,9 +61,11 @@ def check_outputs(job: SurfaceJob) -> None:
 def load(job: SurfaceJob, given_model, given_data, say) -> Loaded:
     data = load_data(job.data, given_data)
     if given_model is not None:
+        check_fits(given_model, data.train, "given", "given" if given_data is not None else job.data.dataset)
         return Loaded(data, given_model)
     seed = direction_set.DEFAULT_SEED if job.directions.seed is None else job.directions.seed
     model = load_model(job.model, job.model.classes(job.data.dataset), job.model.model_file, seed, say)
+    check_fits(model, data.train, job.model.model, job.data.dataset)  # before any direction is drawn or written
     return Loaded(data, model)
 
 

@@ -24,7 +24,8 @@ import os
 
 import torch
 
-from ..errors import InputError, MismatchError, param
+from .. import checks
+from ..errors import InputError, MismatchError, param, shown
 from ..io.atomic import fsync_directory
 from ..io.atomic import write_file as _write
 from ..plugins import recorded_canonically
@@ -107,13 +108,53 @@ def write_log(out: str, history: list[dict]) -> None:
     _write(os.path.join(out, LOG), text.getvalue().encode())
 
 
+LOG_TEXT = ("phase",)  # the log's columns that are words; every other one is a number
+
+
 def read_log(out: str) -> list[dict]:
-    """The rows of ``log.csv`` in ``out`` as strings by column (none when the run has no log)."""
+    """The rows of ``log.csv`` in ``out`` as strings by column (none when the run has no log), checked as a
+    file from others is: the header ``landscape train`` writes (``epoch,step,...``), whole epochs and
+    steps, numbers (or nan) in every other column but the phase."""
+    path = os.path.join(out, LOG)
     try:
-        with open(os.path.join(out, LOG)) as handle:
-            return list(csv.DictReader(handle))
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+            header = rows and list(rows[0]) or None
     except FileNotFoundError:
         return []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(
+            f"training log {path} cannot be read ({exc}): expected the log.csv of landscape train"
+        ) from None
+    if header is not None and header[:2] != ["epoch", "step"]:
+        raise InputError(
+            f"training log {path} starts with {','.join(map(str, header[:3]))!r}: expected the log.csv of "
+            "landscape train (epoch,step,...)"
+        )
+    for n, row in enumerate(rows, start=2):
+        for column, value in row.items():
+            if column is None or value is None:
+                raise InputError(f"training log {path} line {n}: {len(row)} values for {len(header)} columns")
+            if column in ("epoch", "step"):
+                ok = checks.as_whole(value) is not None and checks.as_whole(value) >= 0
+            elif column in LOG_TEXT:
+                continue
+            else:
+                ok = _number(value)
+            if not ok:
+                raise InputError(
+                    f"training log {path} line {n}: {column}={shown(value)}: expected "
+                    f"{'a whole number' if column in ('epoch', 'step') else 'a number (or nan)'}"
+                )
+    return rows
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text == ""
+    return True
 
 
 def write_run(out: str, record: dict) -> None:
@@ -124,7 +165,7 @@ def read_run(out: str) -> dict | None:
     path = os.path.join(out, RUN)
     try:
         with open(path) as handle:
-            return json.load(handle)
+            return checks.json_loads(handle.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

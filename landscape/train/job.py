@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..data import Samples, load_named, made_once
+from ..data import Samples, check_fits, load_named, made_once
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
 from ..io.atomic import remove_stale_partials_in
@@ -98,11 +98,13 @@ def _model(job: TrainJob, device: str, train: Samples, loss: Loss) -> torch.nn.M
     before any folder is made: a model that does not fit its data is one line, not a traceback."""
     torch.manual_seed(job.run.seed)  # the same initial weights on every rank, for every batch size
     model = build_model(job.model.model, job.model.classes(job.data.dataset), job.model.model_args).to(device)
+    if not any(p.requires_grad for p in model.parameters()):
+        raise InputError(
+            f"model {job.model.model} has no trainable parameters (none, or all with requires_grad=False): "
+            "expected a network with weights to train"
+        )
+    output = check_fits(model, train, job.model.model, job.data.dataset)
     try:
-        with torch.no_grad():
-            model.eval()
-            output = model(train.inputs[:2])
-            model.train()
         if train.is_classification:
             check_labels(loss.name, output, int(train.targets.min()), int(train.targets.max()))
         loss.total(output, train.targets[:2])

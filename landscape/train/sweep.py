@@ -182,7 +182,7 @@ def read_manifest(path: str) -> list[dict]:
             if path.endswith(".csv"):
                 rows = list(csv.DictReader(handle))
             else:
-                rows = json.load(handle)["runs"]
+                rows = checks.json_loads(handle.read())["runs"]
     except FileNotFoundError:
         raise InputError(
             f"manifest {path} does not exist: expected manifest.json or manifest.csv of a "

@@ -24,7 +24,7 @@ from ..curvature.eigen import LANCZOS_STEPS
 from ..curvature.hessian import free_memory
 from ..curvature.layers import split
 from ..curvature.suite import SuiteConfig, measure
-from ..data import DataConfig, load_data, made_once
+from ..data import DataConfig, check_fits, load_data, made_once
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError, Stopped
 from ..io.atomic import write_file
@@ -35,7 +35,7 @@ from ..io.paths import output_path
 from ..losses import Loss
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
-from ..parallel import stop
+from ..parallel import devices, stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..parallel.partition import shard, shard_size
 from ..plotting.spectrum import write_density
@@ -70,6 +70,8 @@ DEFAULTS = {
     "dtype": "float64",
     "batch_size": 1024,
     "threads": None,
+    "device": "auto",  # one GPU per node-local rank where there are GPUs, else the CPU (parallel.devices)
+    "allow_shared_gpus": False,
     "force": False,  # --out over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
 }
 REQUIRED = ("model_file", "out")  # model: the checkpoint's own where it records one
@@ -126,6 +128,7 @@ def settings_of(params: dict) -> dict:
     for name in ("k", "density_steps", "density_runs", "batch_size"):
         checks.whole(name, s[name])
     checks.whole("layer_samples", s["layer_samples"], least=2, expected="at least 2 vectors")
+    devices.check_spec(s["device"])
     if s["relative_flatness"] != 0:
         checks.whole("relative_flatness", s["relative_flatness"], least=2, expected="0 (none) or at least 2 samples")
     if s["trace"] != 0:
@@ -239,16 +242,18 @@ def _lines(name: str, result, s: dict) -> list[str]:
     return [f"sharpness {result.describe()}"]
 
 
-def _between(world, planned: list[str]):
+def _between(world, planned: list[str], out: str):
     """What is called before each measure: a stop signal on any rank (a collective: every rank makes the
-    same measures) ends the command there with ``errors.Stopped``, nothing written, the lock released."""
+    same measures) ends the command there with ``errors.Stopped``, the lock released; the measures made
+    are written (``run``), marked incomplete."""
     begun = 0
 
     def next_measure() -> None:
         nonlocal begun
         signal_name = stop.requested(world)
         if signal_name:
-            what = f"measures ({', '.join(planned[:begun]) or 'none'} done; nothing is written)"
+            made = ", ".join(planned[:begun])
+            what = f"measures ({made} written to {out}, marked incomplete)" if begun else "measures (none made)"
             raise Stopped(stop.stopped_line(signal_name, begun, len(planned), what, "measure again"))
         begun += 1
 
@@ -378,15 +383,19 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
                 literal=True,
             )
         model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
+        check_fits(model, data.train, s["model"], s["dataset"])
         return model, data
 
     s, data_cfg = agree(world, setup)
     agree(world, same_everywhere, world, "the measurement", s)  # an MPMD launch may give the ranks other flags
     made = made_once(world, data_cfg)  # a plug-in's generated data set: made once, sent to every rank
     model, data = agree(world, lambda: loaded(s, data_cfg, made))
+    device = agree(world, devices.for_rank, s["device"], world, s["allow_shared_gpus"])
     hessian = sharded_hessian(
-        model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], "cpu"
+        model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], device
     )  # every measure below uses it; each counts its own products
+    if s["k"] >= hessian.dim:
+        raise ConfigError("k", s["k"], f"fewer eigenvalues than the model's {hessian.dim:,} trainable parameters")
     loss, gradient = hessian.loss_and_gradient()
     report = {
         "model": s["model"],
@@ -397,6 +406,7 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         "parameters": hessian.dim,
         "dtype": s["dtype"],
         "ranks": world.size,
+        **devices.record(device),
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
         "settings": {k: v for k, v in s.items() if k in DEFAULTS and k not in ("threads", "model", "force")},
@@ -410,20 +420,43 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
     )
     planned = _planned(s)
     ledger = _Ledger(hessian, _products_planned(s, hessian), say)
-    next_measure = ledger.wrap(_between(world, planned))
-    results = measure(hessian, planned, _suite(s), before=lambda name: next_measure())
-    density = results.get("density")
-    for name, result in results.items():
-        key = "sharpness" if name in SHARPNESS else name
-        record = _record(name, result, s)
-        if key == "sharpness":
-            report.setdefault("sharpness", {})[name] = record
-        else:
-            report[key] = record
+    next_measure = ledger.wrap(_between(world, planned, s["out"]))
+    results: dict = {}
+
+    def said(name: str, result) -> None:  # each measure's lines as soon as it is made
         for line in _lines(name, result, s):
             say(line)
+
+    try:
+        measure(hessian, planned, _suite(s), before=lambda name: next_measure(), after=said, into=results)
+    except Stopped:  # a stop signal between measures: the ones made are kept, the file says which are missing
+        if results:
+            _write(s, world, say, _recorded(report, results, s), results, planned)
+        raise
     ledger.close()
-    figures = []  # written with the file, at the end: a stop between measures leaves nothing
+    figures = _write(s, world, say, _recorded(report, results, s), results, planned)
+    return CurvatureResult(s["out"], json.loads(json.dumps(report, default=float)), figures)
+
+
+def _recorded(report: dict, results: dict, s: dict) -> dict:
+    """``report`` with each measure's record (the sharpness measures under ``sharpness``)."""
+    for name, result in results.items():
+        record = _record(name, result, s)
+        if name in SHARPNESS:
+            report.setdefault("sharpness", {})[name] = record
+        else:
+            report[name] = record
+    return report
+
+
+def _write(s: dict, world, say, report: dict, results: dict, planned: list[str]) -> list[str]:
+    """The JSON file (rank 0) and the density figure; ``complete`` false and ``not_made`` listing the
+    measures a stop signal left out."""
+    report["complete"] = len(results) == len(planned)
+    if not report["complete"]:
+        report["not_made"] = [name for name in planned if name not in results]
+    density = results.get("density")
+    figures = []
     if density is not None and world.rank == 0:
         name = os.path.basename(s["model_file"])
         if name == "final.pt":  # a training run's checkpoint: its folder names it
@@ -433,5 +466,8 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
             say(f"wrote {path}")
     if world.rank == 0:
         write_file(s["out"], json.dumps(plain(report), indent=2).encode())  # NaN: null
-        say(f"wrote {s['out']}")
-    return CurvatureResult(s["out"], json.loads(json.dumps(report, default=float)), figures)
+        say(
+            f"wrote {s['out']}"
+            + ("" if report["complete"] else f" (incomplete: {', '.join(report['not_made'])} not made)")
+        )
+    return figures

@@ -71,7 +71,7 @@ def _job_alive(path: str) -> bool:
     another host, which cannot be checked from here)."""
     try:
         with open(path + SUFFIX) as handle:
-            owner = json.load(handle)
+            owner = checks.json_loads(handle.read())
     except (OSError, ValueError):
         return False
     if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):

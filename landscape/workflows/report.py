@@ -333,7 +333,8 @@ def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, 
     result["matched_flags"] = flags(at) if at is not result else {}  # the same weights: flagged once
     result["matched_values"] = {"checkpoint_sha256": at["checkpoint_sha256"], "values": dict(at["values"])}
     print(
-        f"  matched loss {level:g}: {run.name} at step {found.step} (phase {found.phase}; train loss {measured:.4g}): "
+        f"  matched loss {level:g}: {run.name} at step {found.step} (learning-rate phase {found.phase!r}; "
+        f"train loss {measured:.4g}): "
         f"λmax {at['values']['lambda_max']:.4g}" + (f"; {off}" if off else ""),
         flush=True,
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import checks
-from ..data import DataConfig, load_data
+from ..data import DataConfig, check_fits, load_data
 from ..errors import ConfigError, InputError, param
 from ..io.checkpoint import read_state_dict, save, with_recorded
 from ..io.paths import output_path
@@ -72,6 +72,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
     data = load_data(DataConfig(s["dataset"], datapath=s["datapath"], test=False, data_args=s["data_args"]))
     classes = cfg.classes(s["dataset"])
     original = load_model(cfg, classes, cfg.model_file, seed=0)
+    check_fits(original, data.train, s["model"], s["dataset"])
     state = read_state_dict(cfg.model_file, cfg.allow_pickle)
     layer, following = pair(state, s["layer"])
     scaled_state = rescale(state, s["alpha"], layer)

@@ -8,7 +8,7 @@ import os
 from types import SimpleNamespace
 
 from .. import checks
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, shown
 from ..io.toml_file import table_flags, toml
 from ..plugins import is_plugin
 from .command import check_known
@@ -108,6 +108,7 @@ QUICK = {  # the same study in miniature: every step of it in a minute or two (t
     },  # fmt: skip
 }
 LISTS = ("recipes", "batch_sizes", "seeds")
+MAX_NETWORKS = 10_000  # a study of more networks is a typo (10**6 seeds), or several studies
 TABLES = ("train", "report", "rescale", "mechanism")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
 # the parameters of the command (None: the defaults', or the config file's)
@@ -246,9 +247,18 @@ def settings(params: dict) -> dict:
     checks.whole("jobs", jobs)
     for key in LISTS:
         if not isinstance(chosen[key], list) or not chosen[key]:
-            raise UsageError(f"{key}={chosen[key]!r}: expected a non-empty list")
+            raise UsageError(f"{key}={shown(chosen[key])}: expected a non-empty list")
     _check_rescale(chosen)
     _check_mechanism(chosen)
+    m = chosen.get("mechanism") or {}
+    networks = len(chosen["recipes"]) * len(chosen["batch_sizes"]) * len(chosen["seeds"]) + (
+        len(m["rates"]) * len(m["batch_sizes"]) * len(m["seeds"]) if m else 0
+    )
+    if networks > MAX_NETWORKS:
+        raise UsageError(
+            f"the study would train {networks:,} networks (recipes x batch_sizes x seeds, and the mechanism's "
+            f"runs): expected at most {MAX_NETWORKS:,}; split it into several studies"
+        )
     return chosen
 
 
@@ -271,13 +281,17 @@ def _check_rescale(study: dict) -> None:
     for alpha in r.get("alphas", [4.0]):
         checks.number("alphas", alpha, above=0, expected="positive factors ([rescale] alphas)")
     if r.get("recipe", study["recipes"][0]) not in study["recipes"]:
-        raise UsageError(f"[rescale] recipe={r['recipe']!r}: expected one of the study's recipes {study['recipes']}")
+        raise UsageError(
+            f"[rescale] recipe={r['recipe']!r}: expected one of the study's recipes {shown(study['recipes'])}"
+        )
     for b in r.get("batch_sizes", [min(study["batch_sizes"])]):
         if b not in study["batch_sizes"]:
-            raise UsageError(f"[rescale] batch_sizes: {b!r}: expected the study's batch sizes {study['batch_sizes']}")
+            raise UsageError(
+                f"[rescale] batch_sizes: {b!r}: expected the study's batch sizes {shown(study['batch_sizes'])}"
+            )
     for seed in r.get("seeds", study["seeds"]):
         if seed not in study["seeds"]:
-            raise UsageError(f"[rescale] seeds: {seed!r}: expected the study's seeds {study['seeds']}")
+            raise UsageError(f"[rescale] seeds: {seed!r}: expected the study's seeds {shown(study['seeds'])}")
 
 
 def _check_mechanism(study: dict) -> None:
@@ -290,7 +304,7 @@ def _check_mechanism(study: dict) -> None:
         raise UsageError(f"[mechanism] {unknown[0]}: unknown key; expected {', '.join(MECHANISM_KEYS)}")
     for key in ("rates", "batch_sizes", "seeds"):
         if not isinstance(m.get(key), list) or not m[key]:
-            raise UsageError(f"[mechanism] {key}={m.get(key)!r}: expected a non-empty list")
+            raise UsageError(f"[mechanism] {key}={shown(m.get(key))}: expected a non-empty list")
     for rate in m["rates"]:
         checks.number("rates", rate, above=0, expected="positive learning rates ([mechanism] rates)")
     for b in m["batch_sizes"]:

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from .. import checks
+from ..data import load_named
 from ..errors import ConfigError, Diverged, InputError, Stopped, UsageError, param
 from ..io.toml_file import JSON_KEYS, toml
 from ..parallel import comm as comm_module
@@ -136,6 +137,12 @@ def plan(params: dict, argv: tuple[str, ...] = ()):
     return s["out"], configs, jobs, settings, s["list"]
 
 
+def _train_size(job: TrainJob) -> int:
+    """The training samples every run of the sweep draws its batches from (the runs share one data set)."""
+    d = job.data
+    return len(load_named(d.dataset, d.datapath, d.raw_data, d.data_args).train)
+
+
 def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
     world = comm_module.world()
     out, configs, jobs, settings, listing = agree(world, plan, params, argv)
@@ -146,6 +153,9 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
                 print(f"{i}\t{c.name}")
         return SweepResult(out, names)
     epochs = jobs[0][1].recipe.epochs
+    train_size = world.bcast(agree(world, lambda: _train_size(jobs[0][1]) if world.rank == 0 else None))
+    for _, job in jobs:  # every run's batch sizes against the data, before the first run trains
+        job.check_sizes(train_size, world.size)
     agree(world, lambda: os.makedirs(out, exist_ok=True) if world.rank == 0 else None)
     rows, diverged = [], []
 

@@ -185,9 +185,10 @@ def _stopped_after(job, text: str, name: str = "SIGTERM") -> tuple[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1"])  # Slurm's --signal sends either
-def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch, name):
-    """A stop signal after the trace: the measure in progress finishes, no other begins, nothing is written
-    but the lock is gone; the rerun measures what an uninterrupted run measures."""
+def test_a_stop_signal_between_measures_keeps_those_made_and_a_rerun_measures_all(tmp_path, plugins, monkeypatch, name):
+    """A stop signal after the trace: the measure in progress finishes, no other begins; the measures made
+    are written, the file marked incomplete and naming those not made, the lock gone; they are the values
+    an uninterrupted run makes, and the rerun measures all."""
     import re
 
     from conftest import landscape, start
@@ -202,17 +203,28 @@ def test_a_stop_signal_between_measures_writes_nothing_and_a_rerun_measures_all(
     stdout, stderr = _stopped_after(job, "Rademacher vectors", name)
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and re.search(rf"stopped by {name} after [23] of 5 measures \(eigenvalues, trace", lines[0])
-    assert job.returncode == 143
+    assert job.returncode == 143 and f"written to {out}, marked incomplete" in lines[0]
     assert "rerun the same command" in lines[0] and "sharpness average" not in stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.pt"]  # no file, no figure, no lock, no partial
+    partial = json.loads(out.read_text())
+    made = [m for m in ("eigenvalues", "trace", "density") if m in partial]
+    assert partial["complete"] is False and made[:2] == ["eigenvalues", "trace"]
+    assert partial["not_made"] == [
+        m for m in ("eigenvalues", "trace", "density", "epsilon", "average") if m not in made
+    ]
+    assert "sharpness" not in partial and f"(incomplete: {', '.join(partial['not_made'])} not made)" in stdout
+    figures = ["c_density.pdf", "c_density.png"] if "density" in made else []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["slow.pt", "c.json", *figures])  # no lock, no partial
 
     monkeypatch.setenv("LANDSCAPE_TEST_SLEEP", "0")  # the rerun and the uninterrupted run, at full speed
     again = run("curvature", [*args, "--out", str(out)])
     assert again.returncode == 0, again.stderr
     assert landscape("curvature", *args, "--out", tmp_path / "fresh.json") == 0
     stopped_then_rerun, fresh = json.loads(out.read_text()), json.loads((tmp_path / "fresh.json").read_text())
+    assert fresh["complete"] is True and stopped_then_rerun["complete"] is True and "not_made" not in fresh
     for key in ("eigenvalues", "trace", "density", "sharpness"):
         assert stopped_then_rerun[key] == fresh[key], key
+    for key in made:  # what the stopped run kept is what an uninterrupted run makes
+        assert partial[key] == fresh[key], key
 
 
 def test_by_default_only_the_top_of_the_spectrum_is_asked_for(tmp_path, cli):
