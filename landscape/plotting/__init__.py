@@ -77,15 +77,16 @@ def plain_number(v: float, _pos=None) -> str:
 
 def log_ticks(axis) -> None:
     """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis; on an x-axis that
-    spans more than 2.5 decades at 1 and 5 only, where the labels would run into each other.  Call it
-    after the data are drawn: the span is the axis's view at the call."""
+    spans more than 2.5 decades at the powers of ten only (at 1 and 5, 0.01 and 0.005 still ran into each
+    other in a two-column figure).  Call it after the data are drawn: the span is the axis's view at the
+    call."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     subs = (1.0, 2.0, 5.0)
     if axis.axis_name == "x":
         low, high = sorted(axis.axes.get_xlim())
         if low > 0 and math.log10(high / low) > 2.5:
-            subs = (1.0, 5.0)
+            subs = (1.0,)
     axis.set_major_locator(LogLocator(subs=subs))
     axis.set_major_formatter(FuncFormatter(plain_number))
     axis.set_minor_formatter(NullFormatter())
