@@ -145,7 +145,7 @@ def test_existing_surface_with_other_settings_is_refused_and_untouched(tmp_path,
 def test_existing_file_that_is_not_a_surface_is_never_overwritten(tmp_path, capsys):
     surf = tmp_path / "precious.h5"
     surf.write_bytes(b"precious data")
-    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(surf)], 3, "precious.h5", "not a readable HDF5")
+    fails(capsys, [*CNN, "--x=-1:1:3", "--surf_file", str(surf)], 3, "precious.h5", "exists and is not an HDF5 file")
     assert surf.read_bytes() == b"precious data"
 
 

@@ -38,7 +38,10 @@ def test_the_figure_has_a_column_per_arm_its_panels_lettered(tmp_path):
         folder = tmp_path / r["run"]["name"]
         folder.mkdir()
         r["run"]["checkpoint"] = str(folder / "final.pt")
-        rows = [{"step": s, "train_loss": 1.0 / (1 + s), "lambda_max": 5.0 / (1 + s) ** 0.5} for s in range(0, 50, 5)]
+        rows = [
+            {"epoch": s // 5, "step": s, "train_loss": 1.0 / (1 + s), "lambda_max": 5.0 / (1 + s) ** 0.5}
+            for s in range(0, 50, 5)
+        ]
         write_log(str(folder), rows)
     fig = draw_sharpness_loss(card(found))
     titles = [ax.get_title(loc="left") for ax in fig.axes]
