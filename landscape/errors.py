@@ -17,6 +17,8 @@ import re
 import reprlib
 from enum import IntEnum
 
+from .terminal import printable
+
 
 class ExitStatus(IntEnum):
     """The exit status of a ``landscape`` command (documented in README.md and ``--help``)."""
@@ -107,8 +109,9 @@ _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 4, SHOWN_CHARS, SHOWN_CHARS
 
 def shown(value, literal: bool = True) -> str:
     """``value`` for a one-line message: as Python writes it (``literal``; nested containers to four
-    levels, so 20,000-deep JSON cannot exhaust the stack), cut to its first characters and its length."""
-    text = value if isinstance(value, str) and not literal else _REPR.repr(value)
+    levels, so 20,000-deep JSON cannot exhaust the stack), cut to its first characters and its length,
+    control characters escaped (a value from a file cannot end the line or move the cursor)."""
+    text = printable(value if isinstance(value, str) and not literal else _REPR.repr(value))
     return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 40]}… ({len(text):,} characters)"
 
 

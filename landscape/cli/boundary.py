@@ -75,7 +75,7 @@ def _run(main, argv: list[str], prog: str, spell) -> int:
             )
         elif isinstance(exc, LandscapeError):
             code, kind = exc.exit_status, "error"
-            lines = exc.spelled(_spelling(spell)).strip().splitlines()
+            lines = exc.spelled(_spelling(spell)).strip().split("\n")  # a \r inside is shown escaped
             text = lines[0] if lines else ""
         else:
             code, kind, text = ExitStatus.INTERNAL, "internal error", describe(exc)
