@@ -75,18 +75,44 @@ def plain_number(v: float, _pos=None) -> str:
     return f"{float(f'{v:.2g}'):g}"
 
 
+# Tick sets of a log axis, densest first, and the least distance between two of their ticks in decades.
+LOG_SUBS = (((1.0, 2.0, 5.0), math.log10(2)), ((1.0, 3.0), math.log10(3)), ((1.0,), 1.0))
+# In font sizes (ems): a digit's width and a point's in DejaVu Sans, the least space between two labels side
+# by side, and the height a label needs on a vertical axis.
+DIGIT_WIDTH, POINT_WIDTH, LABEL_GAP, LABEL_HEIGHT = 0.636, 0.318, 0.5, 1.3
+
+
+def _label_width(word: str) -> float:
+    return sum(POINT_WIDTH if c == "." else DIGIT_WIDTH for c in word) + LABEL_GAP
+
+
+def _log_labels(low: float, high: float, subs) -> list[str]:
+    lo, hi = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    values = [m * 10.0**k for k in range(lo, hi + 1) for m in subs]
+    return [plain_number(v) for v in values if low <= v <= high]
+
+
 def log_ticks(axis) -> None:
-    """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis; on an x-axis that
-    spans more than 2.5 decades at the powers of ten only (at 1 and 5, 0.01 and 0.005 still ran into each
-    other in a two-column figure).  Call it after the data are drawn: the span is the axis's view at the
-    call."""
+    """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis; where the axis is
+    too short for that many labels side by side (for its span, its length, the labels' digits and their
+    font), at 1 and 3 times powers of ten, or at the powers of ten only.  Call it after the data are drawn:
+    the span and the length are the axis's at the call."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    subs = (1.0, 2.0, 5.0)
-    if axis.axis_name == "x":
-        low, high = sorted(axis.axes.get_xlim())
-        if low > 0 and math.log10(high / low) > 2.5:
-            subs = (1.0,)
+    ax, name = axis.axes, axis.axis_name
+    low, high = sorted(ax.get_xlim() if name == "x" else ax.get_ylim())
+    box = ax.get_position()
+    inches = box.width * ax.figure.get_figwidth() if name == "x" else box.height * ax.figure.get_figheight()
+    labels = axis.get_ticklabels()
+    size = (labels[0].get_fontsize() if labels else 10.0) / 72  # inches
+    decades = math.log10(high / low) if 0 < low < high else 0.0
+    subs = LOG_SUBS[-1][0]
+    for candidate, gap in LOG_SUBS:
+        words = _log_labels(low, high, candidate) if decades else []
+        room = size * (LABEL_HEIGHT if name != "x" else max(map(_label_width, words), default=1.0))
+        if decades == 0 or inches * gap / decades >= room:
+            subs = candidate
+            break
     axis.set_major_locator(LogLocator(subs=subs))
     axis.set_major_formatter(FuncFormatter(plain_number))
     axis.set_minor_formatter(NullFormatter())

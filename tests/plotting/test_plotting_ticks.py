@@ -1,5 +1,5 @@
-"""``log_ticks``: a log axis labelled with plain numbers at 1, 2 and 5 times powers of ten, thinned to the
-powers of ten on an x-axis so long that its labels would run into each other."""
+"""``log_ticks``: a log axis labelled with plain numbers at 1, 2 and 5 times powers of ten, thinned to 1 and 3
+times powers of ten, or to the powers of ten, where the axis is too short for its labels side by side."""
 
 import pytest
 from matplotlib.figure import Figure
@@ -7,8 +7,8 @@ from matplotlib.figure import Figure
 from landscape.plotting import log_ticks
 
 
-def ticks(low: float, high: float, axis: str) -> list[str]:
-    ax = Figure(figsize=(4, 3)).add_subplot()
+def ticks(low: float, high: float, axis: str, size=(4, 3)) -> list[str]:
+    ax = Figure(figsize=size).add_subplot()
     ax.plot([low, high], [low, high])
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -27,3 +27,10 @@ def test_two_decades_are_labelled_at_one_two_and_five(axis):
 def test_a_long_x_axis_is_labelled_at_the_powers_of_ten_and_a_long_y_axis_is_not():
     assert ticks(0.001, 2.0, "x") == ["0.001", "0.01", "0.1", "1"]
     assert "0.002" in ticks(0.001, 2.0, "y")
+
+
+def test_a_short_axis_is_thinned_to_what_its_length_holds():
+    assert ticks(0.5, 500.0, "y", size=(4, 1.2)) == ["1", "10", "100"]  # a low panel of a summary page
+    assert ticks(0.5, 500.0, "y", size=(4, 2.0)) == ["1", "3", "10", "30", "100", "300"]
+    assert ticks(0.5, 500.0, "y", size=(4, 6.0))[:3] == ["0.5", "1", "2"]
+    assert ticks(0.003, 3.0, "x", size=(3, 3)) == ["0.01", "0.1", "1"]

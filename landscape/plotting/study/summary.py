@@ -224,11 +224,12 @@ def _training_panel(fig, spec, curves: dict, colours: dict, letter: str) -> None
     _titled(ax, letter, f"λmax along training, {recipe}; dashed: 2(1 + β)/η")
 
 
-def _sharpness_panel(fig, spec, card, keys: list[str], colours: dict, letter: str) -> None:
+def _sharpness_panel(fig, spec, card, keys: list[str], colours: dict, letters) -> None:
+    """One panel per sharpness measure, each with its own letter (``letters``: the figure's, in order)."""
     axes = spec.subgridspec(1, len(keys)).subplots(squeeze=False, sharex=True)[0]
-    for k, (ax, key) in enumerate(zip(axes, keys)):
+    for ax, key in zip(axes, keys):
         draw_by_batch(ax, card, key, colours)
-        _left(ax, letter if k == 0 else None)
+        _left(ax, next(letters))
         ax.set_xlabel("batch size")
 
 
@@ -256,18 +257,24 @@ def draw_summary(results: list[dict], card, out: str, interpolation_record: dict
     curves = training_curves(results)
     pairs = hessian_pairs(results, out)
     keys = sharpness_keys(card)
-    panels = [(1, lambda fig, spec, letter: _test_error_panel(fig, spec, card, colours, letter))]
+    # each panel takes its letters from the figure's, in order (the sharpness panel one per measure)
+    panels = [(1, lambda fig, spec, letters: _test_error_panel(fig, spec, card, colours, next(letters)))]
     if curves:
-        panels.append((1, lambda fig, spec, letter: _training_panel(fig, spec, curves, colours, letter)))
+        panels.append((1, lambda fig, spec, letters: _training_panel(fig, spec, curves, colours, next(letters))))
     if interpolation_record:
         panels.append(
-            (1, lambda fig, spec, letter: _interpolation_panel(fig, spec, interpolation_record, colours, letter))
+            (
+                1,
+                lambda fig, spec, letters: _interpolation_panel(
+                    fig, spec, interpolation_record, colours, next(letters)
+                ),
+            )
         )
-    panels.append((len(keys), lambda fig, spec, letter: _sharpness_panel(fig, spec, card, keys, colours, letter)))
+    panels.append((len(keys), lambda fig, spec, letters: _sharpness_panel(fig, spec, card, keys, colours, letters)))
     if any(lambda_path(r) for r in runs):
-        panels.append((1, lambda fig, spec, letter: _loss_panel(fig, spec, card, colours, letter)))
+        panels.append((1, lambda fig, spec, letters: _loss_panel(fig, spec, card, colours, next(letters))))
     if pairs:
-        panels.append((2, lambda fig, spec, letter: _hessian_panel(fig, spec, pairs, colours, letter)))
+        panels.append((2, lambda fig, spec, letters: _hessian_panel(fig, spec, pairs, colours, next(letters))))
     rows = rows_of([width for width, _ in panels])
     # A4 landscape; a page of one row of panels (few sources) is shorter rather than stretched.  The
     # verdict takes the height of its lines, the panels share the rest.
@@ -280,7 +287,7 @@ def draw_summary(results: list[dict], card, out: str, interpolation_record: dict
     for row, members in zip(grid, rows):
         cells = row.subgridspec(1, len(members), width_ratios=[panels[i][0] for i in members])
         for cell, i in zip(cells, members):
-            panels[i][1](fig, cell, next(letters))
+            panels[i][1](fig, cell, letters)
     _verdict_panel(fig.add_subplot(grid[len(rows)]), card, name, next(letters))
     handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=f"batch {b}") for b, c in colours.items()]
     if len(arms) > 1:

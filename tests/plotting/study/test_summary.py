@@ -68,12 +68,13 @@ def test_every_panel_lettered_in_order_when_every_source_is_there(tmp_path):
     with open(f"{stem}_interpolation.json") as handle:
         fig = draw_summary(found, card(found), str(tmp_path), json.load(handle), "card")
     assert tuple(fig.get_size_inches()) == pytest.approx(A4)
-    letters = [t[:3] for t in titles(fig) if t.startswith("(")]
-    assert letters == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)", "(g)"]
-    named = dict(zip(letters, [t for t in titles(fig) if t.startswith("(")]))
+    assert all(t.startswith("(") for t in titles(fig)), titles(fig)  # every titled panel has its letter
+    letters = [t[:3] for t in titles(fig)]
+    assert letters == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)", "(g)", "(h)"]
+    named = dict(zip(letters, titles(fig)))
     assert "test error" in named["(a)"] and "λmax along training" in named["(b)"]
-    assert "interpolation" in named["(c)"] and "λmax" in named["(d)"]
-    assert "λmax against the training loss (naive, linear" in named["(e)"] and "eigenvector" in named["(f)"]
+    assert "interpolation" in named["(c)"] and "λmax" in named["(d)"] and "adaptive sharpness" in named["(e)"]
+    assert "λmax against the training loss (naive, linear" in named["(f)"] and "eigenvector" in named["(g)"]
     training = next(ax for ax in fig.axes if "along training" in ax.get_title(loc="left"))
     limits = {float(y) for line in training.lines if line.get_drawstyle() == "steps-pre" for y in line.get_ydata()}
     assert sorted(limits) == pytest.approx([2 * (1 + MOMENTUM) / LR])  # heavy-ball momentum's stability limit
@@ -85,8 +86,8 @@ def test_a_panel_without_data_is_left_out_and_the_letters_close_up(tmp_path):
     run_folders(str(tmp_path), found, hessian=False)  # no eigenvector surfaces, no logs, no interpolation
     fig = draw_summary(found, card(found), str(tmp_path), None, "card")
     letters = [t for t in titles(fig) if t.startswith("(")]
-    assert [t[:3] for t in letters] == ["(a)", "(b)", "(c)"]
-    assert "test error" in letters[0] and "λmax" in letters[1] and "verdict" in letters[2]
+    assert [t[:3] for t in letters] == ["(a)", "(b)", "(c)", "(d)"]
+    assert "test error" in letters[0] and "λmax" in letters[1] and "adaptive" in letters[2] and "verdict" in letters[3]
     assert not any("interpolation" in t or "along training" in t for t in titles(fig))
 
 
