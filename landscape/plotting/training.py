@@ -204,7 +204,10 @@ def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step
             drawn[key] = (steps[-1], limits[-1])
         highest.append(max(float(np.max(mean)), min(limits)))
     for x, limit in drawn.values():  # each limit named by the value it holds at its end
-        ax.annotate(f"2(1+β)/η = {limit:.3g}", (x, limit), ha="right", va="bottom", fontsize=7, color=LIMIT)
+        ax.annotate(  # below its line: above it, on a low panel, the name ran out of the axes
+            f"2(1+β)/η = {limit:.3g}", (x, limit), xytext=(0, -2), textcoords="offset points", ha="right",
+            va="top", fontsize=7, color=LIMIT,
+        )  # fmt: skip
     ax.set_yscale("log")
     if highest:  # a limit that leaps after a decay of the rate does not squash the curves
         ax.set_ylim(top=1.5 * max(highest))
