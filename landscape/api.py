@@ -46,6 +46,7 @@ from .curvature import suite
 from .curvature.suite import SuiteConfig
 from .errors import LandscapeError, UsageError, describe, param
 from .parallel import comm as comm_module
+from .terminal import escaping
 from .workflows import curvature as _curvature
 from .workflows import demo as _demo
 from .workflows import export as _export
@@ -70,7 +71,8 @@ def _guarded(call):
     collective call); one every rank knows of is raised on every rank."""
     world = comm_module.world()
     try:
-        return call()
+        with escaping():  # what a call prints from a file reaches the notebook or terminal escaped (terminal.py)
+            return call()
     except LandscapeError as exc:
         if not getattr(exc, "collective", False):
             _abort_alone(world, exc)

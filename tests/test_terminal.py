@@ -46,6 +46,10 @@ def test_info_shows_a_forged_run_record_on_one_line(tmp_path, capsys, one_thread
     (line,) = [x for x in out.splitlines() if "forged: all good" in x]
     assert line.strip().startswith("$ landscape surface \\x1b[2J") and "\\nsecond line" in line
     assert "node\\x1b[31m1" in out
+    from landscape import api
+
+    api.info(str(path))  # the Python API prints through the same escaping
+    assert "\x1b" not in capsys.readouterr().out
 
 
 def test_an_error_message_quoting_a_file_is_escaped(tmp_path, capsys):

@@ -174,3 +174,11 @@ def test_curvature_takes_a_device_and_names_a_missing_gpu(made, capsys):
         got = landscape("curvature", *MLP, "--device", "cuda", "--out", made / "g.json")
         one_line(capsys, 3, got, "--device=cuda: no CUDA device is visible")
     assert np.isfinite(json.loads(out.read_text())["eigenvalues"]["top"]["values"][0])
+
+
+@pytest.mark.parametrize("level", ["inf", "nan", "0", "-1"])
+def test_a_matched_loss_that_is_not_a_positive_finite_number_is_refused(made, capsys, level):
+    (made / "m.csv").write_text("checkpoint,batch_size\nm.pt,16\n")
+    got = landscape("report", made / "m.csv", "--model", "digits_mlp", "--match_loss", level, "--out", made / "r")
+    one_line(capsys, 2, got, f"--match_loss={level}: expected auto, off, or a positive training loss")
+    assert not (made / "r").exists()
