@@ -107,3 +107,12 @@ def test_plain_text_leaves_the_axis_formatters_their_mathtext():
     assert ax.yaxis.get_offset_text().get_parse_math()
     fig.canvas.draw()  # the log axis's 10^k labels still typeset
     assert any("10^" in t.get_text() for t in ax.xaxis.get_ticklabels())
+
+
+def test_mathtext_in_labels_and_a_plot_training_title_is_plain_text(tmp_path, capsys):
+    from tests.workflows.test_plots import surface_2d
+
+    path = surface_2d(tmp_path, "s$\\undefinedcmd$.h5")
+    assert landscape("plot2d", path, "--labels", "$\\undefinedcmd$", "--out", tmp_path / "p", "--dpi", "40") == 0
+    assert landscape("plot2d", path, "--labels", "$\\undefinedcmd$", "--out", tmp_path / "q", "--mathtext") == 3
+    assert "--mathtext: a title or label is not valid mathtext" in capsys.readouterr().err
