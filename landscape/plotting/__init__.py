@@ -76,7 +76,12 @@ def plain_number(v: float, _pos=None) -> str:
 
 
 # Tick sets of a log axis, densest first, and the least distance between two of their ticks in decades.
-LOG_SUBS = (((1.0, 2.0, 5.0), math.log10(2)), ((1.0, 3.0), math.log10(3)), ((1.0,), 1.0))
+LOG_SUBS = (
+    (tuple(float(m) for m in range(1, 10)), math.log10(10 / 9)),  # a short span: 30, 40, ..., 90
+    ((1.0, 2.0, 5.0), math.log10(2)),
+    ((1.0, 3.0), math.log10(3)),
+    ((1.0,), 1.0),
+)
 # In font sizes (ems): a digit's width and a point's in DejaVu Sans, the least space between two labels side
 # by side, and the height a label needs on a vertical axis.
 DIGIT_WIDTH, POINT_WIDTH, LABEL_GAP, LABEL_HEIGHT = 0.636, 0.318, 0.5, 1.3
@@ -93,9 +98,10 @@ def _log_labels(low: float, high: float, subs) -> list[str]:
 
 
 def log_ticks(axis) -> None:
-    """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis; where the axis is
-    too short for that many labels side by side (for its span, its length, the labels' digits and their
-    font), at 1 and 3 times powers of ten, or at the powers of ten only.  Call it after the data are drawn:
+    """Ticks at 1, 2 and 5 times powers of ten, written plainly, on a log-scaled axis; at every integer
+    multiple where the span is short enough for them all (30, 40, ..., 90), and where the axis is too short
+    for that many labels side by side (for its span, its length, the labels' digits and their font), at 1
+    and 3 times powers of ten, or at the powers of ten only.  Call it after the data are drawn:
     the span and the length are the axis's at the call."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 

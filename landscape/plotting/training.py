@@ -22,12 +22,12 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
+from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError
 from ..train.checkpoints import read_log, read_run
 from ..train.recipes import stability_limit
-from . import save
+from . import log_ticks, save
 from .palette import batch_colours
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
@@ -151,7 +151,7 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
             mean = np.mean([[v for _, v in c[:length]] for c in curves], axis=0)
             right.plot(epochs, mean, STYLES[i % len(STYLES)], color=colour_of[b], linewidth=1.3)
     right.set_yscale("log")
-    _plain_numbers(right)
+    log_ticks(right.yaxis)
     right.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
     right.set_xlabel("optimizer step" if by_step else "epoch")
     right.set_ylabel("test error (%)")
@@ -175,13 +175,6 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     fig.text(0.5, 0.005, what if title else "", ha="center", fontsize=8, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
-
-
-def _plain_numbers(ax) -> None:
-    """A log axis labelled 1, 2, 5, 10, 20, ... (not 3×10⁰), its minor ticks unlabelled."""
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(ScalarFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step: bool = True) -> None:
@@ -211,7 +204,7 @@ def draw_sharpness(ax, sharp: dict, recipes: list[str], colour_of: dict, by_step
     ax.set_yscale("log")
     if highest:  # a limit that leaps after a decay of the rate does not squash the curves
         ax.set_ylim(top=1.5 * max(highest))
-    _plain_numbers(ax)
+    log_ticks(ax.yaxis)
     ax.set_xlabel("optimizer step" if by_step else "epoch")
     ax.set_ylabel("λmax of the training loss")
     ax.set_title("sharpness along training, the mean over seeds\n(grey dashed: the stability limit of the rate)",

@@ -34,3 +34,7 @@ def test_a_short_axis_is_thinned_to_what_its_length_holds():
     assert ticks(0.5, 500.0, "y", size=(4, 2.0)) == ["1", "3", "10", "30", "100", "300"]
     assert ticks(0.5, 500.0, "y", size=(4, 6.0))[:3] == ["0.5", "1", "2"]
     assert ticks(0.003, 3.0, "x", size=(3, 3)) == ["0.01", "0.1", "1"]
+
+
+def test_a_span_under_a_decade_is_labelled_at_every_integer_multiple():
+    assert ticks(31.0, 91.0, "y") == ["30", "40", "50", "60", "70", "80", "90"]  # 30: the margin below 31
