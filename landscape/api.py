@@ -22,6 +22,7 @@ rather than leaving the other ranks waiting.  A model passed in is never modifie
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import os
 import sys
@@ -31,8 +32,6 @@ import torch
 
 from .cli import curvature as curvature_cli
 from .cli import demo as demo_cli
-from .cli import export as export_cli
-from .cli import info as info_cli
 from .cli import plot_1d, plot_2d
 from .cli import plot_training as plot_training_cli
 from .cli import report as report_cli
@@ -124,6 +123,38 @@ def _command(name: str, parser: argparse.ArgumentParser, run, defaults: dict, re
     return function
 
 
+def _command_of(name: str, cls, run, result, description: str = ""):
+    """The function of command ``name`` from its parameters ``cls`` (``workflows.params.Params``): one
+    keyword per field, with the field's default; the required positional ones also by position."""
+    fields = dataclasses.fields(cls)
+    positional = [f.name for f in fields if f.metadata.get("positional") and f.default is dataclasses.MISSING]
+
+    def parameter(f) -> inspect.Parameter:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name in positional else inspect.Parameter.KEYWORD_ONLY
+        default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+        return inspect.Parameter(f.name, kind, default=default)
+
+    ordered = [f for f in fields if f.name in positional] + [f for f in fields if f.name not in positional]
+    signature = inspect.Signature([parameter(f) for f in ordered], return_annotation=result)
+
+    def function(*args, **params):
+        try:
+            bound = signature.bind(*args, **params)
+        except TypeError as exc:
+            raise UsageError(f"landscape {name}: {exc}") from None
+        return _guarded(lambda: run(cls.of(dict(bound.arguments)), argv=(f"landscape.api.{name.replace('-', '_')}",)))
+
+    function.__name__ = function.__qualname__ = name.replace("-", "_")
+    function.__signature__ = signature
+    lines = [description, "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
+    for f in ordered:
+        shown = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
+        lines.append(f"``{f.name}`` ({shown}): {f.metadata.get('help', '')}")
+    lines += ["", f"Returns a ``{result.__name__}``."]
+    function.__doc__ = "\n".join(lines)
+    return function
+
+
 surface = _command(
     "surface", surface_cli.build_parser(), _surface.run, _surface.DEFAULTS, _surface.REQUIRED, SurfaceResult
 )
@@ -141,8 +172,12 @@ report = _command(
     "report", report_cli.build_parser(), _report.run, _report.DEFAULTS, _report.REQUIRED, _report.ReportResult
 )
 study = _command("study", study_cli.build_parser(), _study.run, _study.PARAMETERS, _study.REQUIRED, _study.StudyResult)
-export = _command(
-    "export", export_cli.build_parser(), _export.run, _export.DEFAULTS, _export.REQUIRED, _export.ExportResult
+export = _command_of(
+    "export",
+    _export.ExportParams,
+    _export.run,
+    _export.ExportResult,
+    "Export surface files: VTK for ParaView, a 3-D web page.",
 )
 plot1d = _command(
     "plot1d", plot_1d.build_parser(), _plots.run_1d, _plots.DEFAULTS_1D, _plots.REQUIRED_SURFACES, _plots.FigureResult
@@ -161,7 +196,7 @@ plot_training = _command(
 rescale = _command(
     "rescale", rescale_cli.build_parser(), _rescale.run, _rescale.DEFAULTS, _rescale.REQUIRED, _rescale.RescaleResult
 )
-info = _command("info", info_cli.build_parser(), _info.run, _info.DEFAULTS, _info.REQUIRED, _info.InfoResult)
+info = _command_of("info", _info.InfoParams, _info.run, _info.InfoResult, "What a surface or direction file holds.")
 demo = _command("demo", demo_cli.build_parser(), _demo.run, _demo.DEFAULTS, _demo.REQUIRED, _demo.DemoResult)
 
 # each command's function

@@ -14,6 +14,7 @@ import argparse
 
 from ..workflows import export as workflow
 from . import boundary
+from .params import parsed, parser_for
 
 EXAMPLES = """\
 examples:
@@ -29,47 +30,9 @@ then in ParaView: File > Open the .vts; colour by any quantity; Warp is not need
 
 
 def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(
-        prog=prog,
-        epilog=EXAMPLES,
-        argument_default=argparse.SUPPRESS,
-        description="Export surface files: --vtk for ParaView, --html for a 3-D web page.",
+    return parser_for(
+        workflow.ExportParams, prog, "Export surface files: --vtk for ParaView, --html for a 3-D web page.", EXAMPLES
     )
-    p.add_argument(
-        "surf_files", nargs="+", metavar="SURF_FILE", help="surface files (landscape's or the reference code's)"
-    )
-    p.add_argument("--vtk", action="store_true", help="VTK XML: .vts (2-D structured grid) or .vtu (1-D polyline)")
-    p.add_argument("--html", action="store_true", help="one self-contained 3-D web page of all the files")
-    p.add_argument("--labels", nargs="+", metavar="LABEL", help="--html: one panel title per file (default: names)")
-    p.add_argument("--title", help="--html: the page's title")
-    p.add_argument(
-        "--z",
-        help="the quantity that gives the height; with --html, the one shown first (default: train_loss)",
-    )
-    p.add_argument(
-        "--log", action="store_true", help="height = log10 of the quantity (--html: the page opens on log10)"
-    )
-    p.add_argument(
-        "--zmax",
-        type=float,
-        help="hide points above this value, in the quantity's own units also with "
-        "--log (diverged points would dwarf the rest); --html: gaps in every quantity where --z is above it",
-    )
-    p.add_argument(
-        "--out",
-        metavar="PREFIX",
-        help="output path without extension (--vtk: one input file only; default: the first input's path without "
-        ".h5); or a folder (existing, or ending in /): each export goes into it named after its input "
-        "(s.h5 -> FOLDER/s.vts; --html: the first input's name)",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="write over an existing checkpoint, HDF5 file, training log, manifest or run record "
-        "(refused otherwise; never over an input surface file)",
-    )
-    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
-    return p
 
 
 def spelling() -> dict[str, str]:
@@ -77,7 +40,5 @@ def spelling() -> dict[str, str]:
 
 
 def main(argv: list[str], prog: str = "landscape export") -> int:
-    given = vars(build_parser(prog).parse_args(argv))
-    given.pop("traceback", None)
-    workflow.run(given, argv=(*prog.split(), *argv))
+    workflow.run(workflow.ExportParams.of(parsed(build_parser(prog), argv)), argv=(*prog.split(), *argv))
     return 0

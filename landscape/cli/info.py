@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ..workflows import info as workflow
-from . import boundary
+from .params import parsed, parser_for
 
 EXAMPLES = """\
 examples:
@@ -17,21 +17,9 @@ examples:
 
 
 def build_parser(prog: str = "landscape info") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(
-        prog=prog,
-        epilog=EXAMPLES,
-        argument_default=argparse.SUPPRESS,
-        description="What a surface or direction file holds.",
-    )
-    p.add_argument("files", nargs="+", help="surface or direction files (HDF5), of landscape or the reference code")
-    p.add_argument("--json", action="store_true", help="one JSON object per file instead of text")
-    p.add_argument("--runs", type=int, help="run records to show, the latest last (default: 5)")
-    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
-    return p
+    return parser_for(workflow.InfoParams, prog, "What a surface or direction file holds.", EXAMPLES)
 
 
 def main(argv: list[str], prog: str = "landscape info") -> int:
-    given = vars(build_parser(prog).parse_args(argv))
-    given.pop("traceback", None)
-    workflow.run(given, argv=(*prog.split(), *argv))
+    workflow.run(workflow.InfoParams.of(parsed(build_parser(prog), argv)), argv=(*prog.split(), *argv))
     return 0

@@ -16,10 +16,29 @@ from ..io.atomic import HOST, pid_alive
 from ..io.inspect import describe
 from ..io.lock import SUFFIX
 from ..terminal import printable
-from .command import Result, check_known
+from .command import Result
+from .params import REQUIRED, Params, option
 
-DEFAULTS = {"json": False, "runs": 5}
-REQUIRED = ("files",)
+
+@dataclass(frozen=True)
+class InfoParams(Params):
+    """``landscape info``'s parameters."""
+
+    COMMAND = "info"
+    files: tuple[str, ...] = option(
+        REQUIRED, "surface or direction files (HDF5), of landscape or the reference code", positional=True
+    )
+    json: bool = option(False, "one JSON object per file instead of text")
+    runs: int = option(5, "run records to show, the latest last")
+
+    def __post_init__(self):
+        files = (self.files,) if isinstance(self.files, (str, os.PathLike)) else tuple(self.files or ())
+        if not files:
+            raise ConfigError("files", self.files, "one file or more")
+        object.__setattr__(self, "files", tuple(os.fspath(f) for f in files))
+        checks.whole("runs", self.runs, least=0)
+
+
 IDENTITY_SHOWN = (
     "model",
     "model_args",
@@ -200,24 +219,19 @@ def directions_text(d: dict) -> list[str]:
     return lines
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> InfoResult:
-    check_known(params, (*REQUIRED, *DEFAULTS), "info")
-    s = {**DEFAULTS, **params}
-    files = [s["files"]] if isinstance(s.get("files"), str) else list(s.get("files") or [])
-    if not files:
-        raise ConfigError("files", s.get("files"), "one file or more")
-    checks.whole("runs", s["runs"], least=0)
+def run(params: InfoParams | dict, argv: tuple[str, ...] = ()) -> InfoResult:
+    params = InfoParams.given(params)
     described = []
-    for k, path in enumerate(files):
+    for k, path in enumerate(params.files):
         d = describe(str(path))
         if d["kind"] == "surface":
             d["progress"] = progress(d)
         described.append(json.loads(json.dumps(d, default=str)))
-        if s["json"]:
+        if params.json:
             print(json.dumps(d, default=str))
             continue
         if k:
             print()
-        lines = surface_text(d, s["runs"]) if d["kind"] == "surface" else directions_text(d)
+        lines = surface_text(d, params.runs) if d["kind"] == "surface" else directions_text(d)
         print("\n".join(printable(line) for line in lines))  # a CR or LF from the file stays inside its line
     return InfoResult(described)

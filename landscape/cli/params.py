@@ -1,0 +1,65 @@
+"""Any command's ``Params`` (``workflows.params``) as an argparse parser: one argument per field, its
+flag, help text and default taken from the field, so that ``--help`` says what the API's signature and
+the recorded settings say.  Flags not given are left out of the parsed dict (the field's default holds)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from ..workflows.params import item_type, value_type
+from . import boundary
+
+
+def _default_words(f: dataclasses.Field) -> str:
+    shown = f.metadata.get("shown")
+    if shown is not None:
+        return f" (default: {shown})"
+    if f.default is dataclasses.MISSING or f.default is None or f.default is False:
+        return ""
+    value = " ".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
+    return f" (default: {value})"
+
+
+def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> None:
+    """One argument of ``p`` per field of ``cls`` (but those in ``skip``)."""
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        m, kind = f.metadata, value_type(cls, f.name)
+        options = {"help": (m.get("help") or "") + _default_words(f)}
+        if m.get("metavar"):
+            options["metavar"] = m["metavar"]
+        if m.get("choices"):
+            options["choices"] = m["choices"]
+        if kind is bool:
+            options["action"] = "store_true"
+        elif kind in (tuple, list):
+            options.update(nargs=m.get("nargs") or "+", type=item_type(cls, f.name))
+        elif kind in (int, float, str):
+            options["type"] = kind
+            if m.get("nargs"):
+                options["nargs"] = m["nargs"]
+        if m.get("positional"):
+            p.add_argument(f.name, **options)
+        else:
+            flags = [m.get("flag") or f"--{f.name}", *m.get("aliases", ())]
+            p.add_argument(*flags, dest=f.name, **options)
+
+
+def parser_for(cls, prog: str, description: str, epilog: str = "") -> argparse.ArgumentParser:
+    """The command line of ``cls``: its fields, and ``--traceback``."""
+    p = boundary.ArgumentParser(prog=prog, epilog=epilog, argument_default=argparse.SUPPRESS, description=description)
+    add_params(p, cls)
+    p.add_argument("--traceback", action="store_true", help="on error, print the full traceback")
+    return p
+
+
+def parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict:
+    """The flags given, by parameter name (``--traceback`` is the boundary's)."""
+    given = vars(parser.parse_args(argv))
+    given.pop("traceback", None)
+    return given
+
+
+__all__ = ["add_params", "parser_for", "parsed"]

@@ -1,0 +1,116 @@
+"""A command's parameters as one frozen dataclass: each field its type, default, help text and flag.
+
+``option(default, help, ...)`` declares a field; a command's ``Params`` subclass lists them and checks
+their values in ``__post_init__`` (through ``checks``).  From that one class ``cli.params`` builds the
+command's argparse parser and ``api`` its Python function, so a parameter has one default, one help
+text and one spelling everywhere, and ``record()`` is what an output file records as the settings.
+
+``Params.of(given)`` builds the parameters from a dict of the values given (the parsed flags, or the
+API's keywords): a name the command does not take is refused by name, a required one missing too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import MISSING, dataclass, field
+
+from ..errors import ConfigError, UsageError
+
+REQUIRED = MISSING  # the default of a parameter that must be given
+
+
+def option(
+    default=REQUIRED,
+    help: str = "",  # noqa: A002 - argparse's name for it
+    *,
+    flag: str | None = None,
+    aliases: tuple[str, ...] = (),
+    positional: bool = False,
+    nargs: str | None = None,
+    metavar: str | None = None,
+    choices: tuple | None = None,
+    shown: str | None = None,
+):
+    """A parameter: its default (``REQUIRED`` when it must be given), its help text, and on the command
+    line its flag (``--<name>`` unless given), the reference code's other spellings (``aliases``), or a
+    positional argument; ``shown``: the default as the help text says it, where the value itself would
+    not tell (``None`` meaning "the checkpoint's own")."""
+    metadata = {
+        "help": help,
+        "flag": flag,
+        "aliases": aliases,
+        "positional": positional,
+        "nargs": nargs,
+        "metavar": metavar,
+        "choices": choices,
+        "shown": shown,
+    }
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("a mutable default: give a tuple")
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The base of every command's parameters."""
+
+    COMMAND: typing.ClassVar[str] = ""
+
+    @classmethod
+    def of(cls, given: dict):
+        """The parameters from the values given; an unknown or a missing required one is a usage error."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise UsageError(
+                f"{unknown[0]}: not a parameter of landscape {cls.COMMAND}; expected one of {', '.join(sorted(names))}"
+            )
+        for f in dataclasses.fields(cls):
+            if f.default is MISSING and f.default_factory is MISSING and given.get(f.name) is None:
+                raise ConfigError(f.name, None, "a value (it is required)")
+        return cls(**{k: v for k, v in given.items() if v is not None})  # None: the default
+
+    @classmethod
+    def given(cls, params):
+        """``params`` itself when it is one of these, else ``of`` the dict."""
+        return params if isinstance(params, cls) else cls.of(dict(params))
+
+    def record(self) -> dict:
+        """The settings as plain values (tuples as lists), as an output file records them."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value):
+    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def required(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.default is MISSING)
+
+
+def defaults(cls) -> dict:
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not MISSING}
+
+
+def value_type(cls, name: str):
+    """The field's type without ``None``: ``int | None`` is ``int``, ``tuple[str, ...]`` is ``tuple``."""
+    hint = typing.get_type_hints(cls)[name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        hint = args[0] if len(args) == 1 else hint
+    return typing.get_origin(hint) or hint
+
+
+def item_type(cls, name: str):
+    """The type of a tuple field's items (``tuple[str, ...]``: ``str``)."""
+    hint = typing.get_type_hints(cls)[name]
+    for arg in typing.get_args(hint) or ():
+        if typing.get_origin(arg) is tuple:
+            hint = arg
+    args = [a for a in typing.get_args(hint) if a is not Ellipsis and a is not type(None)]
+    return args[0] if args else str
+
+
+__all__ = ["Params", "REQUIRED", "option", "required", "defaults", "value_type", "item_type"]
