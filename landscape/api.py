@@ -193,9 +193,7 @@ plot_training = _command(
     _plots.REQUIRED_TRAINING,
     _plots.FigureResult,
 )
-rescale = _command(
-    "rescale", rescale_cli.build_parser(), _rescale.run, _rescale.DEFAULTS, _rescale.REQUIRED, _rescale.RescaleResult
-)
+rescale = _command_of("rescale", _rescale.RescaleParams, _rescale.run, _rescale.RescaleResult, rescale_cli.DESCRIPTION)
 info = _command_of("info", _info.InfoParams, _info.run, _info.InfoResult, "What a surface or direction file holds.")
 demo = _command("demo", demo_cli.build_parser(), _demo.run, _demo.DEFAULTS, _demo.REQUIRED, _demo.DemoResult)
 

@@ -44,6 +44,8 @@ def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> N
             p.add_argument(f.name, **options)
         else:
             flags = [m.get("flag") or f"--{f.name}", *m.get("aliases", ())]
+            if f.default is dataclasses.MISSING:
+                options["required"] = True
             p.add_argument(*flags, dest=f.name, **options)
 
 

@@ -4,6 +4,7 @@ where it came from.  The study's rescaling control measures such networks beside
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -16,22 +17,45 @@ from ..io.checkpoint import read_state_dict, save, with_recorded
 from ..io.paths import output_path
 from ..models import ModelConfig, load_model
 from ..models.rescale import pair, rescale, same_function
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..provenance import sha256_file, versions
-from .command import Result, check_known
+from .command import Result
+from .params import REQUIRED, Params, option
 
-DEFAULTS = {
-    "model": None,  # the one a landscape train checkpoint records
-    "num_classes": None,
-    "dataset": None,  # the one a landscape train checkpoint records, else digits
-    "datapath": None,
-    "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
-    "data_args": None,
-    "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named
-    "layer": None,
-    "allow_pickle": False,
-    "threads": None,
-}
-REQUIRED = ("model_file", "alpha", "out")  # model: the checkpoint's own where it records one
+
+@dataclass(frozen=True)
+class RescaleParams(Params):
+    """``landscape rescale``'s parameters."""
+
+    COMMAND = "rescale"
+    model_file: str = option(REQUIRED, "the checkpoint to rescale")
+    alpha: float = option(REQUIRED, "the factor, a positive number")
+    out: str = option(REQUIRED, "the new checkpoint (an existing file is not overwritten)")
+    model: str | None = option(
+        None, "registry name or package.module:factory (default: the model a landscape train checkpoint records)"
+    )
+    layer: str | None = option(
+        None, "the layer whose units are scaled (default: the first linear or convolution layer)"
+    )
+    num_classes: int | None = option(None, "outputs of a registry model (default: 100 for cifar100, else 10)")
+    dataset: str | None = option(
+        None,
+        "the data the outputs are compared on (default: the one a landscape train checkpoint records, else digits)",
+    )
+    datapath: str | None = option(None, "folder of the CIFAR files")
+    model_args: str | None = option(None, MODEL_ARGS_HELP, metavar="JSON")  # the checkpoint's own, else none
+    data_args: str | None = option(None, DATA_ARGS_HELP, metavar="JSON")
+    allow_pickle: bool = option(False, "unpickle the checkpoint fully (trusted files only)")
+    allow_recorded_plugins: bool = option(False, ALLOW_RECORDED_HELP)  # a plug-in the checkpoint names
+    threads: int | None = option(None, "torch threads (default: torch's own choice)")
+
+    def __post_init__(self):
+        for name in ("model_file", "out"):
+            object.__setattr__(self, name, os.fspath(getattr(self, name)))
+        if self.threads is not None:
+            checks.whole("threads", self.threads, expected="a positive number of threads")
+
+
 CHECKED = 1024  # training samples on which the two networks' outputs are compared
 
 
@@ -44,39 +68,35 @@ class RescaleResult(Result):
     difference: float  # the largest output difference on the checked samples, relative to the outputs' scale
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
-    check_known(params, (*REQUIRED, *DEFAULTS), "rescale")
-    s = {**DEFAULTS, **params}
-    for name in REQUIRED:
-        if s.get(name) is None:
-            raise ConfigError(name, None, "a value (it is required)")
-    s = with_recorded(s)  # model and data set from a landscape train checkpoint, where not given
-    if s.get("model") is None:
+def run(params: RescaleParams | dict, argv: tuple[str, ...] = ()) -> RescaleResult:
+    params = RescaleParams.given(params)
+    recorded = with_recorded(dataclasses.asdict(params))  # model and data set from a landscape train checkpoint
+    params = dataclasses.replace(params, **{k: v for k, v in recorded.items() if k in params.record()})
+    if params.model is None:
         raise ConfigError("model", None, "a value (required: the checkpoint records no model)")
-    if s["dataset"] is None:
-        s["dataset"] = "digits"
-    if s["threads"] is not None:
-        checks.whole("threads", s["threads"], expected="a positive number of threads")
-        torch.set_num_threads(s["threads"])
-    out = str(s["out"])
+    if params.dataset is None:
+        params = dataclasses.replace(params, dataset="digits")
+    if params.threads is not None:
+        torch.set_num_threads(params.threads)
+    out = params.out
     if os.path.lexists(out):
         raise InputError(f"{param('out')}={out} exists: expected a new file (nothing is overwritten)")
     output_path(out, "checkpoint", "out")
     cfg = ModelConfig(
-        s["model"],
-        num_classes=s["num_classes"],
-        model_file=s["model_file"],
-        allow_pickle=s["allow_pickle"],
-        model_args=s["model_args"],
+        params.model,
+        num_classes=params.num_classes,
+        model_file=params.model_file,
+        allow_pickle=params.allow_pickle,
+        model_args=params.model_args,
     )
-    data = load_data(DataConfig(s["dataset"], datapath=s["datapath"], test=False, data_args=s["data_args"]))
-    classes = cfg.classes(s["dataset"])
+    data = load_data(DataConfig(params.dataset, datapath=params.datapath, test=False, data_args=params.data_args))
+    classes = cfg.classes(params.dataset)
     original = load_model(cfg, classes, cfg.model_file, seed=0)
-    check_fits(original, data.train, s["model"], s["dataset"])
+    check_fits(original, data.train, params.model, params.dataset)
     state = read_state_dict(cfg.model_file, cfg.allow_pickle)
-    layer, following = pair(state, s["layer"])
-    scaled_state = rescale(state, s["alpha"], layer)
-    scaled = load_model(ModelConfig(s["model"], s["num_classes"], model_args=cfg.model_args), classes, None, seed=0)
+    layer, following = pair(state, params.layer)
+    scaled_state = rescale(state, params.alpha, layer)
+    scaled = load_model(ModelConfig(params.model, params.num_classes, model_args=cfg.model_args), classes, None, seed=0)
     scaled.load_state_dict(scaled_state)
     difference = same_function(original, scaled, data.train.inputs[:CHECKED])
     record = {
@@ -86,7 +106,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
             "from_sha256": sha256_file(cfg.model_file),
             "layer": layer,
             "following": following,
-            "alpha": float(s["alpha"]),
+            "alpha": float(params.alpha),
             "difference": difference,
         },
         "command": " ".join(argv),
@@ -97,7 +117,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> RescaleResult:
         record["meta"] = source["meta"]
     save(scaled, out, record, replace=False)  # whole or not at all; never over a file that appeared meanwhile
     print(
-        f"wrote {out}: {layer}'s units times {s['alpha']:g}, {following}'s inputs divided "
+        f"wrote {out}: {layer}'s units times {params.alpha:g}, {following}'s inputs divided "
         f"(outputs agree to {difference:.1g} of their scale)"
     )
-    return RescaleResult(out, layer, following, float(s["alpha"]), difference)
+    return RescaleResult(out, layer, following, float(params.alpha), difference)
