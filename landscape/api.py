@@ -179,19 +179,10 @@ export = _command_of(
     _export.ExportResult,
     "Export surface files: VTK for ParaView, a 3-D web page.",
 )
-plot1d = _command(
-    "plot1d", plot_1d.build_parser(), _plots.run_1d, _plots.DEFAULTS_1D, _plots.REQUIRED_SURFACES, _plots.FigureResult
-)
-plot2d = _command(
-    "plot2d", plot_2d.build_parser(), _plots.run_2d, _plots.DEFAULTS_2D, _plots.REQUIRED_SURFACES, _plots.FigureResult
-)
-plot_training = _command(
-    "plot-training",
-    plot_training_cli.build_parser(),
-    _plots.run_training,
-    _plots.DEFAULTS_TRAINING,
-    _plots.REQUIRED_TRAINING,
-    _plots.FigureResult,
+plot1d = _command_of("plot1d", _plots.Plot1DParams, _plots.run_1d, _plots.FigureResult, plot_1d.DESCRIPTION)
+plot2d = _command_of("plot2d", _plots.Plot2DParams, _plots.run_2d, _plots.FigureResult, plot_2d.DESCRIPTION)
+plot_training = _command_of(
+    "plot-training", _plots.TrainingPlotParams, _plots.run_training, _plots.FigureResult, plot_training_cli.DESCRIPTION
 )
 rescale = _command_of("rescale", _rescale.RescaleParams, _rescale.run, _rescale.RescaleResult, rescale_cli.DESCRIPTION)
 info = _command_of("info", _info.InfoParams, _info.run, _info.InfoResult, "What a surface or direction file holds.")

@@ -12,6 +12,8 @@ from . import boundary
 
 
 def _default_words(f: dataclasses.Field) -> str:
+    if "(default" in (f.metadata.get("help") or ""):  # the help text says it in its own words
+        return ""
     shown = f.metadata.get("shown")
     if shown is not None:
         return f" (default: {shown})"
@@ -24,9 +26,14 @@ def _default_words(f: dataclasses.Field) -> str:
 def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> None:
     """One argument of ``p`` per field of ``cls`` (but those in ``skip``)."""
     for f in dataclasses.fields(cls):
-        if f.name in skip:
+        if f.name in skip or not f.metadata.get("cli", True):
             continue
         m, kind = f.metadata, value_type(cls, f.name)
+        if m.get("switches"):  # --log / --linear: each sets one value, at most one given
+            group = p.add_mutually_exclusive_group()
+            for flag, value, words in m["switches"]:
+                group.add_argument(flag, dest=f.name, action="store_const", const=value, help=words)
+            continue
         options = {"help": (m.get("help") or "") + _default_words(f)}
         if m.get("metavar"):
             options["metavar"] = m["metavar"]
@@ -40,6 +47,8 @@ def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> N
             options["type"] = kind
             if m.get("nargs"):
                 options["nargs"] = m["nargs"]
+            if m.get("nargs") == "?":
+                options["const"] = m.get("const")
         if m.get("positional"):
             p.add_argument(f.name, **options)
         else:

@@ -32,11 +32,17 @@ def option(
     metavar: str | None = None,
     choices: tuple | None = None,
     shown: str | None = None,
+    switches: tuple[tuple[str, object, str], ...] = (),
+    const=None,
+    cli: bool = True,
 ):
     """A parameter: its default (``REQUIRED`` when it must be given), its help text, and on the command
     line its flag (``--<name>`` unless given), the reference code's other spellings (``aliases``), or a
     positional argument; ``shown``: the default as the help text says it, where the value itself would
-    not tell (``None`` meaning "the checkpoint's own")."""
+    not tell (``None`` meaning "the checkpoint's own"); ``switches``: flags that each set one value, one of
+    them at most (``("--log", True, help), ("--linear", False, help)`` for a default of "auto");
+    ``const``: the value of a flag given without one (``nargs="?"``); ``cli``: false for a parameter of the
+    API alone (an object, not a string)."""
     metadata = {
         "help": help,
         "flag": flag,
@@ -46,6 +52,9 @@ def option(
         "metavar": metavar,
         "choices": choices,
         "shown": shown,
+        "switches": switches,
+        "const": const,
+        "cli": cli,
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError("a mutable default: give a tuple")

@@ -19,53 +19,171 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.training import write_training
 from ..plotting.twod import KINDS, check_2d, write_2d
 from ..train.sweep import read_manifest
-from .command import Result, check_known
+from .command import Result
+from .params import REQUIRED, Params, option
 
 MAX_DPI = 2400  # a 6.4-inch figure is then 15,000 pixels wide; more is a typo
 STYLES = ("default", "paper", "talk")
-SHARED = {
-    "labels": None,
-    "out": None,
-    "formats": ("png",),
-    "dpi": None,
-    "style": "default",
-    "title": None,
-    "mathtext": False,  # $...$ in --title and --labels typeset as math; by default every text is plain
-    "show": False,
-}
-DEFAULTS_1D = {
-    **SHARED,
-    "split": "both",
-    "error": False,
-    "log": "auto",  # True (--log), False (--linear), or log where the losses span more than two decades
-    "xmin": None,
-    "xmax": None,
-    "loss_min": None,
-    "loss_max": None,
-    "acc_min": None,
-    "acc_max": None,
-}
-DEFAULTS_2D = {
-    **SHARED,
-    "surf_name": "train_loss",
-    "vmin": None,
-    "vmax": None,
-    "vlevel": None,
-    "log": "auto",  # True (--log), False (--linear), or log where the values span more than two decades
-    "kinds": KINDS,
-    "panels": None,
-    "trajectory": None,
-}
-DEFAULTS_TRAINING = {
-    "out": None,
-    "formats": ("png", "pdf"),
-    "dpi": None,
-    "style": "default",
-    "title": None,
-    "mathtext": False,
-}
-REQUIRED_SURFACES = ("surf_files",)
-REQUIRED_TRAINING = ("manifests",)
+LOG_SWITCHES = (
+    "log scale ({what}; default: log where every value drawn is positive and they span more than two decades, "
+    "else linear)"
+)
+
+
+def _files(value, name: str) -> tuple[str, ...]:
+    items = (value,) if isinstance(value, (str, os.PathLike)) else tuple(value or ())
+    if not items:
+        raise ConfigError(name, value, "one file or more")
+    return tuple(os.fspath(item) for item in items)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FigureParams(Params):
+    """What every figure command takes: where the figures go and how they look."""
+
+    out: str | None = option(None, "output path prefix (default: the first file without .h5)", metavar="PREFIX")
+    formats: tuple[str, ...] = option(("png",), "output format(s)", flag="--format", choices=FORMATS)
+    dpi: int | None = option(None, "resolution of png output", shown="150; 300 with --style paper")
+    style: str = option(
+        "default",
+        "paper: one- or two-column widths, 8 pt fonts, colour-blind-safe curves; talk: large",
+        choices=STYLES,
+    )
+    title: str | None = option(None, "figure title (default: none)")
+    mathtext: bool = option(
+        False, "typeset $...$ in titles and labels as math (default: every text is plain, a $ is a dollar sign)"
+    )
+
+    def __post_init__(self):
+        formats = (self.formats,) if isinstance(self.formats, str) else tuple(self.formats)
+        if not formats or any(f not in FORMATS for f in formats):
+            raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
+        object.__setattr__(self, "formats", formats)
+        if self.style not in STYLES:
+            raise ConfigError("style", self.style, f"one of {', '.join(STYLES)}")
+        if self.dpi is None:
+            object.__setattr__(self, "dpi", look(self.style).dpi or 150)
+        checks.whole("dpi", self.dpi, most=MAX_DPI, expected=f"a number of dots per inch from 1 to {MAX_DPI}")
+        if self.out is not None:
+            object.__setattr__(self, "out", os.fspath(self.out))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SurfacePlotParams(FigureParams):
+    """What plot1d and plot2d share: the surface files, their labels, and a window to show them in."""
+
+    surf_files: tuple[str, ...] = option(
+        REQUIRED, "surface file(s) written by landscape surface (or the reference code)", positional=True,
+        metavar="SURF_FILE",
+    )  # fmt: skip
+    labels: tuple[str, ...] | None = option(None, "one label per file (default: the file names)", metavar="LABEL")
+    show: bool = option(False, "also open the figures in a window")
+
+    def __post_init__(self):
+        super().__post_init__()
+        files = _files(self.surf_files, "surf_files")
+        object.__setattr__(self, "surf_files", files)
+        if self.labels is not None and len(self.labels) != len(files):
+            raise UsageError(
+                f"{param('labels')}: got {len(self.labels)} labels for {len(files)} files; expected one label per file"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plot1DParams(SurfacePlotParams):
+    """``landscape plot1d``'s parameters."""
+
+    COMMAND = "plot1d"
+    split: str = option(
+        "both",
+        "curves to draw; 'both' draws test curves (dashed) where the file has them",
+        choices=("train", "test", "both"),
+    )
+    error: bool = option(False, "plot the error 100 - accuracy instead of the accuracy")
+    log: bool | str = option(
+        "auto",
+        switches=(
+            ("--log", True, LOG_SWITCHES.format(what="the loss axis")),
+            ("--linear", False, "linear scale for the loss axis"),
+        ),
+    )
+    xmin: float | None = option(None, "lower limit of the α axis (default: the grid's)", metavar="V")
+    xmax: float | None = option(None, "upper limit of the α axis (default: the grid's)", metavar="V")
+    loss_min: float | None = option(None, "lower limit of the loss axis (default: automatic)", metavar="V")
+    loss_max: float | None = option(None, "upper limit of the loss axis (default: automatic)", metavar="V")
+    acc_min: float | None = option(None, "lower limit of the accuracy/error axis (default: 0)", metavar="V")
+    acc_max: float | None = option(None, "upper limit of the accuracy/error axis (default: 100)", metavar="V")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plot2DParams(SurfacePlotParams):
+    """``landscape plot2d``'s parameters."""
+
+    COMMAND = "plot2d"
+    surf_name: str = option(
+        "train_loss",
+        "quantity to draw: train_loss, train_acc, test_loss, test_acc, or train_err/test_err (100 - accuracy)",
+    )
+    vmin: float | None = option(None, "lowest contour level (default: the minimum of the data)")
+    vmax: float | None = option(
+        None,
+        "highest contour level; larger values are clipped in the 3-D surface (default: the maximum, or the 95th "
+        "percentile when a few points diverge)",
+    )
+    vlevel: float | None = option(
+        None, "step between contour levels; with --log, in decades (default: about 20 levels)"
+    )
+    log: bool | str = option(
+        "auto",
+        switches=(
+            (
+                "--log",
+                True,
+                "log-spaced levels and a log colour scale (default: so where every value is positive and they "
+                "span more than two decades, no --vlevel is given and the quantity is not an accuracy; else "
+                "linear)",
+            ),
+            ("--linear", False, "evenly spaced levels, a linear colour scale"),
+        ),
+    )
+    kinds: tuple[str, ...] = option(KINDS, "figures to draw (default: all three)", flag="--kind", choices=KINDS)
+    panels: int | None = option(
+        None,
+        "several files: this many panels per row (default: all in one row); every panel shares the levels and "
+        "the colour bar",
+        metavar="COLUMNS",
+    )
+    trajectory: str | None = option(
+        None,
+        "draw the training path over the contours (surfaces on a pca_from plane): from this direction file, or "
+        "by default the one each surface was computed with",
+        nargs="?",
+        const="",
+        metavar="DIR_FILE",
+    )
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.panels is not None:
+            checks.whole("panels", self.panels, expected="a positive number of panels per row")
+        kinds = (self.kinds,) if isinstance(self.kinds, str) else tuple(dict.fromkeys(self.kinds))  # each once
+        if not kinds or any(k not in KINDS for k in kinds):
+            raise ConfigError("kinds", " ".join(map(str, kinds)), f"some of {', '.join(KINDS)}")
+        object.__setattr__(self, "kinds", kinds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingPlotParams(FigureParams):
+    """``landscape plot-training``'s parameters."""
+
+    COMMAND = "plot-training"
+    manifests: tuple[str, ...] = option(REQUIRED, "manifest.json, manifest.csv, or a sweep folder", positional=True)
+    formats: tuple[str, ...] = option(("png", "pdf"), "output format(s)", flag="--format", choices=FORMATS)
+    out: str | None = option(None, "file name without extension (default: <first sweep folder>/training)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "manifests", _files(self.manifests, "manifests"))
 
 
 @dataclass(frozen=True)
@@ -73,35 +191,11 @@ class FigureResult(Result):
     files: list[str]
 
 
-def _listed(value, name: str) -> list[str]:
-    items = [value] if isinstance(value, (str, os.PathLike)) else list(value or [])
-    if not items:
-        raise ConfigError(name, value, "one file or more")
-    return [str(item) for item in items]
-
-
-def _checked_output(s: dict) -> None:
-    formats = [s["formats"]] if isinstance(s["formats"], str) else list(s["formats"])
-    if not formats or any(f not in FORMATS for f in formats):
-        raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
-    s["formats"] = tuple(formats)
-    if s["style"] not in STYLES:
-        raise ConfigError("style", s["style"], f"one of {', '.join(STYLES)}")
-    if s["dpi"] is None:
-        s["dpi"] = look(s["style"]).dpi or 150
-    checks.whole("dpi", s["dpi"], most=MAX_DPI, expected=f"a number of dots per inch from 1 to {MAX_DPI}")
-
-
-def read_inputs(s: dict, prog: str) -> tuple[list[Surface], str]:
+def read_inputs(params: SurfacePlotParams, prog: str) -> tuple[list[Surface], str]:
     """The surface files, checked and read (a partly computed one drawn with a warning), and the prefix of
     the figures' names."""
-    files = s["surf_files"]
-    if s["labels"] is not None and len(s["labels"]) != len(files):
-        raise UsageError(
-            f"{param('labels')}: got {len(s['labels'])} labels for {len(files)} files; expected one label per file"
-        )
-    _checked_output(s)
-    out = str(s["out"]) if s["out"] else output_prefix(files[0])
+    files = params.surf_files
+    out = params.out or output_prefix(files[0])
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise InputError(f"{param('out')} {out}: folder {folder} does not exist; expected an existing folder")
@@ -130,27 +224,26 @@ def output_prefix(path: str) -> str:
     return stem if ext == ".h5" else path
 
 
-def run_1d(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
+def run_1d(params: Plot1DParams | dict, argv: tuple[str, ...] = ()) -> FigureResult:
     """``landscape plot1d``: 1-D surfaces, loss on the left axis, accuracy (or error) on the right."""
-    check_known(params, (*REQUIRED_SURFACES, *DEFAULTS_1D), "plot1d")
+    params = Plot1DParams.given(params)
     if launcher_rank() != 0:  # a serial program started on several ranks: rank 0 draws, once
         return FigureResult([])
-    s = {**DEFAULTS_1D, **params, "surf_files": _listed(params.get("surf_files"), "surf_files")}
     style = Style1D(
-        split=s["split"],
-        error=s["error"],
-        log=s["log"],
-        xlim=(s["xmin"], s["xmax"]),
-        loss_lim=(s["loss_min"], s["loss_max"]),
-        acc_lim=(s["acc_min"], s["acc_max"]),
-        title=s["title"],
+        split=params.split,
+        error=params.error,
+        log=params.log,
+        xlim=(params.xmin, params.xmax),
+        loss_lim=(params.loss_min, params.loss_max),
+        acc_lim=(params.acc_min, params.acc_max),
+        title=params.title,
     )
-    surfaces, out = read_inputs(s, "landscape plot1d")
-    with use(s["style"], s["mathtext"]) as chosen:
-        paths, fig = write_1d(surfaces, out, s["labels"], s["formats"], s["dpi"], style, chosen)
+    surfaces, out = read_inputs(params, "landscape plot1d")
+    with use(params.style, params.mathtext) as chosen:
+        paths, fig = write_1d(surfaces, out, params.labels, params.formats, params.dpi, style, chosen)
     for path in paths:
         print(path)
-    if s["show"]:
+    if params.show:
         show([fig])
     return FigureResult([str(p) for p in paths])
 
@@ -187,46 +280,44 @@ def trajectories(surfaces: list[Surface], given: str) -> list:
     return found
 
 
-def run_2d(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
+def run_2d(params: Plot2DParams | dict, argv: tuple[str, ...] = ()) -> FigureResult:
     """``landscape plot2d``: contours, filled contours and 3-D surfaces of 2-D surfaces."""
-    check_known(params, (*REQUIRED_SURFACES, *DEFAULTS_2D), "plot2d")
+    params = Plot2DParams.given(params)
     if launcher_rank() != 0:
         return FigureResult([])
-    s = {**DEFAULTS_2D, **params, "surf_files": _listed(params.get("surf_files"), "surf_files")}
-    if s["panels"] is not None:
-        checks.whole("panels", s["panels"], expected="a positive number of panels per row")
-    kinds = [s["kinds"]] if isinstance(s["kinds"], str) else list(dict.fromkeys(s["kinds"]))  # each once, in order
-    if not kinds or any(k not in KINDS for k in kinds):
-        raise ConfigError("kinds", " ".join(map(str, kinds)), f"some of {', '.join(KINDS)}")
     style = Style2D(
-        vmin=s["vmin"], vmax=s["vmax"], vlevel=s["vlevel"], log=s["log"], title=s["title"], columns=s["panels"]
+        vmin=params.vmin,
+        vmax=params.vmax,
+        vlevel=params.vlevel,
+        log=params.log,
+        title=params.title,
+        columns=params.panels,
     )
-    surfaces, out = read_inputs(s, "landscape plot2d")
-    check_2d(surfaces, s["surf_name"])
-    paths_ = trajectories(surfaces, s["trajectory"]) if s["trajectory"] is not None else None
-    with use(s["style"], s["mathtext"]) as chosen:
+    surfaces, out = read_inputs(params, "landscape plot2d")
+    check_2d(surfaces, params.surf_name)
+    paths_ = trajectories(surfaces, params.trajectory) if params.trajectory is not None else None
+    with use(params.style, params.mathtext) as chosen:
         paths, figures = write_2d(
-            surfaces, out, s["surf_name"], kinds, s["labels"], s["formats"], s["dpi"], style, paths_, chosen
-        )
+            surfaces, out, params.surf_name, params.kinds, params.labels, params.formats, params.dpi, style, paths_,
+            chosen,
+        )  # fmt: skip
     for path in paths:
         print(path)
-    if s["show"]:
+    if params.show:
         show(figures)
     return FigureResult([str(p) for p in paths])
 
 
-def run_training(params: dict, argv: tuple[str, ...] = ()) -> FigureResult:
+def run_training(params: TrainingPlotParams | dict, argv: tuple[str, ...] = ()) -> FigureResult:
     """``landscape plot-training``: test error against batch size per recipe, and the training curves."""
-    check_known(params, (*REQUIRED_TRAINING, *DEFAULTS_TRAINING), "plot-training")
+    params = TrainingPlotParams.given(params)
     if launcher_rank() != 0:
         return FigureResult([])
-    s = {**DEFAULTS_TRAINING, **params, "manifests": _listed(params.get("manifests"), "manifests")}
-    _checked_output(s)
-    rows = [row for path in s["manifests"] for row in read_manifest(path)]
-    first = s["manifests"][0]
-    out = s["out"] or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "training")
-    with use(s["style"], s["mathtext"]) as chosen:
-        paths = write_training(rows, str(out), s["formats"], s["dpi"], s["title"], chosen)
+    rows = [row for path in params.manifests for row in read_manifest(path)]
+    first = params.manifests[0]
+    out = params.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "training")
+    with use(params.style, params.mathtext) as chosen:
+        paths = write_training(rows, str(out), params.formats, params.dpi, params.title, chosen)
     for path in paths:
         print(f"wrote {path}")
     return FigureResult([str(p) for p in paths])

@@ -18,7 +18,7 @@ from landscape.io import surface_file
 from landscape.io.surface_file import read as read_surface
 from landscape.plotting import oned, twod
 from landscape.plotting.levels import Style2D
-from landscape.workflows.plots import DEFAULTS_1D, DEFAULTS_2D
+from landscape.workflows.plots import Plot1DParams, Plot2DParams
 
 from conftest import landscape
 
@@ -230,7 +230,7 @@ def test_bad_input_gives_one_line_and_an_exit_code(tmp_path, capsys, main, argv,
 @pytest.mark.parametrize("command", ["plot1d", "plot2d"])
 def test_the_scale_is_auto_unless_log_or_linear_is_given(command):
     parser = (plot_1d if command == "plot1d" else plot_2d).build_parser()
-    assert (DEFAULTS_1D if command == "plot1d" else DEFAULTS_2D)["log"] == "auto"
+    assert (Plot1DParams if command == "plot1d" else Plot2DParams).__dataclass_fields__["log"].default == "auto"
     assert "log" not in vars(parser.parse_args(["s.h5"]))  # not given: the default, auto
     assert vars(parser.parse_args(["s.h5", "--log"]))["log"] is True
     assert vars(parser.parse_args(["s.h5", "--linear"]))["log"] is False
