@@ -31,7 +31,6 @@ import tempfile
 import torch
 
 from .cli import curvature as curvature_cli
-from .cli import demo as demo_cli
 from .cli import plot_1d, plot_2d
 from .cli import plot_training as plot_training_cli
 from .cli import report as report_cli
@@ -186,7 +185,7 @@ plot_training = _command_of(
 )
 rescale = _command_of("rescale", _rescale.RescaleParams, _rescale.run, _rescale.RescaleResult, rescale_cli.DESCRIPTION)
 info = _command_of("info", _info.InfoParams, _info.run, _info.InfoResult, "What a surface or direction file holds.")
-demo = _command("demo", demo_cli.build_parser(), _demo.run, _demo.DEFAULTS, _demo.REQUIRED, _demo.DemoResult)
+demo = _command_of("demo", _demo.DemoParams, _demo.run, _demo.DemoResult, _demo.__doc__.split("\n\n")[0])
 
 # each command's function
 COMMANDS = {

@@ -17,6 +17,7 @@ computed.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ from ..plotting.oned import Style1D, write_1d
 from ..plotting.twod import write_2d
 from ..provenance import machine, versions
 from ..surface import rise
-from .command import Result, check_known
+from .command import Result
+from .params import Params, option
 
 # The demo's two runs: recipe naive (SGD, Nesterov momentum 0.9, weight decay 5e-4, lr 0.1 at both
 # batches, x0.1 at 50 % and 75 % of the epochs) on DigitsCNN and the digits (1,437 training images),
@@ -115,8 +117,24 @@ def surface(out: Path, checkpoint: Path, tag: str, grid: list[str], ranks: int, 
     return surf
 
 
-DEFAULTS = {"out": "demo_out", "figures": "demo_out/figures", "ranks": 2, "quick": False, "epochs_scale": 1.0}
-REQUIRED = ()
+@dataclass(frozen=True, kw_only=True)
+class DemoParams(Params):
+    """``landscape demo``'s parameters."""
+
+    COMMAND = "demo"
+    out: str = option("demo_out", "checkpoints and surface files")
+    figures: str = option(
+        "demo_out/figures", "where the figures go", shown="demo_out/figures; make figures: figures, the README's"
+    )
+    ranks: int = option(2, "MPI ranks for the surfaces")
+    quick: bool = option(False, "a few epochs and small grids (the end-to-end test)")
+    epochs_scale: float = option(1.0, "scale both runs' epochs")
+
+    def __post_init__(self):
+        checks.whole("ranks", self.ranks, expected="a positive number of ranks")
+        checks.number("epochs_scale", self.epochs_scale, above=0)
+        for name in ("out", "figures"):
+            object.__setattr__(self, name, os.fspath(getattr(self, name)))
 
 
 @dataclass(frozen=True)
@@ -127,10 +145,9 @@ class DemoResult(Result):
     figures: list[str]
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> DemoResult:
-    check_known(params, DEFAULTS, "demo")
-    s = {**DEFAULTS, **params}
-    summary, figures = demo(s["out"], s["figures"], s["ranks"], s["quick"], s["epochs_scale"])
+def run(params: DemoParams | dict, argv: tuple[str, ...] = ()) -> DemoResult:
+    params = DemoParams.given(params)
+    summary, figures = demo(params.out, params.figures, params.ranks, params.quick, params.epochs_scale)
     return DemoResult(summary, figures)
 
 
