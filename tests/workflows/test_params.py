@@ -1,0 +1,87 @@
+"""One ``Params`` class per command: the command line, the Python API and the settings a result records
+agree on every parameter's name, default and help, because all three are made from its fields."""
+
+import dataclasses
+import inspect
+
+import pytest
+
+from landscape import api
+from landscape.cli import demo as demo_cli
+from landscape.cli import export as export_cli
+from landscape.cli import info as info_cli
+from landscape.cli import plot_1d, plot_2d
+from landscape.cli import plot_training as plot_training_cli
+from landscape.cli import rescale as rescale_cli
+from landscape.cli.params import parsed
+from landscape.errors import ConfigError, UsageError
+from landscape.workflows import demo, export, info, plots, rescale
+from landscape.workflows.params import Params, option
+
+COMMANDS = [  # (the API's function, the command line's parser, the parameters, a minimal command line)
+    (api.info, info_cli.build_parser(), info.InfoParams, ["s.h5"]),
+    (api.export, export_cli.build_parser(), export.ExportParams, ["s.h5", "--vtk"]),
+    (api.rescale, rescale_cli.build_parser(), rescale.RescaleParams, ["--model_file", "m.pt", "--alpha", "2",
+                                                                      "--out", "r.pt"]),
+    (api.plot1d, plot_1d.build_parser(), plots.Plot1DParams, ["s.h5"]),
+    (api.plot2d, plot_2d.build_parser(), plots.Plot2DParams, ["s.h5"]),
+    (api.plot_training, plot_training_cli.build_parser(), plots.TrainingPlotParams, ["sweep"]),
+    (api.demo, demo_cli.build_parser(), demo.DemoParams, []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("function, parser, cls, argv", COMMANDS, ids=[c[2].COMMAND for c in COMMANDS])
+def test_the_command_line_the_api_and_the_record_agree(function, parser, cls, argv):
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    signature = inspect.signature(function)
+    assert set(signature.parameters) == set(fields)  # one name per parameter
+    for name, p in signature.parameters.items():
+        default = fields[name].default
+        assert p.default is (inspect.Parameter.empty if default is dataclasses.MISSING else default) or (
+            p.default == default
+        ), name
+        assert fields[name].metadata["help"] or fields[name].metadata["switches"], f"{name} has no help"
+    text = " ".join(parser.format_help().split())
+    for f in fields.values():  # every field has its flag and its help text on the command line
+        if f.metadata["positional"]:
+            continue
+        flags = [s[0] for s in f.metadata["switches"]] or [f.metadata["flag"] or f"--{f.name}"]
+        for flag in flags:
+            assert f"{flag}" in text, flag
+        words = " ".join((f.metadata["help"] or f.metadata["switches"][0][2]).split())[:40]
+        assert words in text, (f.name, words)
+    given = parsed(parser, argv)  # only what was typed: every other value is the field's default
+    params = cls.of(given)
+    record = params.record()
+    assert set(record) == set(fields)
+    for name, f in fields.items():
+        if name not in given and f.default is not dataclasses.MISSING and name not in ("dpi",):
+            assert record[name] == (list(f.default) if isinstance(f.default, tuple) else f.default), name
+
+
+def test_an_unknown_or_missing_parameter_is_refused_by_name():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Toy(Params):
+        COMMAND = "toy"
+        files: tuple[str, ...] = option(help="files", positional=True)
+        runs: int = option(5, "runs")
+
+    assert Toy.of({"files": ("a",)}).runs == 5
+    assert Toy.of({"files": ("a",), "runs": None}).runs == 5  # None: the default, as the API's keywords give it
+    with pytest.raises(UsageError, match="colour: not a parameter of landscape toy; expected one of files, runs"):
+        Toy.of({"files": ("a",), "colour": 1})
+    with pytest.raises(ConfigError, match="files=None: expected a value"):
+        Toy.of({})
+    with pytest.raises(TypeError, match="mutable default"):
+        option([1], "a list")
+
+
+def test_values_are_checked_when_the_parameters_are_made():
+    with pytest.raises(ConfigError, match="runs"):
+        info.InfoParams.of({"files": ("s.h5",), "runs": -1})
+    with pytest.raises(UsageError, match="nothing to export"):
+        export.ExportParams.of({"surf_files": ("s.h5",)})
+    with pytest.raises(ConfigError, match="dpi"):
+        plots.Plot1DParams.of({"surf_files": ("s.h5",), "dpi": 10**6})
+    assert plots.Plot1DParams.of({"surf_files": "s.h5", "style": "paper"}).dpi == 300  # the style's own
+    assert plots.Plot2DParams.of({"surf_files": "s.h5", "kinds": ("contour", "contour")}).kinds == ("contour",)
