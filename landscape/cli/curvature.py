@@ -12,6 +12,7 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..workflows import curvature as workflow
 from . import boundary
@@ -132,14 +133,8 @@ def build_parser(prog: str = "landscape curvature") -> argparse.ArgumentParser:
     p.add_argument("--batch_size", type=int, help="samples per batch of a product " + _d("batch_size"))
     p.add_argument("--seed", type=int, help="start vectors, trace vectors, directions " + _d("seed"))
     p.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
-    p.add_argument(
-        "--device",
-        help="auto (CUDA when there is one), cpu, cuda (each rank the GPU of its node-local rank), cuda:N "
-        "(default: auto)",
-    )
-    p.add_argument(
-        "--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU (refused by default)"
-    )
+    p.add_argument("--device", help=DEVICE_HELP)
+    p.add_argument("--allow_shared_gpus", action="store_true", help=SHARED_GPUS_HELP)
     p.add_argument("--out", required=True, help="the JSON file to write (the density figure beside it)")
     p.add_argument(
         "--force",

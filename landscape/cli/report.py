@@ -9,6 +9,7 @@ import argparse
 
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plugins import ALLOW_RECORDED_HELP
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from ..workflows import report as workflow
@@ -159,8 +160,8 @@ def build_parser(prog: str = "landscape report") -> argparse.ArgumentParser:
         choices=workflow.STYLES,
         help="the figures' look: paper (column widths, 8 pt fonts), talk (large) " + _d("style"),
     )
-    p.add_argument("--device", help="auto (CUDA when there is one), cpu, cuda, cuda:N " + _d("device"))
-    p.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")
+    p.add_argument("--device", help=DEVICE_HELP)
+    p.add_argument("--allow_shared_gpus", action="store_true", help=SHARED_GPUS_HELP)
     p.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
     p.add_argument(
         "--force",

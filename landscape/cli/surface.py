@@ -19,6 +19,7 @@ from ..grid import DEFAULT_X, MAX_POINTS
 from ..io.writer import IO_MODES
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..surface.batchnorm import POLICIES as BN_POLICIES
 from ..surface.config import RunConfig
@@ -226,14 +227,8 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         help="torch threads per rank, at most the cores it may use "
         "(default: $SLURM_CPUS_PER_TASK, else the node's cores / its ranks)",
     )
-    g.add_argument(
-        "--device",
-        help="auto (CUDA when there is one), cpu, cuda (each rank the GPU of its node-local "
-        "rank, or the one Slurm binds to it), cuda:N (default: auto)",
-    )
-    g.add_argument(
-        "--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU (refused by default)"
-    )
+    g.add_argument("--device", help=DEVICE_HELP)
+    g.add_argument("--allow_shared_gpus", action="store_true", help=SHARED_GPUS_HELP)
     g.add_argument(
         "--io",
         choices=IO_MODES,

@@ -11,6 +11,7 @@ import argparse
 from ..data import BUILTIN as BUILTIN_DATA
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..train.config import AUGMENTS
 from ..train.recipes import NAMES, Recipe
@@ -189,8 +190,8 @@ def build_parser(prog: str = "landscape train") -> argparse.ArgumentParser:
         "no row), and after every step once the loss is within 20 %% of a pending target (default: 10)",
     )
     g.add_argument("--threads", type=int, help="torch threads per rank (default: the node's cores / its ranks)")
-    g.add_argument("--device", help="auto, cpu, cuda, cuda:N (default: auto: one GPU per node-local rank)")
-    g.add_argument("--allow_shared_gpus", action="store_true", help="let several ranks of a node share a GPU")
+    g.add_argument("--device", help=DEVICE_HELP)
+    g.add_argument("--allow_shared_gpus", action="store_true", help=SHARED_GPUS_HELP)
     g.add_argument(
         "--progress_seconds",
         type=float,

@@ -16,6 +16,11 @@ import torch
 from ..errors import ConfigError, InputError, UsageError, param
 
 CHOICES = ("auto", "cpu", "cuda", "cuda:N")
+DEVICE_HELP = (  # every computing command's --device and --allow_shared_gpus say the same
+    "auto (CUDA when there is one), cpu, cuda (each rank the GPU of its node-local rank, or the one Slurm binds "
+    "to it), cuda:N (default: auto)"
+)
+SHARED_GPUS_HELP = "let several ranks of a node share a GPU (refused by default)"
 
 
 def check_spec(spec: str) -> str:
