@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+
+import numpy as np
+import torch
 
 from ..errors import ConfigError, InputError
 from ..io.paths import config_path
@@ -84,15 +88,7 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False, args: 
     """Train and (optional) test samples of a built-in data set or a plug-in factory (called with the
     keyword arguments ``args``, canonical JSON text)."""
     if is_plugin(spec):
-        pair = call_factory(spec, "dataset", args)
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise InputError(
-                f"dataset {spec!r}: the factory returned {type(pair).__name__}, "
-                "expected (train, test) with test possibly None",
-            )
-        train = as_samples(pair[0], f"dataset {spec!r} train data")
-        test = None if pair[1] is None else as_samples(pair[1], f"dataset {spec!r} test data")
-        return Data(spec, train, test)
+        return from_factory(spec, call_factory(spec, "dataset", args))
     if spec == "digits":
         return Data(spec, *load_digits())
     if samples_of(spec) is not None:
@@ -100,6 +96,30 @@ def load_named(spec: str, datapath: str | None = None, raw: bool = False, args: 
     if spec in ("cifar10", "cifar100"):
         return Data(spec, *load_cifar(spec, datapath, raw=raw))
     raise ConfigError("dataset", spec, f"one of {', '.join(sorted(BUILTIN))}, mnist1d_N, or package.module:factory")
+
+
+def from_factory(spec: str, made) -> Data:
+    """A data factory's result, read as the API reads data: ``(inputs, targets)`` tensors or arrays are the
+    training set alone; anything else of two parts is ``(train, test)``, each a pair of tensors, a
+    ``Dataset`` or batches, ``test`` possibly None.  Which one it was is said in a note on stderr."""
+    if not (isinstance(made, (tuple, list)) and len(made) == 2):
+        raise InputError(
+            f"dataset {spec!r}: the factory returned {type(made).__name__}, expected (inputs, targets) tensors "
+            "(the training set) or (train, test) with test possibly None",
+        )
+    arrays = (torch.Tensor, np.ndarray)
+    if all(isinstance(part, arrays) for part in made):
+        train = as_samples(made, f"dataset {spec!r} (inputs, targets)")
+        print(
+            f"note: dataset {spec} gave a pair of arrays: taken as the training set's (inputs, targets), "
+            f"{len(train)} samples, no test set",
+            file=sys.stderr,
+            flush=True,
+        )
+        return Data(spec, train, None)
+    train = as_samples(made[0], f"dataset {spec!r} train data")
+    test = None if made[1] is None else as_samples(made[1], f"dataset {spec!r} test data")
+    return Data(spec, train, test)
 
 
 def made_once(comm, cfg: DataConfig) -> Data | None:
