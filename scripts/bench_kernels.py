@@ -35,7 +35,6 @@ from landscape.surface.evaluation import EvaluationConfig, Evaluator
 SETTINGS = {  # (batch sizes, points per pass) tried per kernel; "all": every sample in one batch
     "reference": (("128", "512", "all"), (1, 8)),
     "unrolled": (("512", "all"), (8, 32)),
-    "vmap": (("512", "all"), (8,)),
     "compiled": (("512", "all"), (1, 8)),
 }
 

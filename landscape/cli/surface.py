@@ -174,7 +174,7 @@ def build_parser(prog: str = "landscape surface") -> argparse.ArgumentParser:
         "--kernel",
         choices=KERNEL_CHOICES,
         help="how points are evaluated: reference (each point's "
-        "forward through functional_call), vmap (K points per forward: GPUs), unrolled (CPUs: a "
+        "forward through functional_call), unrolled (CPUs: a "
         "classifier's loss class by class), compiled (torch.compile, after seconds of compiling per "
         "rank), or auto: the fastest measured, the reference unless another is 10 %% faster; values "
         f"differ between kernels in the last bits (default: {_default(EvaluationConfig, 'kernel')})",

@@ -255,7 +255,7 @@ class Evaluator:
                 kernels.make("reference", trial, 2, 1)(torch.zeros((1, 2), dtype=torch.float64, device=self.device))
         except LandscapeError:
             raise
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code, or what vmap rejects
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code, or what a kernel rejects
             kind = f" with kernel {self.kernel.name}" if self.kernel.name != "reference" else ""
             raise EvaluationError(
                 f"the model cannot be evaluated on the data at the centre{kind}: {describe(exc)}"

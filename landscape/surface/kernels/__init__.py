@@ -3,15 +3,15 @@
 =============  ==============================================================================================
 ``reference``  each point through the model's own forward (``functional_call``); the loss once per pass
                over the points' stacked outputs.  Runs anything anywhere; the default.
-``vmap``       the pass's points through one forward per batch, ``torch.func.vmap`` over stacked weights:
-               fills a GPU that one small model leaves idle.
 ``unrolled``   CPUs: the reference kernel with a classifier's loss and counts taken class by class.
 ``compiled``   the work of a batch as one ``torch.compile``d function; a first linear layer by linearity.
 =============  ==============================================================================================
 
 Each stays because BENCHMARKS.md shows it at least 1.2x faster than the reference on a documented
-configuration.  Which kernel computed a surface is provenance, not identity: their values differ in the
-last bits only, so a surface begun with one may be finished with another (the run records say which).
+configuration (a ``vmap`` kernel, the pass's points through one vmapped forward, was removed: its only
+row was a GPU one from before the kernels' redesign; a GPU row may bring it back).  Which kernel
+computed a surface is provenance, not identity: their values differ in the last bits only, so a surface
+begun with one may be finished with another (the run records say which).
 ``--kernel auto`` chooses by measurement (``surface.tuning``).
 """
 
@@ -22,9 +22,8 @@ from .compiled import Compiled
 from .problem import Layout, Problem
 from .reference import Reference
 from .unrolled import Unrolled
-from .vmap import Vmap
 
-KERNELS: dict[str, type[Kernel]] = {k.name: k for k in (Reference, Vmap, Unrolled, Compiled)}
+KERNELS: dict[str, type[Kernel]] = {k.name: k for k in (Reference, Unrolled, Compiled)}
 AUTO = "auto"
 CHOICES = (AUTO, *KERNELS)
 
@@ -41,13 +40,7 @@ def make(name: str, problem: Problem, batch_size: int, points_per_pass: int) -> 
 def candidates(problem: Problem) -> list[str]:
     """The kernels ``auto`` measures for ``problem``: those that can evaluate it on its device, compiled
     excepted (its compilation takes seconds per shape: asked for by name only)."""
-    return [
-        name
-        for name, cls in KERNELS.items()
-        if name != Compiled.name
-        and not cls.refuses(problem)
-        and not (name == Vmap.name and problem.device.type == "cpu")
-    ]
+    return [name for name, cls in KERNELS.items() if name != Compiled.name and not cls.refuses(problem)]
 
 
 __all__ = ["AUTO", "CHOICES", "KERNELS", "Kernel", "Layout", "Problem", "candidates", "make"]

@@ -27,7 +27,7 @@ class Unrolled(Kernel):
     @classmethod
     def refuses(cls, problem: Problem) -> str:
         if problem.device.type != "cpu":
-            return "a kernel for CPUs (on a GPU, vmap fills the device)"
+            return "a kernel for CPUs"
         if problem.recalibrator is not None:
             return "BatchNorm recalibration re-estimates statistics point by point"
         return ""
