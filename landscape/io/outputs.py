@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from ..errors import InputError, param
 
 # The first columns of a sweep's manifest.csv (``train.sweep.COLUMNS``) and of a run's log.csv
-# (``train.checkpoints.write_log``): tests/io/test_outputs.py holds them to the writers.
+# (``io.run_files.write_log``): tests/io/test_outputs.py holds them to the writers.
 MANIFEST_HEADER = "run,recipe,batch_size,seed,epochs,steps,done,"
 LOG_HEADER = "epoch,step,"
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"

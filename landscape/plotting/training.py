@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError
-from ..train.checkpoints import read_log, read_run
+from ..io.run_files import read_log, read_run
 from ..train.recipes import stability_limit
 from . import log_ticks, save
 from .palette import batch_colours

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..train.checkpoints import read_log, read_run
+from ..io.run_files import read_log, read_run
 from ..train.recipes import stability_limit
 
 RISE = 0.9  # the rise ends where λmax first reaches this share of its peak

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .. import checks
 from ..errors import InputError
+from ..io import run_files
 from ..io.checkpoint import trained_on
 from ..train import checkpoints as files
 from ..train import sweep as sweeps
@@ -77,7 +78,7 @@ def _from_trainer(path: str) -> tuple[list[Run], list[str]]:
         if not row["done"]:
             skipped.append(row["run"])
             continue
-        record = files.read_run(row["folder"]) or {}
+        record = run_files.read_run(row["folder"]) or {}
         identity = record.get("identity", {})
         runs.append(
             Run(
@@ -135,7 +136,7 @@ def _from_csv(path: str) -> list[Run]:
         where = os.path.join(here, checkpoint)
         recorded = trained_on(where)  # the checkpoint read once for both
         folder = os.path.dirname(where)
-        record = (files.read_run(folder) or {}) if os.path.basename(where) == files.FINAL else {}
+        record = (run_files.read_run(folder) or {}) if os.path.basename(where) == files.FINAL else {}
         runs.append(
             Run(
                 name,

@@ -26,6 +26,7 @@ import torch
 from ..data import Samples, check_fits, load_named, made_once
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
+from ..io import run_files
 from ..io.atomic import remove_stale_partials_in
 from ..io.lock import SurfaceLock
 from ..losses import Loss, check_labels
@@ -489,9 +490,9 @@ def _save(
         if final:
             files.save_weights(out, files.FINAL, state, meta)
         files.save_latest(out, state, {**meta, "history": history, "unlogged": unlogged}, states)
-        files.write_log(out, history)
+        run_files.write_log(out, history)
         done = final or job.recipe.finished(trainer.position.epoch, trainer.position.step)
-        files.write_run(out, _record(session, row, meta, history, done))
+        run_files.write_run(out, _record(session, row, meta, history, done))
 
     agree(comm, write)
 
@@ -548,7 +549,7 @@ def _diverge(s: Session, trainer: Trainer, history: list[dict], loss: float) -> 
         if comm.rank == 0:
             row = _last_row(history, trainer)
             meta = _meta(job, s.identity, row, comm.size, s.threads, s.device)
-            files.write_run(job.run.out, _record(s, row, meta, history, done=False))
+            run_files.write_run(job.run.out, _record(s, row, meta, history, done=False))
 
     agree(comm, write)
     latest = os.path.join(job.run.out, files.LATEST)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .. import checks
 from ..errors import ConfigError, InputError
+from ..io import run_files
 from ..io.atomic import write_file
 from ..io.lock import NOFOLLOW
 from . import checkpoints as files
@@ -88,7 +89,7 @@ def configurations(recipes, batch_sizes, seeds) -> list[Configuration]:
 
 def _row(out: str, config: Configuration, epochs: int) -> dict:
     folder = os.path.join(out, config.name)
-    record = files.read_run(folder) or {}
+    record = run_files.read_run(folder) or {}
     metrics = record.get("metrics", {})
     steps = record.get("identity", {}).get("steps")
     epochs = None if steps else record.get("identity", {}).get("epochs", epochs)  # a budget in steps has none
@@ -122,7 +123,7 @@ def _found(out: str) -> list[Configuration]:
     """The runs already in ``out`` (folders holding a ``run.json``), whichever command made them."""
     found = []
     for name in sorted(os.listdir(out)):
-        record = files.read_run(os.path.join(out, name)) if os.path.isdir(os.path.join(out, name)) else None
+        record = run_files.read_run(os.path.join(out, name)) if os.path.isdir(os.path.join(out, name)) else None
         identity = (record or {}).get("identity", {})
         if {"recipe", "batch_size", "seed"} <= set(identity):
             config = Configuration(identity["recipe"], int(identity["batch_size"]), int(identity["seed"]))

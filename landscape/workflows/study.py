@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from ..data import load_named
 from ..errors import ExitStatus, InputError, Stopped, UsageError
 from ..io.atomic import write_file
+from ..io.run_files import read_log, read_run
 from ..io.toml_file import JSON_KEYS, table_flags
 from ..parallel import stop
 from ..parallel.launch import cli_command
@@ -51,7 +52,6 @@ from ..report.mechanism import Plateau, plateau
 from ..report.mechanism import sentence as mechanism_sentence
 from ..report.runs import read_runs
 from ..train import sweep as sweeps
-from ..train.checkpoints import read_log, read_run
 from ..train.sweep import read_manifest
 from .command import Result, plain
 from .report import check_outputs, settings_of

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
+from landscape.io.run_files import write_log, write_run
 from landscape.report.mechanism import AT_LIMIT, judged, plateau, sentence
-from landscape.train.checkpoints import write_log, write_run
 
 
 def log(folder, values, lr=0.8, momentum=0.9, batch=4000, phases=None):

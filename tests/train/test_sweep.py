@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from landscape.errors import InputError
+from landscape.io.run_files import write_run
 from landscape.train import sweep as sweeps
-from landscape.train.checkpoints import write_run
 
 from conftest import ROOT, command, run
 

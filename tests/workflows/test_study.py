@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from landscape.errors import ConfigError, InputError, UsageError
+from landscape.io.run_files import write_run
 from landscape.train import sweep as sweeps
-from landscape.train.checkpoints import write_run
 from landscape.workflows.report import settings_of
 from landscape.workflows.study import DEFAULTS, _in_study_order, _sweep_flags, settings
 from landscape.workflows.study_file import report_flags, report_params

@@ -14,9 +14,9 @@ import math
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
+from ...io.run_files import read_log
 from ...losses import LOSS_WORDS
 from ...report.mechanism import AT_LIMIT, Plateau
-from ...train.checkpoints import read_log
 from .. import save
 
 LIMIT_COLOUR = "0.45"  # the limits: neutral, never a rate's or a batch size's colour

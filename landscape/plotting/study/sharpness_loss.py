@@ -23,8 +23,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ...io.run_files import read_log
 from ...report.matching import MATCHED
-from ...train.checkpoints import read_log
 from .. import log_ticks, save
 from ..palette import batch_colours, recipe_styles
 from .by_batch import arms_of, compared

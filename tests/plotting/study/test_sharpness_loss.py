@@ -4,8 +4,8 @@ power laws), each run's points at its kept levels, and the figure's panels lette
 import numpy as np
 import pytest
 
+from landscape.io.run_files import write_log
 from landscape.plotting.study.sharpness_loss import adaptive_path, draw_sharpness_loss, mean_curve
-from landscape.train.checkpoints import write_log
 
 from synthetic_study import card, results
 
