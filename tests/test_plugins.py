@@ -302,7 +302,7 @@ def test_a_recorded_factory_runs_when_the_user_names_it_or_allows_it(tmp_path, c
 def test_a_factory_a_manifest_or_run_record_names_is_never_imported_unasked(tmp_path, cli):
     """A report's CSV listing a checkpoint whose record names a factory, a CSV's own model column and a
     sweep's run.json: the report refuses before anything is built, exit 3; named with --model it runs."""
-    from landscape.train import checkpoints as files
+    from landscape.io import run_files
 
     spec = booby_trap(tmp_path)
     evil = hostile_checkpoint(tmp_path, {"dataset": "digits", "model": spec})
@@ -319,7 +319,7 @@ def test_a_factory_a_manifest_or_run_record_names_is_never_imported_unasked(tmp_
                          "--steps", "5"], cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     run_folder = next(p for p in sweep.iterdir() if p.is_dir() and (p / "run.json").exists())
-    record = files.read_run(str(run_folder))
+    record = run_files.read_run(str(run_folder))
     record["identity"]["model"] = spec
     (run_folder / "run.json").write_text(json.dumps(record))
     done = cli("report", [str(sweep), "--out", "rep"], cwd=tmp_path)

@@ -49,6 +49,25 @@ def readable_file(path, what: str) -> str:
     return path
 
 
+TEXT_LIMIT = 256 * 2**20  # a log, a manifest, a record or a study file larger than this is not one of ours
+
+
+def read_text(path, what: str, encoding: str = "utf-8", limit: int = TEXT_LIMIT) -> str:
+    """The text of ``path``: a regular file (never a FIFO, a device or a folder, wherever a link leads,
+    so reading never blocks), of at most ``limit`` bytes, in ``encoding``; else one line naming it."""
+    path = readable_file(path, what)
+    size = os.path.getsize(path)
+    if size > limit:
+        raise InputError(f"{what} {path} holds {size:,} bytes: expected at most {limit:,} (it is not one of ours)")
+    try:
+        with open(path, encoding=encoding, newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {path} is not a text file ({encoding}: {exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path} cannot be read ({exc.strerror})") from None
+
+
 def output_path(path, what: str, field: str, in_place: bool = False) -> None:
     """A path a job may create or update: a regular file or nothing, in an existing, writable folder.
     A file the job updates ``in_place`` (a surface it resumes) must not be a symbolic link: the writes

@@ -13,6 +13,7 @@ import os
 from .. import checks
 from ..errors import InputError, shown
 from .atomic import write_file as _write
+from .paths import read_text
 
 LOG, RUN = "log.csv", "run.json"
 
@@ -38,16 +39,16 @@ def read_log(out: str) -> list[dict]:
     file from others is: the header ``landscape train`` writes (``epoch,step,...``), whole epochs and
     steps, numbers (or nan) in every other column but the phase."""
     path = os.path.join(out, LOG)
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-            header = rows and list(rows[0]) or None
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return []
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    text = read_text(path, "training log")  # a regular file: a FIFO or /dev/zero at its name never blocks
+    try:
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
         raise InputError(
             f"training log {path} cannot be read ({exc}): expected the log.csv of landscape train"
         ) from None
+    header = rows and list(rows[0]) or None
     if header is not None and header[:2] != ["epoch", "step"]:
         raise InputError(
             f"training log {path} starts with {','.join(map(str, header[:3]))!r}: expected the log.csv of "
@@ -85,13 +86,13 @@ def write_run(out: str, record: dict) -> None:
 
 
 def read_run(out: str) -> dict | None:
+    """``run.json`` in ``out`` (None when the run has none)."""
     path = os.path.join(out, RUN)
-    try:
-        with open(path) as handle:
-            return checks.json_loads(handle.read())
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except (OSError, ValueError) as exc:
+    try:
+        return checks.json_loads(read_text(path, "run record"))
+    except ValueError as exc:
         raise InputError(f"{path} cannot be read ({exc}): remove it, the next run rewrites it") from None
 
 

@@ -11,6 +11,7 @@ the last two falling back to the report's flags.  Relative paths are relative to
 from __future__ import annotations
 
 import csv
+import io
 import os
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from .. import checks
 from ..errors import InputError
 from ..io import run_files
 from ..io.checkpoint import trained_on
+from ..io.paths import read_text
 from ..train import checkpoints as files
 from ..train import sweep as sweeps
 
@@ -59,14 +61,12 @@ def manifest_files(path: str) -> list[str]:
 def _is_trainer_manifest(path: str) -> bool:
     if os.path.isdir(path) or path.endswith(".json"):
         return True
+    text = read_text(path, "manifest", "utf-8-sig")  # a regular file in UTF-8: a FIFO never blocks the reading
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            header = next(csv.reader(handle), [])
-    except OSError as exc:
-        raise InputError(f"manifest {path} cannot be read ({exc.strerror})") from None
-    except (UnicodeDecodeError, csv.Error):
+        header = next(csv.reader(io.StringIO(text, newline="")), [])
+    except csv.Error:
         raise InputError(
-            f"manifest {path} is not a text file: expected a landscape sweep's manifest (or its folder) "
+            f"manifest {path} is not a CSV file: expected a landscape sweep's manifest (or its folder) "
             "or a CSV of checkpoints",
         ) from None
     return "run" in header and "checkpoint" in header and "done" in header
@@ -108,9 +108,8 @@ def _whole(row: dict, key: str, path: str, line: int) -> int:
 
 
 def _from_csv(path: str) -> list[Run]:
-    with open(path, newline="", encoding="utf-8-sig") as handle:  # a BOM, as spreadsheets save CSV
-        reader = csv.DictReader(handle)
-        rows, header = list(reader), reader.fieldnames or []
+    reader = csv.DictReader(io.StringIO(read_text(path, "manifest", "utf-8-sig"), newline=""))  # a BOM, as
+    rows, header = list(reader), reader.fieldnames or []  # spreadsheets save CSV
     missing = [k for k in NEEDED if k not in header]
     if missing:
         raise InputError(

@@ -31,6 +31,7 @@ from ..errors import ConfigError, InputError
 from ..io import run_files
 from ..io.atomic import write_file
 from ..io.lock import NOFOLLOW
+from ..io.paths import read_text
 from . import checkpoints as files
 from .recipes import NAMES
 
@@ -178,18 +179,18 @@ def read_manifest(path: str) -> list[dict]:
     paths in it are made relative to where the manifest is."""
     if os.path.isdir(path):
         path = os.path.join(path, MANIFEST_JSON)
-    try:
-        with open(path) as handle:
-            if path.endswith(".csv"):
-                rows = list(csv.DictReader(handle))
-            else:
-                rows = checks.json_loads(handle.read())["runs"]
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise InputError(
             f"manifest {path} does not exist: expected manifest.json or manifest.csv of a "
             "landscape sweep, or its folder"
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        )
+    text = read_text(path, "manifest")  # a regular file of a sane size: a FIFO never blocks the reading
+    try:
+        if path.endswith(".csv"):
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        else:
+            rows = checks.json_loads(text)["runs"]
+    except (csv.Error, ValueError, KeyError, TypeError) as exc:
         raise InputError(
             f"manifest {path} cannot be read ({exc}): expected the manifest of a landscape sweep"
         ) from None

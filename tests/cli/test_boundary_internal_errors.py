@@ -2,6 +2,7 @@
 documented exit (2 usage, 3 input), and nothing written."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -154,13 +155,17 @@ def test_a_training_log_that_is_not_one_is_refused_by_plot_training(made, capsys
     log = sweep / "sgd_b256_s0" / "log.csv"
     good = log.read_text()
     for text, words in (
-        (b"garbage\x00\xff\n1,2\n", "cannot be read"),
+        (b"garbage\x00\xff\n1,2\n", "is not a text file"),
         (b"run,loss\n1,2\n", "starts with 'run,loss': expected the log.csv of landscape train"),
         (good.replace("\n1,", "\nx,", 1).encode(), "line 2: epoch='x': expected a whole number"),
         ((good.rstrip("\n") + ",extra\n").encode(), "values for"),
     ):
         log.write_bytes(text)
         capsys.readouterr()
+        one_line(capsys, 3, landscape("plot-training", sweep), "training log", words)
+    for special, words in (("fifo", "is a FIFO, not a regular file"), ("zero", "is a device, not a regular file")):
+        log.unlink()
+        os.mkfifo(log) if special == "fifo" else os.symlink("/dev/zero", log)  # reading either would never end
         one_line(capsys, 3, landscape("plot-training", sweep), "training log", words)
     assert not (sweep / "training.png").exists()
 

@@ -5,6 +5,7 @@ import os
 import pytest
 
 from landscape.errors import InputError
+from landscape.io import run_files
 from landscape.report.runs import describe, read_runs
 from landscape.train import checkpoints as files
 from landscape.train.sweep import configurations, write_manifest
@@ -17,7 +18,7 @@ def sweep(tmp_path, finished=((16, 0), (16, 1), (256, 0))):
         folder = os.path.join(out, c.name)
         os.makedirs(folder)
         done = (c.batch_size, c.seed) in finished
-        files.write_run(
+        run_files.write_run(
             folder,
             {
                 "done": done,
