@@ -18,7 +18,7 @@ from ..io.atomic import write_with
 from ..io.outputs import figure_replaceable
 from ..losses import LOSS_WORDS
 from ..surface import quantities
-from .look import EMBED, fit, plain_text
+from .look import EMBED, fit, invalid_mathtext, plain_text
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -153,10 +153,7 @@ def save(fig, stem: str, formats, dpi: int, look=None, panels: int = 1) -> list[
                 except ValueError as exc:  # mathtext the user asked for that does not parse
                     if not mathtext:
                         raise
-                    reason = " ".join(str(exc).split())
-                    raise InputError(
-                        f"--mathtext: a title or label is not valid mathtext ({reason}); correct it or drop --mathtext"
-                    ) from None
+                    raise invalid_mathtext(exc) from None
 
         # Whole or not at all (io.atomic): a full disk is one line naming the figure, no half-written one.
         write_with(path, "figure", draw)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from cycler import cycler
 from matplotlib import rc_context
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 EMBED = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
@@ -101,6 +101,12 @@ def plain_text(fig) -> None:
             text.set_parse_math(False)
 
 
+def invalid_mathtext(exc: ValueError) -> InputError:
+    """The one line for mathtext the user asked for (``--mathtext``) that matplotlib cannot parse."""
+    reason = " ".join(str(exc).split())
+    return InputError(f"--mathtext: a title or label is not valid mathtext ({reason}); correct it or drop --mathtext")
+
+
 def fit(fig, style: Look, panels: int = 1) -> None:
     """Set ``fig``'s width to the style's one- or two-column width, keeping its proportions."""
     width = style.one if panels <= 1 else style.two
@@ -109,4 +115,4 @@ def fit(fig, style: Look, panels: int = 1) -> None:
         fig.set_size_inches(width, h * width / w)
 
 
-__all__ = ["Look", "LOOKS", "look", "use", "fit", "plain_text", "OKABE_ITO"]
+__all__ = ["Look", "LOOKS", "look", "use", "fit", "plain_text", "invalid_mathtext", "OKABE_ITO"]

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..io.run_files import read_log, read_run
 from ..train.recipes import stability_limit
 from . import log_ticks, save
+from .look import invalid_mathtext, plain_text
 from .palette import batch_colours
 
 STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))  # one per recipe
@@ -92,7 +93,7 @@ def _what(done: list[dict]) -> str:
     return ", ".join(words) + (f"  — note: the runs differ in {' and '.join(mixed)}" if mixed else "")
 
 
-def draw(rows: list[dict], title: str | None = None) -> Figure:
+def draw(rows: list[dict], title: str | None = None, mathtext: bool = False) -> Figure:
     rows = list({os.path.realpath(r["folder"]): r for r in rows}.values())  # a sweep given twice counts once
     done = [r for r in rows if r["done"] and not math.isnan(r["test_error"])]
     if not done:
@@ -173,7 +174,14 @@ def draw(rows: list[dict], title: str | None = None) -> Figure:
     what = _what(done)
     fig.suptitle(title or what, fontsize=11)
     fig.text(0.5, 0.005, what if title else "", ha="center", fontsize=8, color="0.35")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    if not mathtext:  # before the layout measures the texts: a $ from a recipe or --title is a dollar sign
+        plain_text(fig)
+    try:
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+    except ValueError as exc:  # mathtext the user asked for that does not parse
+        if not mathtext:
+            raise
+        raise invalid_mathtext(exc) from None
     return fig
 
 
@@ -218,7 +226,7 @@ def write_training(
     folder = os.path.dirname(stem)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    figure = draw(rows, title)
+    figure = draw(rows, title, mathtext=bool(look and look.mathtext))
     return save(figure, stem, formats, dpi, look, panels=len(figure.axes))
 
 

@@ -32,7 +32,7 @@ from ..io.checkpoint import with_recorded
 from ..io.lock import SurfaceLock
 from ..io.outputs import replaceable
 from ..io.paths import output_path
-from ..losses import Loss
+from ..losses import Loss, check_labels
 from ..models import ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
@@ -383,7 +383,9 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
                 literal=True,
             )
         model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
-        check_fits(model, data.train, s["model"], s["dataset"])
+        output = check_fits(model, data.train, s["model"], s["dataset"])
+        if data.train.is_classification:  # labels the outputs have scores for (a built-in loss)
+            check_labels(s["loss_name"], output, int(data.train.targets.min()), int(data.train.targets.max()))
         return model, data
 
     s, data_cfg = agree(world, setup)

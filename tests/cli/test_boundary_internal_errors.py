@@ -36,9 +36,12 @@ def frozen():
 def data(kind="ints"):
     g = np.random.default_rng(0)
     x, y = g.integers(0, 16, size=(200, 64)), g.integers(0, 10, size=200)
-    if kind == "nan":
+    if kind in ("nan", "labels"):
         x = x.astype(np.float32)
+    if kind == "nan":
         x[3, 5] = np.nan
+    if kind == "labels":
+        y[3] = 99
     return (torch.as_tensor(x), torch.as_tensor(y)), None
 """
 
@@ -187,3 +190,10 @@ def test_a_matched_loss_that_is_not_a_positive_finite_number_is_refused(made, ca
     got = landscape("report", made / "m.csv", "--model", "digits_mlp", "--match_loss", level, "--out", made / "r")
     one_line(capsys, 2, got, f"--match_loss={level}: expected auto, off, or a positive training loss")
     assert not (made / "r").exists()
+
+
+def test_labels_beyond_the_models_classes_are_named_by_curvature(made, capsys):
+    data = ["--dataset", f"{made}/hostile_factories.py:data", "--data_args", '{"kind": "labels"}']
+    got = landscape("curvature", *MLP, *data, "--out", made / "c.json")
+    one_line(capsys, 3, got, "the model gives 10 class scores per sample but the labels run from 0 to 99")
+    assert not (made / "c.json").exists()

@@ -116,3 +116,15 @@ def test_mathtext_in_labels_and_a_plot_training_title_is_plain_text(tmp_path, ca
     assert landscape("plot2d", path, "--labels", "$\\undefinedcmd$", "--out", tmp_path / "p", "--dpi", "40") == 0
     assert landscape("plot2d", path, "--labels", "$\\undefinedcmd$", "--out", tmp_path / "q", "--mathtext") == 3
     assert "--mathtext: a title or label is not valid mathtext" in capsys.readouterr().err
+
+
+def test_plot_training_lays_out_a_mathtext_title_as_plain_text(tmp_path, capsys):
+    sweep = tmp_path / "sweep"
+    assert landscape("sweep", "--out", sweep, "--model", "digits_mlp", "--dataset", "digits", "--epochs", "1",
+                     "--batch_sizes", "256", "--threads", "1") == 0  # fmt: skip
+    title = ["--title", "$\\undefinedcmd$ run", "--format", "png"]
+    assert landscape("plot-training", sweep, *title, "--out", tmp_path / "t") == 0  # its layout measures text
+    capsys.readouterr()
+    assert landscape("plot-training", sweep, *title, "--out", tmp_path / "u", "--mathtext") == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--mathtext: a title or label is not valid mathtext" in err
