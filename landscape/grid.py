@@ -21,6 +21,9 @@ MAX_POINTS = 1024 * 1024
 BYTES_PER_POINT = 4 * 8 + 1 + 8  # four float64 quantities, the done mark and the checksum
 
 
+LIMIT = 1e12  # the largest coefficient along a direction: beyond it no weight is a number a model computes with
+
+
 @dataclass(frozen=True)
 class Axis:
     """``num`` evenly spaced coefficients from ``lo`` to ``hi``, both included."""
@@ -50,8 +53,12 @@ class Axis:
             raise ConfigError(field, spec, f"MIN {parts[0]} below MAX {parts[1]} ({EXAMPLE})")
         # Every coefficient is a convex combination of lo*(n-1) and hi*(n-1), divided by n-1:
         # all are finite exactly when these two are.
-        if not (np.isfinite(lo * (num - 1)) and np.isfinite(hi * (num - 1))):
-            raise ConfigError(field, spec, f"MIN and MAX small enough for every coefficient to be finite ({EXAMPLE})")
+        if not (np.isfinite(lo * (num - 1)) and np.isfinite(hi * (num - 1))) or max(abs(lo), abs(hi)) > LIMIT:
+            raise ConfigError(
+                field,
+                spec,
+                f"MIN and MAX small enough for every coefficient to be finite, at most {LIMIT:g} ({EXAMPLE})",
+            )
         return cls(lo, hi, num)
 
     @property

@@ -72,3 +72,11 @@ def test_one_dimensional_grid():
     assert grid.ndim == 1 and grid.shape == (7,)
     assert grid.point(6) == (1.0, 0.0)
     assert grid.ycoordinates() is None
+
+
+def test_a_grid_beyond_the_coordinate_limit_is_refused():
+    from landscape.grid import LIMIT, Axis
+
+    assert Axis.parse(f"-{LIMIT:g}:{LIMIT:g}:3", "x").coordinates()[-1] == LIMIT
+    with pytest.raises(UsageError, match="small enough for every coefficient to be finite, at most 1e"):
+        Axis.parse("-1e13:1e13:3", "x")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import checks
 from ..errors import InputError, MismatchError, param
-from ..grid import Axis
+from ..grid import LIMIT, Axis
 from ..plugins import recorded_canonically
 from . import atomic, reference, runs
 from .hdf5 import reading
@@ -297,6 +297,11 @@ def _coordinates(f: h5py.File, name: str, path: str) -> np.ndarray:
             f"{values.shape}); it is damaged or not a loss-surface file"
         )
     values = values.astype(np.float64)
+    if np.abs(values).max() > LIMIT:  # coordinates a grid never has (their span overflows in the figures)
+        raise InputError(
+            f"{path}: {name} reaches {np.abs(values).max():g}, beyond the {LIMIT:g} a grid may span; it is "
+            "damaged or not a loss-surface file"
+        )
     steps = np.diff(values)
     if np.any(steps <= 0):  # every grid, ours and the reference code's, runs from its low end to its high
         i = int(np.flatnonzero(steps <= 0)[0])

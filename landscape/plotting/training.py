@@ -45,8 +45,9 @@ def _curve(folder: str, by_step: bool = False) -> list[tuple[int, float]]:
     rows = read_log(folder)
     out = []
     for r in rows:
-        acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r["train_acc"])
-        out.append((int(r["step"] if by_step else r["epoch"]), 100.0 - acc))
+        acc = float(r["test_acc"]) if r.get("test_acc") not in (None, "", "nan") else float(r.get("train_acc") or "nan")
+        if math.isfinite(acc):  # a row without an accuracy (or an edited one) draws nothing
+            out.append((int(r["step"] if by_step else r["epoch"]), 100.0 - acc))
     return out
 
 
@@ -61,12 +62,11 @@ def sharpness_curve(folder: str, by_step: bool = True) -> list[tuple[float, floa
     per_epoch = int(last.get("step") or 0) / int(last.get("epoch") or 1) if not by_step else 1.0
     out = []
     for r in rows:
-        if r.get("lambda_max") in (None, "", "nan"):
+        value, lr = float(r.get("lambda_max") or "nan"), float(r.get("lr") or "nan")
+        if not (math.isfinite(value) and math.isfinite(lr) and lr > 0):  # no λmax logged (or not a number)
             continue
-        limit = stability_limit(float(r["lr"]), momentum, nesterov)
-        out.append(
-            (int(r["step"]) / (per_epoch or 1.0) if not by_step else int(r["step"]), float(r["lambda_max"]), limit)
-        )
+        limit = stability_limit(lr, momentum, nesterov)
+        out.append((int(r["step"]) / (per_epoch or 1.0) if not by_step else int(r["step"]), value, limit))
     return out
 
 

@@ -112,6 +112,12 @@ def hostile_surfaces(t, outside) -> dict[str, str]:
         del f.attrs["schema"]
         f["train_loss"][0, 0] = 123.0  # its checksums no longer match: verified all the same
 
+    with h5py.File(t / "reference_huge.h5", "w") as f:  # the reference code's layout, coordinates at 1e308
+        f["xcoordinates"] = np.array([-1e308, 0.0, 1e308])
+        f["ycoordinates"] = np.array([-1e308, 0.0, 1e308])
+        f["train_loss"] = np.ones((3, 3))
+    made["reference_huge"] = str(t / "reference_huge.h5")
+
     os.mkfifo(t / "fifo.h5")
     made["fifo"] = str(t / "fifo.h5")
     return made
