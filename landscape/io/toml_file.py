@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 
 from ..errors import InputError
+from .paths import read_text
 
 
 def toml():
@@ -18,6 +20,21 @@ def toml():
                 "config: reading TOML needs Python >= 3.11, or the tomli package (pip install tomli)",
             ) from None
     return tomllib
+
+
+def read_toml(path, what: str = "--config") -> dict:
+    """A TOML file's settings: a regular file of a sane size in UTF-8 (``paths.read_text``), parsed; a
+    file that does not parse (nested 20,000 deep included) is one line naming it."""
+    if not os.path.lexists(path):
+        raise InputError(f"{what} {path} does not exist")
+    tomllib = toml()
+    text = read_text(path, what)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{what} {path} cannot be read as TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{what} {path} cannot be read as TOML (nested too deeply to read)") from None
 
 
 # Flags with a --no- form (argparse.BooleanOptionalAction): false is said, not left to the default.

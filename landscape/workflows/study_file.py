@@ -8,8 +8,8 @@ import os
 from types import SimpleNamespace
 
 from .. import checks
-from ..errors import InputError, UsageError, shown
-from ..io.toml_file import table_flags, toml
+from ..errors import UsageError, shown
+from ..io.toml_file import read_toml, table_flags
 from ..plugins import is_plugin
 from .command import check_known
 
@@ -194,14 +194,7 @@ you run, like a script: the factories its [train] table names are imported (see 
 
 def read_config(path: str) -> dict:
     """A study file's settings, checked: the keys of ``TOP_KEYS``, tables where tables belong."""
-    tomllib = toml()
-    try:
-        with open(path, "rb") as handle:
-            given = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputError(f"--config {path} does not exist") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"--config {path} cannot be read as TOML ({exc})") from None
+    given = read_toml(path)
     if not given:  # most likely the wrong file, or one not yet written: never the whole default study unasked
         raise UsageError(
             f"--config {path} holds no setting; expected one or more of the keys {', '.join(TOP_KEYS)} "

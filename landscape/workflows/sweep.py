@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .. import checks
 from ..data import load_named
 from ..errors import ConfigError, Diverged, InputError, Stopped, UsageError, param
-from ..io.toml_file import JSON_KEYS, toml
+from ..io.toml_file import JSON_KEYS, read_toml
 from ..parallel import comm as comm_module
 from ..parallel import stop
 from ..parallel.comm import agree
@@ -68,14 +68,7 @@ class SweepResult(Result):
 
 def config_file(path: str) -> dict:
     """The sweep parameters a TOML file gives: its top keys and its [train] table, as one dict."""
-    tomllib = toml()
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputError(f"{param('config')} {path} does not exist") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{param('config')} {path} cannot be read as TOML ({exc})") from None
+    data = read_toml(path, param("config"))
     train = data.pop("train", {})
     for key in STUDY_KEYS:
         data.pop(key, None)

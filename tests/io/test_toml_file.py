@@ -27,3 +27,21 @@ def test_every_flag_with_a_no_form_is_known():
             if isinstance(action, argparse.BooleanOptionalAction):
                 negatable.add(action.dest)
     assert negatable <= set(NEGATABLE), sorted(negatable - set(NEGATABLE))
+
+
+def test_a_toml_file_that_cannot_be_read_is_one_line(tmp_path):
+    import os
+
+    import pytest
+
+    from landscape.errors import InputError
+    from landscape.io.toml_file import read_toml
+
+    (tmp_path / "bytes.toml").write_bytes(b"\xff\xfe")
+    (tmp_path / "deep.toml").write_text("x = " + "[" * 20000 + "]" * 20000 + "\n")
+    os.mkfifo(tmp_path / "fifo.toml")
+    for name, words in (("bytes", "is not a text file"), ("deep", "nested too deeply"), ("fifo", "is a FIFO")):
+        with pytest.raises(InputError, match=words):
+            read_toml(str(tmp_path / f"{name}.toml"))
+    with pytest.raises(InputError, match="does not exist"):
+        read_toml(str(tmp_path / "missing.toml"))
