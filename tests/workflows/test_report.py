@@ -154,13 +154,16 @@ def test_an_edited_cached_measurement_stops_the_report_with_one_line_and_the_sco
 
 
 @pytest.mark.slow
-def test_each_run_is_also_measured_at_the_first_checkpoint_below_the_common_training_loss(tmp_path):
+def test_each_run_is_also_measured_at_the_weights_kept_at_the_arms_matched_loss(tmp_path):
+    """Runs that keep their weights at training losses (--save_at_loss) are compared at the lowest level
+    every run of the arm crossed in its last learning-rate phase, each at its own kept weights."""
     sweep = tmp_path / "sweep"
+    levels = ["2.2", "2.0", "1.8", "1.6", "1.4", "1.2", "1.0", "0.8"]
     trained = run(
         "sweep",
         ["--out", str(sweep), "--recipes", "naive", "--batch_sizes", "16", "160", "--seeds", "0", "1"]
         + ["--model", "mnist1d_mlp", "--dataset", "mnist1d_200", "--steps", "60", "--eval_every", "10"]
-        + ["--lr", "0.1", "--threads", "1", "--quiet"],
+        + ["--lr", "0.1", "--milestones", "--threads", "1", "--quiet", "--save_at_loss", *levels],  # one rate
         timeout=300,
     )
     assert trained.returncode == 0, trained.stderr
@@ -168,14 +171,14 @@ def test_each_run_is_also_measured_at_the_first_checkpoint_below_the_common_trai
     done = run("report", [str(sweep), "--out", str(tmp_path / "report"), *flags], timeout=600)
     assert done.returncode == 0, done.stderr
     card = json.loads((tmp_path / "report" / "scorecard.json").read_text())
+    level = card["settings"]["matched"]["naive"]["level"]
+    assert level is not None and f"{level:g}" in levels, card["settings"]["matched"]
     finals = [r["values"]["train_loss"] for r in card["runs"]]
-    target = card["settings"]["match_loss"]
-    assert target == pytest.approx(max(finals), rel=1e-4)  # auto: the largest final loss, which every run reaches
+    assert level >= max(finals) * 0.95  # every run crossed it
     for r in card["runs"]:
-        assert r["values"]["train_loss_matched"] <= target * (1 + 1e-4)
+        assert abs(r["values"]["train_loss_matched"] / level - 1) <= 0.05  # kept within 5 % of the level
         assert math.isfinite(r["values"]["lambda_max_matched"])
-    assert any(r["values"]["train_loss_matched"] > r["values"]["train_loss"] for r in card["runs"])  # an earlier one
-    assert "matched loss: " in done.stdout
+    assert "matched loss " in done.stdout
 
 
 @pytest.mark.slow
@@ -191,9 +194,15 @@ def test_a_stop_signal_between_runs_keeps_each_measured_run_and_a_rerun_ends_as_
     manifest = networks(tmp_path, seeds=(0,))
     out = tmp_path / "stopped"
     job = start("report", [manifest, "--out", str(out), *FLAGS], env={"PYTHONUNBUFFERED": "1"})
+    import time
+
     for line in job.stdout:
         if line.startswith("[1/2] "):
             break
+    first = out / "runs" / "sgd_b16_s0" / "measures.json"
+    deadline = time.monotonic() + 120
+    while not first.exists() and time.monotonic() < deadline:  # the line comes before its matched measures
+        time.sleep(0.05)
     os.kill(job.pid, signal.SIGTERM)
     stdout, stderr = job.communicate(timeout=120)
     assert job.returncode == 143, stderr
