@@ -150,7 +150,7 @@ epochs = 2
 base_batch = 32
 [rescale]                # arm C: arm A's batch-32 networks, the same functions rescaled
 recipe = "naive"
-alpha = 4
+alphas = [4.0]
 [report]
 grid_1d = "-1:1:5"
 grid_2d = "-1:1:5"
@@ -174,8 +174,8 @@ def test_arms_with_their_own_budgets_are_swept_and_a_sweep_reads_the_same_file(t
     (tmp_path / "bad.toml").write_text(ARMS.replace("[train.linear]", "[train.lars]"))
     bad = cli("sweep", ["--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "x"), "--list"])
     assert bad.returncode == 3 and "[train.lars] is not a recipe of this sweep" in bad.stderr
-    with pytest.raises(UsageError, match="alpha"):
-        (tmp_path / "r.toml").write_text(ARMS.replace("alpha = 4", "alpha = -1"))
+    with pytest.raises(ConfigError, match="alphas"):
+        (tmp_path / "r.toml").write_text(ARMS.replace("alphas = [4.0]", "alphas = [-1.0]"))
         settings(args(config=str(tmp_path / "r.toml")))
 
 
@@ -190,7 +190,7 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     card = json.loads((tmp_path / "f" / "study.json").read_text())
     runs = {r["name"]: r for r in card["runs"]}
-    assert {"naive_b32_s0", "linear_b128_s1", "rescaled_b32_s0", "rescaled_b32_s1"} <= set(runs)
+    assert {"naive_b32_s0", "linear_b128_s1", "rescaled_a4_b32_s0", "rescaled_a4_b32_s1"} <= set(runs), set(runs)
     assert card["runs"][0]["recipe"] == "naive"  # the study's first arm first, whichever sweep wrote last
     identity = json.loads((tmp_path / "o" / "naive_b128_s0" / "run.json").read_text())["identity"]
     assert identity["steps"] == 24

@@ -240,7 +240,7 @@ def test_settings_that_do_not_fit_the_data_or_the_recipe_are_refused_before_anyt
 @pytest.mark.slow
 def test_a_model_that_does_not_fit_the_data_is_one_line_and_an_existing_file_is_not_a_folder(tmp_path):
     done = run("train", ["--model", "resnet20", "--dataset", "digits", "--epochs", "1", "--out", str(tmp_path / "r")])
-    assert done.returncode == 3 and "model resnet20 cannot be trained on dataset digits" in done.stderr
+    assert done.returncode == 3 and "model resnet20 cannot take the inputs of dataset digits" in done.stderr
     assert not (tmp_path / "r").exists()
     (tmp_path / "f").write_text("keep me")
     done = run("train", [*QUICK, "--out", str(tmp_path / "f")])
