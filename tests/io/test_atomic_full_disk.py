@@ -60,7 +60,7 @@ def one_line(done, command: str) -> str:
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 3 and len(lines) == 1, done.stderr[-3000:]
     found = re.match(
-        rf"^landscape {command}: error: (?:surface file |direction file |--out )?(\S+?):? cannot be written "
+        rf"^landscape {command}: error: (?:surface file |direction file |VTK file |--out )?(\S+?):? cannot be written "
         r"\(No space left on device\)",
         lines[0],
     )
