@@ -42,29 +42,28 @@ class _Escaping(io.TextIOBase):
 
     def __init__(self, stream):
         self.raw = stream  # the stream itself: for the progress line's \r and erase-line escape only
-        self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(printable(text, keep="\n\t"))
+        self.raw.write(printable(text, keep="\n\t"))
         return len(text)
 
     def flush(self) -> None:
-        self._stream.flush()
+        self.raw.flush()
 
     def isatty(self) -> bool:
-        return self._stream.isatty()
+        return self.raw.isatty()
 
     def fileno(self) -> int:
-        return self._stream.fileno()
+        return self.raw.fileno()
 
     @property
     def encoding(self):
-        return getattr(self._stream, "encoding", "utf-8")
+        return getattr(self.raw, "encoding", "utf-8")
 
 
 def raw(stream):
     """The stream under an escaping one (``escaping``), for the package's own terminal control."""
-    return getattr(stream, "raw", stream) if isinstance(stream, _Escaping) else stream
+    return stream.raw if isinstance(stream, _Escaping) else stream
 
 
 @contextlib.contextmanager
