@@ -30,11 +30,7 @@ import tempfile
 
 import torch
 
-from .cli import curvature as curvature_cli
-from .cli import plot_1d, plot_2d
-from .cli import plot_training as plot_training_cli
 from .cli import report as report_cli
-from .cli import rescale as rescale_cli
 from .cli import study as study_cli
 from .cli import surface as surface_cli
 from .cli import sweep as sweep_cli
@@ -56,6 +52,7 @@ from .workflows import study as _study
 from .workflows import surface as _surface
 from .workflows import sweep as _sweep
 from .workflows import train as _train
+from .workflows.params import ordered
 from .workflows.surface import SurfaceResult
 
 HIDDEN = ("help", "traceback", "mpi")  # flags of the command line only
@@ -122,10 +119,11 @@ def _command(name: str, parser: argparse.ArgumentParser, run, defaults: dict, re
     return function
 
 
-def _command_of(name: str, cls, run, result, description: str = ""):
-    """The function of command ``name`` from its parameters ``cls`` (``workflows.params.Params``): one
-    keyword per field, with the field's default; the required positional ones also by position."""
-    fields = dataclasses.fields(cls)
+def _command_of(cls, run, result):
+    """The function of the command whose parameters are ``cls`` (``workflows.params.Params``): one keyword
+    per field, with the field's default; the required positional ones also by position."""
+    name = cls.COMMAND
+    fields = ordered(cls)
     positional = [f.name for f in fields if f.metadata.get("positional") and f.default is dataclasses.MISSING]
 
     def parameter(f) -> inspect.Parameter:
@@ -133,8 +131,8 @@ def _command_of(name: str, cls, run, result, description: str = ""):
         default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
         return inspect.Parameter(f.name, kind, default=default)
 
-    ordered = [f for f in fields if f.name in positional] + [f for f in fields if f.name not in positional]
-    signature = inspect.Signature([parameter(f) for f in ordered], return_annotation=result)
+    in_order = [f for f in fields if f.name in positional] + [f for f in fields if f.name not in positional]
+    signature = inspect.Signature([parameter(f) for f in in_order], return_annotation=result)
 
     def function(*args, **params):
         try:
@@ -145,8 +143,8 @@ def _command_of(name: str, cls, run, result, description: str = ""):
 
     function.__name__ = function.__qualname__ = name.replace("-", "_")
     function.__signature__ = signature
-    lines = [description, "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
-    for f in ordered:
+    lines = [cls.DESCRIPTION, "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
+    for f in in_order:
         shown = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
         lines.append(f"``{f.name}`` ({shown}): {f.metadata.get('help', '')}")
     lines += ["", f"Returns a ``{result.__name__}``."]
@@ -159,33 +157,18 @@ surface = _command(
 )
 train = _command("train", train_cli.build_parser(), _train.run, _train.DEFAULTS, _train.REQUIRED, _train.TrainResult)
 sweep = _command("sweep", sweep_cli.build_parser(), _sweep.run, _sweep.DEFAULTS, _sweep.REQUIRED, _sweep.SweepResult)
-curvature = _command(
-    "curvature",
-    curvature_cli.build_parser(),
-    _curvature.run,
-    _curvature.DEFAULTS,
-    _curvature.REQUIRED,
-    _curvature.CurvatureResult,
-)
+curvature = _command_of(_curvature.CurvatureParams, _curvature.run, _curvature.CurvatureResult)
 report = _command(
     "report", report_cli.build_parser(), _report.run, _report.DEFAULTS, _report.REQUIRED, _report.ReportResult
 )
 study = _command("study", study_cli.build_parser(), _study.run, _study.PARAMETERS, _study.REQUIRED, _study.StudyResult)
-export = _command_of(
-    "export",
-    _export.ExportParams,
-    _export.run,
-    _export.ExportResult,
-    "Export surface files: VTK for ParaView, a 3-D web page.",
-)
-plot1d = _command_of("plot1d", _plots.Plot1DParams, _plots.run_1d, _plots.FigureResult, plot_1d.DESCRIPTION)
-plot2d = _command_of("plot2d", _plots.Plot2DParams, _plots.run_2d, _plots.FigureResult, plot_2d.DESCRIPTION)
-plot_training = _command_of(
-    "plot-training", _plots.TrainingPlotParams, _plots.run_training, _plots.FigureResult, plot_training_cli.DESCRIPTION
-)
-rescale = _command_of("rescale", _rescale.RescaleParams, _rescale.run, _rescale.RescaleResult, rescale_cli.DESCRIPTION)
-info = _command_of("info", _info.InfoParams, _info.run, _info.InfoResult, "What a surface or direction file holds.")
-demo = _command_of("demo", _demo.DemoParams, _demo.run, _demo.DemoResult, _demo.__doc__.split("\n\n")[0])
+export = _command_of(_export.ExportParams, _export.run, _export.ExportResult)
+plot1d = _command_of(_plots.Plot1DParams, _plots.run_1d, _plots.FigureResult)
+plot2d = _command_of(_plots.Plot2DParams, _plots.run_2d, _plots.FigureResult)
+plot_training = _command_of(_plots.TrainingPlotParams, _plots.run_training, _plots.FigureResult)
+rescale = _command_of(_rescale.RescaleParams, _rescale.run, _rescale.RescaleResult)
+info = _command_of(_info.InfoParams, _info.run, _info.InfoResult)
+demo = _command_of(_demo.DemoParams, _demo.run, _demo.DemoResult)
 
 # each command's function
 COMMANDS = {

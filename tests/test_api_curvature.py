@@ -64,7 +64,7 @@ def test_one_default_per_curvature_setting_whichever_door():
     for name in ("k", "which", "tol", "seed", "method", "maxiter"):
         assert eigs[name].default == getattr(defaults, name), name
     for name in ("k", "which", "tol", "density_steps", "density_runs", "layer_samples"):
-        assert curvature.DEFAULTS[name] == getattr(defaults, name), name
+        assert curvature.CurvatureParams.__dataclass_fields__[name].default == getattr(defaults, name), name
     assert inspect.signature(landscape.hessian_trace).parameters["samples"].default == defaults.trace_samples
     assert inspect.signature(landscape.hessian_layers).parameters["tol"].default == defaults.tol
 

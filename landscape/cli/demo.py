@@ -7,8 +7,7 @@ from .params import parsed, parser_for
 
 
 def build_parser(prog: str = "landscape demo"):
-    description = workflow.__doc__.split("\n\n")[0]
-    return parser_for(workflow.DemoParams, prog, description, "example: make demo   (= landscape demo --ranks 2)")
+    return parser_for(workflow.DemoParams, prog, "example: make demo   (= landscape demo --ranks 2)")
 
 
 def main(argv: list[str], prog: str = "landscape demo") -> int:

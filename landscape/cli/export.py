@@ -30,9 +30,7 @@ then in ParaView: File > Open the .vts; colour by any quantity; Warp is not need
 
 
 def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
-    return parser_for(
-        workflow.ExportParams, prog, "Export surface files: --vtk for ParaView, --html for a 3-D web page.", EXAMPLES
-    )
+    return parser_for(workflow.ExportParams, prog, EXAMPLES)
 
 
 def spelling() -> dict[str, str]:

@@ -17,7 +17,7 @@ examples:
 
 
 def build_parser(prog: str = "landscape info") -> argparse.ArgumentParser:
-    return parser_for(workflow.InfoParams, prog, "What a surface or direction file holds.", EXAMPLES)
+    return parser_for(workflow.InfoParams, prog, EXAMPLES)
 
 
 def main(argv: list[str], prog: str = "landscape info") -> int:

@@ -32,6 +32,7 @@ from ..parallel import comm as comm_module
 from ..parallel import stop
 from ..version import __version__
 from . import boundary
+from .params import flags_of
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,8 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
 
     def spell() -> dict:
         module = COMMANDS[name].load()
+        if hasattr(module, "PARAMS"):
+            return flags_of(*module.PARAMS)
         return module.spelling() if hasattr(module, "spelling") else boundary.flags(module.build_parser())
 
     if name in (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..workflows.params import item_type, value_type
+from ..workflows.params import item_type, ordered, value_type
 from . import boundary
 
 
@@ -24,13 +24,16 @@ def _default_words(f: dataclasses.Field) -> str:
 
 
 def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> None:
-    """One argument of ``p`` per field of ``cls`` (but those in ``skip``)."""
-    for f in dataclasses.fields(cls):
+    """One argument of ``p`` per field of ``cls`` (but those in ``skip``), under its field's group heading."""
+    groups: dict = {}
+    for f in ordered(cls):
         if f.name in skip or not f.metadata.get("cli", True):
             continue
         m, kind = f.metadata, value_type(cls, f.name)
+        heading = m.get("group")
+        into = p if heading is None else groups.setdefault(heading, p.add_argument_group(heading))
         if m.get("switches"):  # --log / --linear: each sets one value, at most one given
-            group = p.add_mutually_exclusive_group()
+            group = into.add_mutually_exclusive_group()
             for flag, value, words in m["switches"]:
                 group.add_argument(flag, dest=f.name, action="store_const", const=value, help=words)
             continue
@@ -39,7 +42,11 @@ def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> N
             options["metavar"] = m["metavar"]
         if m.get("choices"):
             options["choices"] = m["choices"]
-        if kind is bool:
+        if m.get("parse"):
+            options["type"] = m["parse"]
+            if m.get("nargs"):
+                options["nargs"] = m["nargs"]
+        elif kind is bool:
             options["action"] = "store_true"
         elif kind in (tuple, list):
             options.update(nargs=m.get("nargs") or "+", type=item_type(cls, f.name))
@@ -50,20 +57,34 @@ def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> N
             if m.get("nargs") == "?":
                 options["const"] = m.get("const")
         if m.get("positional"):
-            p.add_argument(f.name, **options)
+            into.add_argument(f.name, **options)
         else:
             flags = [m.get("flag") or f"--{f.name}", *m.get("aliases", ())]
             if f.default is dataclasses.MISSING:
                 options["required"] = True
-            p.add_argument(*flags, dest=f.name, **options)
+            into.add_argument(*flags, dest=f.name, **options)
 
 
-def parser_for(cls, prog: str, description: str, epilog: str = "") -> argparse.ArgumentParser:
-    """The command line of ``cls``: its fields, and ``--traceback``."""
-    p = boundary.ArgumentParser(prog=prog, epilog=epilog, argument_default=argparse.SUPPRESS, description=description)
+def parser_for(cls, prog: str, epilog: str = "") -> argparse.ArgumentParser:
+    """The command line of ``cls``: its description, its fields, and ``--traceback``."""
+    p = boundary.ArgumentParser(
+        prog=prog, epilog=epilog, argument_default=argparse.SUPPRESS, description=cls.DESCRIPTION
+    )
     add_params(p, cls)
     p.add_argument("--traceback", action="store_true", help="on error, print the full traceback")
     return p
+
+
+def flags_of(*classes) -> dict[str, str]:
+    """How each parameter of ``classes`` is spelled on the command line (``--name``; a positional one by
+    its name): the spelling of the messages that name it."""
+    out = {}
+    for cls in classes:
+        for f in dataclasses.fields(cls):
+            m = f.metadata
+            spelled = m["switches"][0][0] if m.get("switches") else f.name if m.get("positional") else m.get("flag")
+            out.setdefault(f.name, spelled or f"--{f.name}")
+    return out
 
 
 def parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict:
@@ -73,4 +94,4 @@ def parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict:
     return given
 
 
-__all__ = ["add_params", "parser_for", "parsed"]
+__all__ = ["add_params", "flags_of", "parser_for", "parsed"]

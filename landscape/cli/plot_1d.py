@@ -21,14 +21,9 @@ plot_1d is the same program under the reference code's name.
 """
 
 
-DESCRIPTION = (
-    "Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; several files are "
-    "overlaid, one colour each. Writes <out>_1d.<format>."
-)
-
 
 def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
-    return parser_for(plots.Plot1DParams, prog, DESCRIPTION, EPILOG)
+    return parser_for(plots.Plot1DParams, prog, EPILOG)
 
 
 def main(argv: list[str], prog: str = "landscape plot1d") -> int:

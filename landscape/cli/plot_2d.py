@@ -24,14 +24,9 @@ plot_2d is the same program under the reference code's name.
 """
 
 
-DESCRIPTION = (
-    "Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and _3dsurface.<format>; a cross "
-    "(a star in 3-D) marks the trained model at (0, 0)."
-)
-
 
 def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
-    return parser_for(plots.Plot2DParams, prog, DESCRIPTION, EPILOG)
+    return parser_for(plots.Plot2DParams, prog, EPILOG)
 
 
 def main(argv: list[str], prog: str = "landscape plot2d") -> int:

@@ -16,14 +16,9 @@ examples:
 """
 
 
-DESCRIPTION = (
-    "Draw, from sweep manifests, the final test error against the batch size per recipe (error bars over "
-    "seeds) and the test error per epoch. Writes <out>.<format>."
-)
-
 
 def build_parser(prog: str = "landscape plot-training") -> argparse.ArgumentParser:
-    return parser_for(plots.TrainingPlotParams, prog, DESCRIPTION, EPILOG)
+    return parser_for(plots.TrainingPlotParams, prog, EPILOG)
 
 
 def main(argv: list[str], prog: str = "landscape plot-training") -> int:

@@ -16,15 +16,9 @@ examples:
 """
 
 
-DESCRIPTION = (
-    "Multiply one layer's incoming weights and biases by alpha and the next layer's weights on those units by "
-    "1/alpha: the same function (ReLU units), other weights. The outputs of both networks are compared on the "
-    "data before the new checkpoint is written."
-)
-
 
 def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
-    return parser_for(workflow.RescaleParams, prog, DESCRIPTION, EXAMPLES)
+    return parser_for(workflow.RescaleParams, prog, EXAMPLES)
 
 
 def main(argv: list[str], prog: str = "landscape rescale") -> int:

@@ -14,6 +14,8 @@ from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
 from ..plugins import call_factory, factory_args, is_plugin
 from .digits import DigitsCNN, DigitsMLP
+
+NUM_CLASSES_HELP = "outputs of a registry model (default: 100 for cifar100, else 10)"
 from .zoo import REGISTRY as ZOO
 
 # name -> factory(num_classes) -> nn.Module
@@ -91,4 +93,4 @@ def load_model(cfg: ModelConfig, classes: int, checkpoint: str | None, seed: int
     return model
 
 
-__all__ = ["ModelConfig", "build_model", "load_model", "REGISTRY", "DigitsMLP", "DigitsCNN"]
+__all__ = ["NUM_CLASSES_HELP", "ModelConfig", "build_model", "load_model", "REGISTRY", "DigitsMLP", "DigitsCNN"]

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -24,6 +24,7 @@ from ..curvature.eigen import LANCZOS_STEPS
 from ..curvature.hessian import free_memory
 from ..curvature.layers import split
 from ..curvature.suite import SuiteConfig, measure
+from ..data import BUILTIN as BUILTIN_DATA
 from ..data import DataConfig, check_fits, load_data, made_once
 from ..data.samples import Samples, as_samples
 from ..errors import ConfigError, Stopped
@@ -33,48 +34,19 @@ from ..io.lock import SurfaceLock
 from ..io.outputs import replaceable
 from ..io.paths import output_path
 from ..losses import Loss, check_labels
-from ..models import ModelConfig, load_model
+from ..models import NUM_CLASSES_HELP, ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..parallel.partition import shard, shard_size
 from ..plotting.spectrum import write_density
 from ..provenance import command_line, sha256_file, versions
-from .command import Result, check_known, plain
+from .command import Result, plain
+from .params import REQUIRED, option
+from .sharpness_params import GROUP, SharpnessParams
 
-DEFAULTS = {
-    "model": None,  # the one a landscape train checkpoint records
-    "num_classes": None,
-    "dataset": None,  # the one a landscape train checkpoint records, else digits
-    "datapath": None,
-    "model_args": None,  # a plug-in factory's keyword arguments: the checkpoint's own, else none
-    "data_args": None,
-    "allow_recorded_plugins": False,  # a plug-in the checkpoint names, imported without being named
-    "train_subset": None,
-    "loss_name": "crossentropy",
-    "k": SuiteConfig.k,  # the suite's defaults (curvature.suite): the API's and the scorecard's too
-    "which": SuiteConfig.which,
-    "tol": SuiteConfig.tol,
-    "trace": 0,
-    "trace_se": None,
-    "density": False,
-    "density_steps": SuiteConfig.density_steps,
-    "density_runs": SuiteConfig.density_runs,
-    "sharpness": (),
-    "layers": False,  # per layer: λmax and trace of each layer's block (trace_samples vectors)
-    "relative_flatness": 0,  # Petzka et al.'s κ from this many samples (0: not computed)
-    "fisher_rao": False,
-    "noise_scale": False,
-    "layer_samples": SuiteConfig.layer_samples,
-    **measures.SharpnessConfig().record(),  # the measures' settings (seed: every random draw here)
-    "dtype": "float64",
-    "batch_size": 1024,
-    "threads": None,
-    "device": "auto",  # one GPU per node-local rank where there are GPUs, else the CPU (parallel.devices)
-    "allow_shared_gpus": False,
-    "force": False,  # --out over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
-}
-REQUIRED = ("model_file", "out")  # model: the checkpoint's own where it records one
 WHICH = ("top", "bottom", "both")
 SHARPNESS = measures.MEASURES
 CITATIONS = {  # the measures whose records do not carry their own
@@ -85,12 +57,155 @@ CITATIONS = {  # the measures whose records do not carry their own
 }
 
 
+RECORDED = ("model", "num_classes", "model_args", "dataset", "data_args")  # a train checkpoint's own
+DATA = "model and data"
+MEASURES = "measures"
+RUN = "output and execution"
+_S = SuiteConfig  # the suite's defaults (curvature.suite): the API's and the scorecard's too
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurvatureParams(SharpnessParams):
+    """``landscape curvature``'s parameters."""
+
+    COMMAND = "curvature"
+    GROUPS = (DATA, MEASURES, GROUP, RUN)
+    DESCRIPTION = (
+        "Curvature of a trained network's mean training loss: top and bottom Hessian eigenvalues (Lanczos), "
+        "trace (Hutchinson), spectral density (stochastic Lanczos quadrature), sharpness."
+    )
+    model: str | None = option(
+        None, "registry name or package.module:factory", shown="the model a landscape train checkpoint records",
+        group=DATA,
+    )  # fmt: skip
+    model_file: str = option(REQUIRED, "checkpoint of the trained model", group=DATA)
+    num_classes: int | None = option(None, NUM_CLASSES_HELP, group=DATA)
+    dataset: str | None = option(
+        None,
+        f"{', '.join(BUILTIN_DATA)} or package.module:factory",
+        shown="the one a landscape train checkpoint records, else digits",
+        group=DATA,
+    )
+    datapath: str | None = option(None, "folder of the CIFAR files", group=DATA)
+    model_args: str | None = option(None, MODEL_ARGS_HELP, metavar="JSON", group=DATA)
+    data_args: str | None = option(None, DATA_ARGS_HELP, metavar="JSON", group=DATA)
+    allow_recorded_plugins: bool = option(False, ALLOW_RECORDED_HELP, group=DATA)
+    train_subset: int | None = option(None, "a fixed seeded subset of N training samples", metavar="N", group=DATA)
+    loss_name: str = option("crossentropy", "crossentropy, mse or package.module:callable", group=DATA)
+    k: int = option(_S.k, "eigenvalues at each end", group=MEASURES)
+    which: str = option(
+        _S.which,
+        "which end of the spectrum: top (the largest), bottom (the most negative: its eigenvalues sit in the bulk "
+        "near 0, so Lanczos often needs many times the products) or both",
+        choices=WHICH,
+        group=MEASURES,
+    )
+    tol: float = option(_S.tol, "Lanczos relative tolerance", group=MEASURES)
+    trace: int = option(
+        0,
+        "Hutchinson's trace with this many Rademacher vectors (with --trace_se: at most)",
+        metavar="SAMPLES",
+        shown="none",
+        group=MEASURES,
+    )
+    trace_se: float | None = option(
+        None,
+        "stop the trace once its standard error is at most REL x |trace| (after 10 vectors)",
+        metavar="REL",
+        group=MEASURES,
+    )
+    layers: bool = option(
+        False,
+        "each layer's block of the Hessian (a module's own parameters, the rest fixed): its λmax and trace, from "
+        "--layer_samples shared Rademacher vectors",
+        group=MEASURES,
+    )
+    layer_samples: int = option(_S.layer_samples, "Hutchinson vectors of the per-layer traces", group=MEASURES)
+    relative_flatness: int = option(
+        0,
+        "relative flatness (Petzka et al. 2021): Σ over parameter tensors W of Σ ⟨W_s, W_s'⟩ Tr H_ss', unchanged by "
+        "rescaling the layers, from this many samples",
+        metavar="SAMPLES",
+        shown="none",
+        group=MEASURES,
+    )
+    fisher_rao: bool = option(
+        False,
+        "the Fisher–Rao norm (Liang et al. 2019), √E⟨θ, ∇ℓ⟩² over the model's own labels (and the data's)",
+        group=MEASURES,
+    )
+    noise_scale: bool = option(
+        False,
+        "the gradient noise scale B_simple = tr Σ / ‖G‖² (McCandlish et al. 2018) from every sample's gradient",
+        group=MEASURES,
+    )
+    density: bool = option(False, "the spectral density by SLQ, and its figure", group=MEASURES)
+    density_steps: int = option(_S.density_steps, "Lanczos steps per SLQ run", group=MEASURES)
+    density_runs: int = option(_S.density_runs, "SLQ runs", group=MEASURES)
+    sharpness: tuple[str, ...] = option(
+        (), "sharpness measures to compute, each defined in the manual", nargs="*", choices=SHARPNESS, shown="none",
+        group=MEASURES,
+    )  # fmt: skip
+    dtype: str = option(
+        "float64",
+        "precision of the products, recorded in the output; float32 is faster and enough for the top eigenvalue and "
+        "the trace, not for eigenvalues near zero or the sharpness measures",
+        choices=("float32", "float64"),
+        group=RUN,
+    )
+    batch_size: int = option(1024, "samples per batch of a product", group=RUN)
+    seed: int = option(_S.seed, "start vectors, trace vectors, directions", group=RUN)
+    threads: int | None = option(None, "torch threads per rank (default: the node's cores / its ranks)", group=RUN)
+    device: str = option("auto", DEVICE_HELP, group=RUN)
+    allow_shared_gpus: bool = option(False, SHARED_GPUS_HELP, group=RUN)
+    out: str = option(REQUIRED, "the JSON file to write (the density figure beside it)", group=RUN)
+    force: bool = option(
+        False,
+        "write --out over an existing checkpoint, HDF5 file, training log, manifest or run record (refused "
+        "otherwise; never over the command's own input)",
+        group=RUN,
+    )
+
+    def __post_init__(self):
+        for name in ("k", "density_steps", "density_runs", "batch_size"):
+            checks.whole(name, getattr(self, name))
+        checks.whole("layer_samples", self.layer_samples, least=2, expected="at least 2 vectors")
+        devices.check_spec(self.device)
+        if self.relative_flatness != 0:
+            checks.whole("relative_flatness", self.relative_flatness, least=2, expected="0 (none) or at least 2 samples")
+        if self.trace != 0:
+            checks.whole("trace", self.trace, least=2, expected="0 (none) or at least 2 vectors")
+        checks.number("tol", self.tol, above=0)
+        if self.trace_se is not None:
+            checks.number("trace_se", self.trace_se, above=0)
+        if self.threads is not None:
+            checks.whole("threads", self.threads, expected="a positive number of threads")
+        if self.which not in WHICH:
+            raise ConfigError("which", self.which, f"one of {', '.join(WHICH)}")
+        if isinstance(self.sharpness, str):
+            object.__setattr__(self, "sharpness", (self.sharpness,))
+        object.__setattr__(self, "sharpness", tuple(self.sharpness))
+        unknown = [m for m in self.sharpness if m not in SHARPNESS]
+        if unknown:
+            raise ConfigError("sharpness", unknown[0], f"measures among {', '.join(SHARPNESS)}")
+        self.sharpness_config(self.seed)  # the measures' own checks
+        for name, users in measures.USED_BY.items():  # a setting of a measure not asked for is a mistake
+            if self.explicit(name) and not set(users) & set(self.sharpness):
+                raise ConfigError(name, getattr(self, name), f"--sharpness with {' or '.join(users)} (it sets only those)")
+        for name, needs in (("trace_se", "trace"), ("layer_samples", "layers"), ("density_steps", "density"),
+                            ("density_runs", "density")):  # fmt: skip
+            if self.explicit(name) and getattr(self, name) is not None and not getattr(self, needs):
+                raise ConfigError(name, getattr(self, name), f"--{needs} as well (it sets only that measure)")
+        if self.dtype not in ("float32", "float64"):
+            raise ConfigError("dtype", self.dtype, "float32 or float64")
+
+
 @dataclass(frozen=True)
 class CurvatureResult(Result):
     """What ``landscape curvature`` measured (``measures``: the JSON file's contents) and its files."""
 
     out: str
-    measures: dict
+    measures: CurvatureParams
     figures: list[str]
 
 
@@ -114,107 +229,81 @@ def sharded_hessian(model, data, loss, batch_size: int, dtype: str, device: str)
     )
 
 
-def settings_of(params: dict) -> dict:
-    """The parameters with their defaults, checked before any product."""
-    check_known(params, (*REQUIRED, *DEFAULTS), "curvature")
-    for name in REQUIRED:
-        if params.get(name) is None:
-            raise ConfigError(name, None, "a value (it is required)")
-    s = with_recorded({**DEFAULTS, **params})  # model and data set from a landscape train checkpoint
-    if s.get("model") is None:
+def settings_of(params) -> CurvatureParams:
+    """The parameters (a ``CurvatureParams`` or a dict of those given) with the model and data set a
+    ``landscape train`` checkpoint records where not given, and the output checked, before any product."""
+    p = CurvatureParams.given(params)
+    recorded = with_recorded({f: getattr(p, f) for f in RECORDED} | {"model_file": p.model_file,
+                              "allow_recorded_plugins": p.allow_recorded_plugins})  # fmt: skip
+    p = replace(p, **{f: recorded.get(f) for f in RECORDED})
+    if p.model is None:
         raise ConfigError("model", None, "a value (required: the checkpoint records no model)")
-    if s["dataset"] is None:
-        s["dataset"] = "digits"
-    for name in ("k", "density_steps", "density_runs", "batch_size"):
-        checks.whole(name, s[name])
-    checks.whole("layer_samples", s["layer_samples"], least=2, expected="at least 2 vectors")
-    devices.check_spec(s["device"])
-    if s["relative_flatness"] != 0:
-        checks.whole("relative_flatness", s["relative_flatness"], least=2, expected="0 (none) or at least 2 samples")
-    if s["trace"] != 0:
-        checks.whole("trace", s["trace"], least=2, expected="0 (none) or at least 2 vectors")
-    checks.number("tol", s["tol"], above=0)
-    if s["trace_se"] is not None:
-        checks.number("trace_se", s["trace_se"], above=0)
-    s["sharpness_config"] = measures.SharpnessConfig(**{k: s[k] for k in measures.SharpnessConfig().record()})
-    if s["which"] not in WHICH:
-        raise ConfigError("which", s["which"], f"one of {', '.join(WHICH)}")
-    unknown = [m for m in s["sharpness"] if m not in SHARPNESS]
-    if unknown:
-        raise ConfigError("sharpness", unknown[0], f"measures among {', '.join(SHARPNESS)}")
-    for name, users in measures.USED_BY.items():  # a setting of a measure not asked for is a mistake
-        if params.get(name) is not None and not set(users) & set(s["sharpness"]):
-            raise ConfigError(name, params[name], f"--sharpness with {' or '.join(users)} (it sets only those)")
-    for name, needs in (("trace_se", "trace"), ("layer_samples", "layers"), ("density_steps", "density"),
-                        ("density_runs", "density")):  # fmt: skip
-        if params.get(name) is not None and not s[needs]:
-            raise ConfigError(name, params[name], f"--{needs} as well (it sets only that measure)")
-    if s["dtype"] not in ("float32", "float64"):
-        raise ConfigError("dtype", s["dtype"], "float32 or float64")
-    output_path(s["out"], "JSON file", "out")  # checked before hours of products, not after
-    replaceable(s["out"], "out", {"model_file": s["model_file"], "datapath": s["datapath"]}, s["force"])
-    return s
+    if p.dataset is None:
+        p = replace(p, dataset="digits")
+    output_path(p.out, "JSON file", "out")  # checked before hours of products, not after
+    replaceable(p.out, "out", {"model_file": p.model_file, "datapath": p.datapath}, p.force)
+    return p
 
 
-def _planned(s: dict) -> list[str]:
+def _planned(s: CurvatureParams) -> list[str]:
     """The measures asked for, in the order they are made (``curvature.suite``'s names)."""
     named = [
         ("eigenvalues", True),
-        ("trace", s["trace"]),
-        ("density", s["density"]),
-        ("layers", s["layers"]),
-        ("relative_flatness", s["relative_flatness"]),
-        ("fisher_rao", s["fisher_rao"]),
-        ("noise_scale", s["noise_scale"]),
+        ("trace", s.trace),
+        ("density", s.density),
+        ("layers", s.layers),
+        ("relative_flatness", s.relative_flatness),
+        ("fisher_rao", s.fisher_rao),
+        ("noise_scale", s.noise_scale),
     ]
-    return [name for name, asked in named if asked] + list(s["sharpness"])
+    return [name for name, asked in named if asked] + list(s.sharpness)
 
 
-def _suite(s: dict) -> SuiteConfig:
+def _suite(s: CurvatureParams) -> SuiteConfig:
     """The suite's settings from the command's: ``--trace N`` and ``--relative_flatness N`` count samples."""
     return SuiteConfig(
-        k=s["k"],
-        which=s["which"],
-        tol=s["tol"],
-        trace_samples=s["trace"] or SuiteConfig.trace_samples,
-        trace_se=s["trace_se"],
-        density_steps=s["density_steps"],
-        density_runs=s["density_runs"],
-        layer_samples=s["layer_samples"],
-        flatness_samples=s["relative_flatness"] or SuiteConfig.flatness_samples,
-        sharpness=s["sharpness_config"],
-        seed=s["seed"],
+        k=s.k,
+        which=s.which,
+        tol=s.tol,
+        trace_samples=s.trace or SuiteConfig.trace_samples,
+        trace_se=s.trace_se,
+        density_steps=s.density_steps,
+        density_runs=s.density_runs,
+        layer_samples=s.layer_samples,
+        flatness_samples=s.relative_flatness or SuiteConfig.flatness_samples,
+        sharpness=s.sharpness_config(s.seed),
+        seed=s.seed,
     )
 
 
-def _record(name: str, result, s: dict):
+def _record(name: str, result, s: CurvatureParams):
     """A measure's record in the JSON file: the eigenvalues by end, the layers as a list, the others their
     own (the trace with whether it met ``trace_se``)."""
     if name == "eigenvalues":
         return {end: e.record() for end, e in result.items()}
     if name == "layers":
         return [layer.record() for layer in result]
-    if name == "trace" and s["trace_se"] is not None:
+    if name == "trace" and s.trace_se is not None:
         relative = abs(result.stderr / result.value) if result.value else float("inf")
-        return {**result.record(), "se_met": bool(relative <= s["trace_se"])}
+        return {**result.record(), "se_met": bool(relative <= s.trace_se)}
     return result.record()
 
 
-def _lines(name: str, result, s: dict) -> list[str]:
+def _lines(name: str, result, s: CurvatureParams) -> list[str]:
     """What is printed of a measure when it ends."""
     if name == "eigenvalues":
         return [
-            f"{end} {s['k']} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  "
+            f"{end} {s.k} eigenvalue(s): {', '.join(f'{v:.6g}' for v in e.values)}  "
             f"[{'converged' if e.converged else f'NOT converged ({e.note})'}; max residual "
             f"{max(e.residuals):.1e}; {e.products} products; Lanczos, Ghorbani et al. 2019]"
             for end, e in result.items()
         ]
     if name == "trace":
-        stop = f", stopped at a relative standard error of {s['trace_se']:g}" if result.samples < s["trace"] else ""
-        if s["trace_se"] is not None:
+        stop = f", stopped at a relative standard error of {s.trace_se:g}" if result.samples < s.trace else ""
+        if s.trace_se is not None:
             relative = abs(result.stderr / result.value) if result.value else float("inf")
-            if relative > s["trace_se"]:
-                stop = f"; --trace_se {s['trace_se']:g} NOT met: relative standard error {relative:.2g} at the last"
+            if relative > s.trace_se:
+                stop = f"; --trace_se {s.trace_se:g} NOT met: relative standard error {relative:.2g} at the last"
         vectors = f"{result.samples} Rademacher vectors{stop}"
         return [f"trace {result.value:.6g} ± {result.stderr:.2g} ({vectors}; Hutchinson 1990)"]
     if name == "layers":
@@ -260,23 +349,23 @@ def _between(world, planned: list[str], out: str):
     return next_measure
 
 
-def _products_planned(s: dict, hessian) -> dict[str, tuple[int, bool]]:
+def _products_planned(s: CurvatureParams, hessian) -> dict[str, tuple[int, bool]]:
     """Each measure's Hessian-vector products: (how many, whether that is only a bound).  Lanczos stops
     once converged (ARPACK takes over, past the bound, only where it does not converge within its steps);
     a trace with ``trace_se`` and a density whose Krylov space closes early stop sooner; the others make
     gradients and losses only."""
 
     def lanczos(dim: int) -> int:  # its steps, and the true residuals of the k values found
-        return min(dim, LANCZOS_STEPS) + s["k"]
+        return min(dim, LANCZOS_STEPS) + s.k
 
-    ends = 2 if s["which"] == "both" else 1
-    blocks = [layer.size for layer in split(hessian)] if s["layers"] else []
+    ends = 2 if s.which == "both" else 1
+    blocks = [layer.size for layer in split(hessian)] if s.layers else []
     counts = {
         "eigenvalues": (ends * lanczos(hessian.dim), True),
-        "trace": (s["trace"], s["trace_se"] is not None),
-        "density": (min(s["density_steps"], hessian.dim) * s["density_runs"], True),
-        "layers": (s["layer_samples"] + sum(1 if n == 1 else min(n, LANCZOS_STEPS) + 1 for n in blocks), True),
-        "relative_flatness": (s["relative_flatness"], False),
+        "trace": (s.trace, s.trace_se is not None),
+        "density": (min(s.density_steps, hessian.dim) * s.density_runs, True),
+        "layers": (s.layer_samples + sum(1 if n == 1 else min(n, LANCZOS_STEPS) + 1 for n in blocks), True),
+        "relative_flatness": (s.relative_flatness, False),
     }
     return {name: counts.get(name, (0, False)) for name in _planned(s)}
 
@@ -343,12 +432,12 @@ class _Ledger:
             self.began = None
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> CurvatureResult:
+def run(params: CurvatureParams, argv: tuple[str, ...] = ()) -> CurvatureResult:
     with ExitStack() as held:  # rank 0 holds the output's lock (``<out>.lock``) until the file is written
         return _run(params, argv, held)
 
 
-def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResult:
+def _run(params: CurvatureParams, argv: tuple[str, ...], held: ExitStack) -> CurvatureResult:
     world = comm_module.world()
     say = print if world.rank == 0 else (lambda *_: None)
 
@@ -357,73 +446,73 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         if world.rank == 0:  # one job per output, as for surface and train: a second one is refused
             command = command_line(list(argv)) if argv else ""
             held.enter_context(
-                SurfaceLock(s["out"], command, what="curvature file", field="out", doing="being measured")
+                SurfaceLock(s.out, command, what="curvature file", field="out", doing="being measured")
             )
-        torch.set_num_threads(threads_per_rank(world, s["threads"]).count)
+        torch.set_num_threads(threads_per_rank(world, s.threads).count)
         data_cfg = DataConfig(
-            dataset=s["dataset"],
-            datapath=s["datapath"],
-            train_subset=s["train_subset"],
+            dataset=s.dataset,
+            datapath=s.datapath,
+            train_subset=s.train_subset,
             test=False,
-            data_args=s["data_args"],
+            data_args=s.data_args,
         )
         return s, data_cfg
 
     def loaded(s, data_cfg, made):
         model_cfg = ModelConfig(
-            s["model"], num_classes=s["num_classes"], model_file=s["model_file"], model_args=s["model_args"]
+            s.model, num_classes=s.num_classes, model_file=s.model_file, model_args=s.model_args
         )
         data = load_data(data_cfg, made)
         largest_shard = shard_size(len(data.train), world.size)
-        if "m_sharpness" in s["sharpness"] and s["m"] > largest_shard:  # before any product, not after
+        if "m_sharpness" in s.sharpness and s.m > largest_shard:  # before any product, not after
             raise ConfigError(
                 "m",
-                s["m"],
+                s.m,
                 f"at most the {largest_shard} training samples on each of the {world.size} rank(s)",
                 literal=True,
             )
-        model = load_model(model_cfg, model_cfg.classes(s["dataset"]), s["model_file"], seed=0)
-        output = check_fits(model, data.train, s["model"], s["dataset"])
+        model = load_model(model_cfg, model_cfg.classes(s.dataset), s.model_file, seed=0)
+        output = check_fits(model, data.train, s.model, s.dataset)
         if data.train.is_classification:  # labels the outputs have scores for (a built-in loss)
-            check_labels(s["loss_name"], output, int(data.train.targets.min()), int(data.train.targets.max()))
+            check_labels(s.loss_name, output, int(data.train.targets.min()), int(data.train.targets.max()))
         return model, data
 
     s, data_cfg = agree(world, setup)
     agree(world, same_everywhere, world, "the measurement", s)  # an MPMD launch may give the ranks other flags
     made = made_once(world, data_cfg)  # a plug-in's generated data set: made once, sent to every rank
     model, data = agree(world, lambda: loaded(s, data_cfg, made))
-    device = agree(world, devices.for_rank, s["device"], world, s["allow_shared_gpus"])
+    device = agree(world, devices.for_rank, s.device, world, s.allow_shared_gpus)
     hessian = sharded_hessian(
-        model, (data.train.inputs, data.train.targets), s["loss_name"], s["batch_size"], s["dtype"], device
+        model, (data.train.inputs, data.train.targets), s.loss_name, s.batch_size, s.dtype, device
     )  # every measure below uses it; each counts its own products
-    if s["k"] >= hessian.dim:
-        raise ConfigError("k", s["k"], f"fewer eigenvalues than the model's {hessian.dim:,} trainable parameters")
+    if s.k >= hessian.dim:
+        raise ConfigError("k", s.k, f"fewer eigenvalues than the model's {hessian.dim:,} trainable parameters")
     loss, gradient = hessian.loss_and_gradient()
     report = {
-        "model": s["model"],
-        "model_file": s["model_file"],
-        "checkpoint_sha256": sha256_file(s["model_file"]),
-        "dataset": s["dataset"],
+        "model": s.model,
+        "model_file": s.model_file,
+        "checkpoint_sha256": sha256_file(s.model_file),
+        "dataset": s.dataset,
         "samples": len(data.train),
         "parameters": hessian.dim,
-        "dtype": s["dtype"],
+        "dtype": s.dtype,
         "ranks": world.size,
         **devices.record(device),
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
-        "settings": {k: v for k, v in s.items() if k in DEFAULTS and k not in ("threads", "model", "force")},
+        "settings": {k: v for k, v in s.record().items() if k not in ("threads", "model", "force")},
         "command": command_line(list(argv)) if argv else "",
         "versions": versions(),
         "citations": CITATIONS,
     }
     say(
-        f"{s['model']} on {len(data.train)} {s['dataset']} samples, {hessian.dim:,} parameters: mean loss "
+        f"{s.model} on {len(data.train)} {s.dataset} samples, {hessian.dim:,} parameters: mean loss "
         f"{loss:.6g}, gradient norm {report['gradient_norm']:.3g}"
     )
     planned = _planned(s)
     ledger = _Ledger(hessian, _products_planned(s, hessian), say)
-    next_measure = ledger.wrap(_between(world, planned, s["out"]))
-    results: dict = {}
+    next_measure = ledger.wrap(_between(world, planned, s.out))
+    results: CurvatureParams = {}
 
     def said(name: str, result) -> None:  # each measure's lines as soon as it is made
         for line in _lines(name, result, s):
@@ -437,10 +526,10 @@ def _run(params: dict, argv: tuple[str, ...], held: ExitStack) -> CurvatureResul
         raise
     ledger.close()
     figures = _write(s, world, say, _recorded(report, results, s), results, planned)
-    return CurvatureResult(s["out"], json.loads(json.dumps(report, default=float)), figures)
+    return CurvatureResult(s.out, json.loads(json.dumps(report, default=float)), figures)
 
 
-def _recorded(report: dict, results: dict, s: dict) -> dict:
+def _recorded(report: dict, results: CurvatureParams, s: CurvatureParams) -> dict:
     """``report`` with each measure's record (the sharpness measures under ``sharpness``)."""
     for name, result in results.items():
         record = _record(name, result, s)
@@ -451,7 +540,7 @@ def _recorded(report: dict, results: dict, s: dict) -> dict:
     return report
 
 
-def _write(s: dict, world, say, report: dict, results: dict, planned: list[str]) -> list[str]:
+def _write(s: CurvatureParams, world, say, report: dict, results: CurvatureParams, planned: list[str]) -> list[str]:
     """The JSON file (rank 0) and the density figure; ``complete`` false and ``not_made`` listing the
     measures a stop signal left out."""
     report["complete"] = len(results) == len(planned)
@@ -460,16 +549,16 @@ def _write(s: dict, world, say, report: dict, results: dict, planned: list[str])
     density = results.get("density")
     figures = []
     if density is not None and world.rank == 0:
-        name = os.path.basename(s["model_file"])
+        name = os.path.basename(s.model_file)
         if name == "final.pt":  # a training run's checkpoint: its folder names it
-            name = os.path.basename(os.path.dirname(os.path.abspath(s["model_file"])))
-        figures = [str(p) for p in write_density({name: density}, os.path.splitext(s["out"])[0] + "_density")]
+            name = os.path.basename(os.path.dirname(os.path.abspath(s.model_file)))
+        figures = [str(p) for p in write_density({name: density}, os.path.splitext(s.out)[0] + "_density")]
         for path in figures:
             say(f"wrote {path}")
     if world.rank == 0:
-        write_file(s["out"], json.dumps(plain(report), indent=2).encode())  # NaN: null
+        write_file(s.out, json.dumps(plain(report), indent=2).encode())  # NaN: null
         say(
-            f"wrote {s['out']}"
+            f"wrote {s.out}"
             + ("" if report["complete"] else f" (incomplete: {', '.join(report['not_made'])} not made)")
         )
     return figures

@@ -122,6 +122,7 @@ class DemoParams(Params):
     """``landscape demo``'s parameters."""
 
     COMMAND = "demo"
+    DESCRIPTION = __doc__.split("\n\n")[0]
     out: str = option("demo_out", "checkpoints and surface files")
     figures: str = option(
         "demo_out/figures", "where the figures go", shown="demo_out/figures; make figures: figures, the README's"

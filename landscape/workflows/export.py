@@ -28,6 +28,7 @@ class ExportParams(Params):
     """``landscape export``'s parameters."""
 
     COMMAND = "export"
+    DESCRIPTION = "Export surface files: --vtk for ParaView, --html for a 3-D web page."
     surf_files: tuple[str, ...] = option(
         REQUIRED, "surface files (landscape's or the reference code's)", positional=True, metavar="SURF_FILE"
     )

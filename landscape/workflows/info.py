@@ -25,6 +25,7 @@ class InfoParams(Params):
     """``landscape info``'s parameters."""
 
     COMMAND = "info"
+    DESCRIPTION = "What a surface or direction file holds."
     files: tuple[str, ...] = option(
         REQUIRED, "surface or direction files (HDF5), of landscape or the reference code", positional=True
     )

@@ -35,6 +35,8 @@ def option(
     switches: tuple[tuple[str, object, str], ...] = (),
     const=None,
     cli: bool = True,
+    group: str | None = None,
+    parse=None,
 ):
     """A parameter: its default (``REQUIRED`` when it must be given), its help text, and on the command
     line its flag (``--<name>`` unless given), the reference code's other spellings (``aliases``), or a
@@ -42,7 +44,9 @@ def option(
     not tell (``None`` meaning "the checkpoint's own"); ``switches``: flags that each set one value, one of
     them at most (``("--log", True, help), ("--linear", False, help)`` for a default of "auto");
     ``const``: the value of a flag given without one (``nargs="?"``); ``cli``: false for a parameter of the
-    API alone (an object, not a string)."""
+    API alone (an object, not a string); ``group``: the heading it is listed under in ``--help``;
+    ``parse``: how its flag's text becomes the value, where the field's type does not say (``int`` or
+    ``auto``)."""
     metadata = {
         "help": help,
         "flag": flag,
@@ -55,6 +59,8 @@ def option(
         "switches": switches,
         "const": const,
         "cli": cli,
+        "group": group,
+        "parse": parse,
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError("a mutable default: give a tuple")
@@ -66,6 +72,8 @@ class Params:
     """The base of every command's parameters."""
 
     COMMAND: typing.ClassVar[str] = ""
+    DESCRIPTION: typing.ClassVar[str] = ""  # what the command does, for its --help and its API function
+    GROUPS: typing.ClassVar[tuple[str, ...]] = ()  # the order of the --help headings (fields without one first)
 
     @classmethod
     def of(cls, given: dict):
@@ -79,12 +87,23 @@ class Params:
         for f in dataclasses.fields(cls):
             if f.default is MISSING and f.default_factory is MISSING and given.get(f.name) is None:
                 raise ConfigError(f.name, None, "a value (it is required)")
-        return cls(**{k: v for k, v in given.items() if v is not None})  # None: the default
+        made = cls(**{k: v for k, v in given.items() if v is not None})  # None: the default
+        object.__setattr__(made, "_given", frozenset(k for k, v in given.items() if v is not None))
+        return made
 
     @classmethod
     def given(cls, params):
         """``params`` itself when it is one of these, else ``of`` the dict."""
         return params if isinstance(params, cls) else cls.of(dict(params))
+
+    def explicit(self, name: str) -> bool:
+        """Whether ``name`` was given (to ``of``) rather than left at its default; for parameters built
+        directly, whether it differs from the default."""
+        given = getattr(self, "_given", None)
+        if given is not None:
+            return name in given
+        f = next(f for f in dataclasses.fields(self) if f.name == name)
+        return f.default is MISSING or getattr(self, name) != f.default
 
     def record(self) -> dict:
         """The settings as plain values (tuples as lists), as an output file records them."""
@@ -93,6 +112,12 @@ class Params:
 
 def _plain(value):
     return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def ordered(cls) -> list[dataclasses.Field]:
+    """The fields in the order of their ``--help`` headings (``cls.GROUPS``), in declaration order within one."""
+    rank = {None: -1, **{name: i for i, name in enumerate(cls.GROUPS)}}
+    return sorted(dataclasses.fields(cls), key=lambda f: rank.get(f.metadata.get("group"), len(rank)))
 
 
 def required(cls) -> tuple[str, ...]:
@@ -122,4 +147,4 @@ def item_type(cls, name: str):
     return args[0] if args else str
 
 
-__all__ = ["Params", "REQUIRED", "option", "required", "defaults", "value_type", "item_type"]
+__all__ = ["Params", "REQUIRED", "option", "ordered", "required", "defaults", "value_type", "item_type"]

@@ -94,6 +94,10 @@ class Plot1DParams(SurfacePlotParams):
     """``landscape plot1d``'s parameters."""
 
     COMMAND = "plot1d"
+    DESCRIPTION = (
+    "Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; several files are "
+    "overlaid, one colour each. Writes <out>_1d.<format>."
+    )
     split: str = option(
         "both",
         "curves to draw; 'both' draws test curves (dashed) where the file has them",
@@ -120,6 +124,10 @@ class Plot2DParams(SurfacePlotParams):
     """``landscape plot2d``'s parameters."""
 
     COMMAND = "plot2d"
+    DESCRIPTION = (
+    "Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and _3dsurface.<format>; a cross "
+    "(a star in 3-D) marks the trained model at (0, 0)."
+    )
     surf_name: str = option(
         "train_loss",
         "quantity to draw: train_loss, train_acc, test_loss, test_acc, or train_err/test_err (100 - accuracy)",
@@ -177,6 +185,10 @@ class TrainingPlotParams(FigureParams):
     """``landscape plot-training``'s parameters."""
 
     COMMAND = "plot-training"
+    DESCRIPTION = (
+    "Draw, from sweep manifests, the final test error against the batch size per recipe (error bars over "
+    "seeds) and the test error per epoch. Writes <out>.<format>."
+    )
     manifests: tuple[str, ...] = option(REQUIRED, "manifest.json, manifest.csv, or a sweep folder", positional=True)
     formats: tuple[str, ...] = option(("png", "pdf"), "output format(s)", flag="--format", choices=FORMATS)
     out: str | None = option(None, "file name without extension (default: <first sweep folder>/training)")

@@ -15,7 +15,7 @@ from ..data import DataConfig, check_fits, load_data
 from ..errors import ConfigError, InputError, param
 from ..io.checkpoint import read_state_dict, save, with_recorded
 from ..io.paths import output_path
-from ..models import ModelConfig, load_model
+from ..models import NUM_CLASSES_HELP, ModelConfig, load_model
 from ..models.rescale import pair, rescale, same_function
 from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..provenance import sha256_file, versions
@@ -28,6 +28,11 @@ class RescaleParams(Params):
     """``landscape rescale``'s parameters."""
 
     COMMAND = "rescale"
+    DESCRIPTION = (
+    "Multiply one layer's incoming weights and biases by alpha and the next layer's weights on those units by "
+    "1/alpha: the same function (ReLU units), other weights. The outputs of both networks are compared on the "
+    "data before the new checkpoint is written."
+    )
     model_file: str = option(REQUIRED, "the checkpoint to rescale")
     alpha: float = option(REQUIRED, "the factor, a positive number")
     out: str = option(REQUIRED, "the new checkpoint (an existing file is not overwritten)")
@@ -37,7 +42,7 @@ class RescaleParams(Params):
     layer: str | None = option(
         None, "the layer whose units are scaled (default: the first linear or convolution layer)"
     )
-    num_classes: int | None = option(None, "outputs of a registry model (default: 100 for cifar100, else 10)")
+    num_classes: int | None = option(None, NUM_CLASSES_HELP)
     dataset: str | None = option(
         None,
         "the data the outputs are compared on (default: the one a landscape train checkpoint records, else digits)",

@@ -105,7 +105,7 @@ def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_
         curvature.settings_of({**base, "restarts": 3, "sharpness": ["average"]})
     with pytest.raises(ConfigError, match="trace_se=0.1: expected --trace as well"):
         curvature.settings_of({**base, "trace_se": 0.1})
-    assert curvature.settings_of({**base, "eta": 0.01, "restarts": 3, "sharpness": ["adaptive_l2"]})["eta"] == 0.01
+    assert curvature.settings_of({**base, "eta": 0.01, "restarts": 3, "sharpness": ["adaptive_l2"]}).eta == 0.01
     big = cli(
         "curvature", [*ARGS, "--model_file", model_file, "--sharpness", "m_sharpness", "--m", "500", "--out", out]
     )
@@ -233,7 +233,7 @@ def test_by_default_only_the_top_of_the_spectrum_is_asked_for(tmp_path, cli):
     done = cli("curvature", [*ARGS, "--model_file", checkpoint(tmp_path), "--out", str(out)])
     assert done.returncode == 0, done.stderr
     assert list(json.loads(out.read_text())["eigenvalues"]) == ["top"]
-    assert curvature.DEFAULTS["which"] == "top"
+    assert curvature.CurvatureParams.of({"model_file": "m.pt", "out": "c.json"}).which == "top"
 
 
 def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli, monkeypatch):

@@ -7,6 +7,7 @@ import inspect
 import pytest
 
 from landscape import api
+from landscape.cli import curvature as curvature_cli
 from landscape.cli import demo as demo_cli
 from landscape.cli import export as export_cli
 from landscape.cli import info as info_cli
@@ -15,7 +16,7 @@ from landscape.cli import plot_training as plot_training_cli
 from landscape.cli import rescale as rescale_cli
 from landscape.cli.params import parsed
 from landscape.errors import ConfigError, UsageError
-from landscape.workflows import demo, export, info, plots, rescale
+from landscape.workflows import curvature, demo, export, info, plots, rescale
 from landscape.workflows.params import Params, option
 
 COMMANDS = [  # (the API's function, the command line's parser, the parameters, a minimal command line)
@@ -27,6 +28,7 @@ COMMANDS = [  # (the API's function, the command line's parser, the parameters, 
     (api.plot2d, plot_2d.build_parser(), plots.Plot2DParams, ["s.h5"]),
     (api.plot_training, plot_training_cli.build_parser(), plots.TrainingPlotParams, ["sweep"]),
     (api.demo, demo_cli.build_parser(), demo.DemoParams, []),
+    (api.curvature, curvature_cli.build_parser(), curvature.CurvatureParams, ["--model_file", "m.pt", "--out", "c.json"]),
 ]  # fmt: skip
 
 
