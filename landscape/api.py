@@ -30,7 +30,6 @@ import tempfile
 
 import torch
 
-from .cli import report as report_cli
 from .cli import study as study_cli
 from .cli import surface as surface_cli
 from .cli import sweep as sweep_cli
@@ -158,9 +157,7 @@ surface = _command(
 train = _command("train", train_cli.build_parser(), _train.run, _train.DEFAULTS, _train.REQUIRED, _train.TrainResult)
 sweep = _command("sweep", sweep_cli.build_parser(), _sweep.run, _sweep.DEFAULTS, _sweep.REQUIRED, _sweep.SweepResult)
 curvature = _command_of(_curvature.CurvatureParams, _curvature.run, _curvature.CurvatureResult)
-report = _command(
-    "report", report_cli.build_parser(), _report.run, _report.DEFAULTS, _report.REQUIRED, _report.ReportResult
-)
+report = _command_of(_report.ReportParams, _report.run, _report.ReportResult)
 study = _command("study", study_cli.build_parser(), _study.run, _study.PARAMETERS, _study.REQUIRED, _study.StudyResult)
 export = _command_of(_export.ExportParams, _export.run, _export.ExportResult)
 plot1d = _command_of(_plots.Plot1DParams, _plots.run_1d, _plots.FigureResult)

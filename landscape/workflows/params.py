@@ -11,6 +11,7 @@ API's keywords): a name the command does not take is refused by name, a required
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import types
 import typing
@@ -110,6 +111,18 @@ class Params:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
+def int_or_auto(text: str):
+    """The value of a flag that takes a whole number or ``auto`` (an option's ``parse``)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value: {text!r} (expected a positive whole number or auto)"
+        ) from None
+
+
 def _plain(value):
     return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
 
@@ -147,4 +160,4 @@ def item_type(cls, name: str):
     return args[0] if args else str
 
 
-__all__ = ["Params", "REQUIRED", "option", "ordered", "required", "defaults", "value_type", "item_type"]
+__all__ = ["Params", "REQUIRED", "option", "int_or_auto", "ordered", "required", "defaults", "value_type", "item_type"]

@@ -16,7 +16,6 @@ import math
 import os
 import time
 from dataclasses import dataclass, replace
-from types import SimpleNamespace
 
 import torch
 
@@ -50,39 +49,179 @@ from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, manifest_files, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
 from . import study_file as studies
-from .command import Result, check_known, config_defaults, fields_of, plain
+from ..models import NUM_CLASSES_HELP
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
+from ..plugins import ALLOW_RECORDED_HELP
+from ..surface.kernels import CHOICES as KERNEL_CHOICES
+from .command import Result, plain
+from .params import int_or_auto, option
+from .sharpness_params import GROUP, SharpnessParams
 
 OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_tests.csv", "{name}.md", "{name}.tex", "{name}.json")
 FORMATS = ("png", "pdf", "svg")
 STYLES = ("default", "paper", "talk")
-DEFAULTS = {
-    "manifest": None,
-    "out": None,
-    "config": None,
-    "figures": None,
-    "name": "scorecard",
-    "model": None,
-    "dataset": None,
-    "datapath": None,
-    "model_args": None,  # where the runs record none
-    "data_args": None,
-    "num_classes": None,
-    "allow_recorded_plugins": False,  # a plug-in a run's record names, imported without being named
-    **config_defaults(MeasureConfig),
-    "endpoints": DEFAULT_ENDPOINTS,
-    "match_loss": "auto",  # per arm: the lowest level every run kept weights at in its last phase; a level; off
-    "sharpness_path": False,  # λmax and adaptive sharpness at every level a run kept weights at
-    "alpha": 0.05,
-    "permutations": 10000,
-    "formats": ("png", "pdf"),
-    "style": "default",
-    "device": "auto",
-    "allow_shared_gpus": False,
-    "threads": None,
-    "force": False,  # a table over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
-}
+_M = MeasureConfig  # the measures' defaults: one per setting, recorded with every run's measures
+RUNS = "the runs"
+MEASURES = "measures"
+VERDICT = "verdict, tables and figures"
+RUN = "execution"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportParams(SharpnessParams):
+    """``landscape report``'s parameters."""
+
+    COMMAND = "report"
+    DESCRIPTION = (
+        "Scorecard of trained networks by batch size and recipe: losses, errors, gap, Hessian λmax and trace (also "
+        "per layer), relative flatness, Fisher–Rao norm, gradient noise scale, six sharpness measures by name, the "
+        "Hessian's spectral density, 1-D surfaces along a random and the top Hessian direction; tables, figures and "
+        "a verdict."
+    )
+    GROUPS = (RUNS, MEASURES, GROUP, VERDICT, RUN)
+    manifest: str | None = option(
+        None,
+        "a landscape sweep's manifest (or its folder), or a CSV of checkpoints (given by --config otherwise)",
+        positional=True,
+        nargs="?",
+        group=RUNS,
+    )
+    config: str | None = option(
+        None,
+        "a landscape study file: its sweep's manifest, out/report, figures, name and [report] table, under the "
+        "flags given here",
+        group=RUNS,
+    )
+    out: str | None = option(
+        None, "folder of the measurements: one runs/<run>/ per network (required, or from --config)", group=RUNS
+    )
+    figures: str | None = option(
+        None, "folder of the scorecard: its tables and figures", shown="--out", group=VERDICT
+    )
+    name: str = option("scorecard", "stem of the tables' and figures' names", group=VERDICT)
+    model: str | None = option(None, "the runs' model where the manifest does not say", group=RUNS)
+    dataset: str | None = option(
+        None, "the runs' data set where the manifest does not say", shown="digits", group=RUNS
+    )
+    datapath: str | None = option(None, "folder of the CIFAR files", group=RUNS)
+    model_args: str | None = option(
+        None, "the runs' model factory's arguments where their records say none", metavar="JSON", group=RUNS
+    )
+    data_args: str | None = option(
+        None, "the runs' data set factory's arguments where their records say none", metavar="JSON", group=RUNS
+    )
+    num_classes: int | None = option(None, NUM_CLASSES_HELP, group=RUNS)
+    allow_recorded_plugins: bool = option(False, ALLOW_RECORDED_HELP, group=RUNS)
+    skip: tuple[str, ...] = option(
+        _M.skip,
+        "measures of the curvature suite not computed (their columns empty): lambda_max, trace, relative_flatness, "
+        "fisher_rao, noise_scale, layers and the sharpness searches' keys",
+        metavar="MEASURE",
+        shown="none",
+        group=MEASURES,
+    )
+    grid_1d: str = option(_M.grid_1d, "the 1-D surface, MIN:MAX:NUM", group=MEASURES)
+    grid_2d: str = option(_M.grid_2d, "the 2-D surface along x and y", group=MEASURES)
+    radius: float = option(_M.radius, "average and 2-D rise: the distance from the minimum", group=GROUP)
+    trace_samples: int = option(_M.trace_samples, "Hutchinson: Rademacher vectors", group=MEASURES)
+    tol: float = option(_M.tol, "Lanczos tolerance of λmax", group=MEASURES)
+    density_steps: int = option(
+        _M.density_steps,
+        "the Hessian's spectral density (stochastic Lanczos quadrature): Lanczos steps per run",
+        group=MEASURES,
+    )
+    density_runs: int = option(
+        _M.density_runs, "the spectral density: runs from random vectors, averaged; 0: no density", group=MEASURES
+    )
+    dtype: str = option(_M.dtype, "Hessian products and searches", choices=("float32", "float64"), group=MEASURES)
+    batch_size: int = option(_M.batch_size, "samples per forward pass", group=MEASURES)
+    kernel: str = option(
+        _M.kernel,
+        "the surfaces' kernel, as landscape surface --kernel (auto measures, within a tenth of a surface's time: a "
+        "small surface keeps the reference's settings)",
+        choices=KERNEL_CHOICES,
+        group=MEASURES,
+    )
+    points_per_pass: int | str = option(
+        _M.points_per_pass,
+        "the surfaces' grid points per call of the kernel, or auto",
+        metavar="K",
+        parse=int_or_auto,
+        group=MEASURES,
+    )
+    train_subset: int | None = option(_M.train_subset, "a seeded subset of N training samples", metavar="N",
+                                      group=MEASURES)  # fmt: skip
+    loss_name: str = option(_M.loss_name, "crossentropy, mse or package.module:callable", group=MEASURES)
+    seed: int = option(_M.seed, "directions and random vectors", group=MEASURES)
+    endpoints: tuple[str, ...] = option(
+        DEFAULT_ENDPOINTS,
+        "the declared endpoints, Holm-adjusted; every other measure is exploratory: measure keys, comma- or "
+        "space-separated",
+        metavar="KEY",
+        shown=",".join(DEFAULT_ENDPOINTS),
+        group=VERDICT,
+    )
+    match_loss: str = option(
+        "auto",
+        "also measure each run at the weights it kept where its training loss first fell to a level (landscape "
+        "train --save_at_loss): auto (per arm, the lowest level every run crossed in the learning-rate phase it "
+        "ended in), a level, or off",
+        group=MEASURES,
+    )
+    sharpness_path: bool = option(
+        False,
+        "also λmax and adaptive sharpness at every level a run kept weights at: sharpness against the training "
+        "loss along training",
+        group=MEASURES,
+    )
+    alpha: float = option(0.05, "significance level of the verdict", group=VERDICT)
+    permutations: int = option(
+        10000, "random permutations of a p-value when there are too many to enumerate", group=VERDICT
+    )
+    formats: tuple[str, ...] = option(("png", "pdf"), "figure formats: png, pdf, svg", group=VERDICT)
+    style: str = option(
+        "default", "the figures' look: paper (column widths, 8 pt fonts), talk (large)", choices=STYLES,
+        group=VERDICT,
+    )  # fmt: skip
+    device: str = option("auto", DEVICE_HELP, group=RUN)
+    allow_shared_gpus: bool = option(False, SHARED_GPUS_HELP, group=RUN)
+    threads: int | None = option(None, "torch threads per rank (default: the node's cores / its ranks)", group=RUN)
+    force: bool = option(
+        False,
+        "write the tables over an existing checkpoint, HDF5 file, training log, manifest or run record (refused "
+        "otherwise; never over the manifest read)",
+        group=RUN,
+    )
+
+    def __post_init__(self):
+        object.__setattr__(self, "endpoints", endpoints_of(self.endpoints))
+        object.__setattr__(self, "skip", (self.skip,) if isinstance(self.skip, str) else tuple(self.skip))
+        if self.match_loss not in ("auto", "off"):
+            try:
+                level = float(self.match_loss)
+            except (TypeError, ValueError):
+                level = None
+            if level is None or not (math.isfinite(level) and level > 0):
+                raise ConfigError("match_loss", self.match_loss, "auto, off, or a positive training loss")
+            object.__setattr__(self, "match_loss", level)
+        checks.number("alpha", self.alpha, above=0, below=1)
+        checks.whole("permutations", self.permutations, least=100, expected="at least 100")
+        formats = [self.formats] if isinstance(self.formats, str) else list(self.formats)
+        if not formats or any(f not in FORMATS for f in formats):
+            raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
+        object.__setattr__(self, "formats", tuple(formats))
+        if self.style not in STYLES:
+            raise ConfigError("style", self.style, f"one of {', '.join(STYLES)}")
+        if not isinstance(self.name, str) or not self.name or os.sep in self.name:
+            raise ConfigError("name", self.name, "a file name stem without a folder", literal=True)
+        if self.threads is not None:
+            checks.whole("threads", self.threads, expected="a positive number of threads")
+        devices.check_spec(self.device)
+
+    def measure_config(self) -> MeasureConfig:
+        """The measures' settings (checked there)."""
+        return MeasureConfig(**{f: getattr(self, f) for f in MeasureConfig.__dataclass_fields__})
 NEEDED = ("manifest", "out")  # given, or from a study file (config)
-REQUIRED = ()
 
 
 @dataclass(frozen=True)
@@ -94,40 +233,17 @@ class ReportResult(Result):
     left_out: list[str]
 
 
-def settings_of(params: dict) -> tuple[SimpleNamespace, MeasureConfig]:
-    """Every parameter with its default (a study file's report settings under what is given), checked;
-    no file is read but the study file."""
-    check_known(params, (*NEEDED, *DEFAULTS), "report")
-    given = dict(params)
-    if given.get("config"):
-        given = {**studies.report_params(studies.study_file(given["config"])), **given}
-    s = {**DEFAULTS, **given}
+def settings_of(params) -> tuple[ReportParams, MeasureConfig]:
+    """The parameters (a ``ReportParams`` or a dict of those given; a study file's report settings, config,
+    under those given) and the measures' settings, checked; no file is read but the study file."""
+    p = ReportParams.given(params)
+    if p.config:
+        given = {k: v for k, v in p.record().items() if p.explicit(k)}
+        p = ReportParams.of({**studies.report_params(studies.study_file(p.config)), **given})
     for name in NEEDED:
-        if not s.get(name):
-            raise ConfigError(name, s.get(name), "a value (or a study file, config, that gives it)")
-    config = MeasureConfig(**fields_of(s, MeasureConfig))
-    s["endpoints"] = endpoints_of(s["endpoints"])
-    if s["match_loss"] not in ("auto", "off"):
-        try:
-            s["match_loss"] = float(s["match_loss"])
-        except (TypeError, ValueError):
-            s["match_loss"] = None
-        if s["match_loss"] is None or not (math.isfinite(s["match_loss"]) and s["match_loss"] > 0):
-            raise ConfigError("match_loss", params.get("match_loss"), "auto, off, or a positive training loss")
-    checks.number("alpha", s["alpha"], above=0, below=1)
-    checks.whole("permutations", s["permutations"], least=100, expected="at least 100")
-    formats = [s["formats"]] if isinstance(s["formats"], str) else list(s["formats"])
-    if not formats or any(f not in FORMATS for f in formats):
-        raise ConfigError("formats", " ".join(map(str, formats)), f"some of {', '.join(FORMATS)}")
-    s["formats"] = tuple(formats)
-    if s["style"] not in STYLES:
-        raise ConfigError("style", s["style"], f"one of {', '.join(STYLES)}")
-    if not isinstance(s["name"], str) or not s["name"] or os.sep in s["name"]:
-        raise ConfigError("name", s["name"], "a file name stem without a folder", literal=True)
-    if s["threads"] is not None:
-        checks.whole("threads", s["threads"], expected="a positive number of threads")
-    devices.check_spec(s["device"])
-    return SimpleNamespace(**s), config
+        if not getattr(p, name):
+            raise ConfigError(name, getattr(p, name), "a value (or a study file, config, that gives it)")
+    return p, p.measure_config()
 
 
 def _targets(args, runs) -> dict[str, Target]:
@@ -175,7 +291,7 @@ def check_outputs(figures: str, name: str, inputs: dict, force: bool, more: tupl
             figure_replaceable(path)
 
 
-def plan(params: dict):
+def plan(params):
     """The settings, the runs of the manifest and what each is a run of, checked before any work."""
     args, config = settings_of(params)
     runs, skipped = read_runs(args.manifest)
@@ -188,7 +304,7 @@ def plan(params: dict):
     return args, config, runs, skipped, targets, figures
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
+def run(params: ReportParams, argv: tuple[str, ...] = ()) -> ReportResult:
     world = comm_module.world()
     args, config, runs, skipped, targets, figures = agree(world, plan, params)
     agree(world, same_everywhere, world, "the report", (args, config, runs))  # an MPMD launch, other flags
@@ -202,8 +318,8 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
         flush=True,
     )
     agree(world, lambda: [os.makedirs(f, exist_ok=True) for f in (args.out, figures)] if world.rank == 0 else None)
-    args.levels = agree(world, _levels, args, runs)
-    for arm, level in args.levels.items():
+    levels = agree(world, _levels, args, runs)
+    for arm, level in levels.items():
         if level.level is not None:
             say(f"{arm}: matched at train loss {level.level:g} ({level.note})")
         else:
@@ -236,7 +352,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
         run = runs[i]
         origin = origin_of(run.checkpoint)
         target = replace(targets[run.name], device=device, threads=threads.count)
-        level = args.levels.get(run.recipe)
+        level = levels.get(run.recipe)
         if origin is not None:  # a rescaled copy of another run: the rescaling control
             result["rescaled"] = origin
         elif level is not None and level.level is not None:
@@ -275,7 +391,7 @@ def run(params: dict, argv: tuple[str, ...] = ()) -> ReportResult:
     def written():  # under agree: a failure on rank 0 ends every rank, none waits
         if world.rank == 0:
             results = [shares[i % world.size][i // world.size] for i in range(len(runs))]
-            return write_report(results, args, config, figures, skipped)
+            return write_report(results, args, config, figures, skipped, levels)
         return None
 
     card, files = world.bcast(agree(world, written))
@@ -358,10 +474,12 @@ def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, arg
     result["path"] = path
 
 
-def write_report(results: list[dict], args, config, figures: str, skipped: list[str] = ()) -> tuple[dict, list[str]]:
+def write_report(
+    results: list[dict], args: ReportParams, config, figures: str, skipped: list[str] = (), levels: dict | None = None
+) -> tuple[dict, list[str]]:
     """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
     settings = {k: v for k, v in config.record().items() if v is not None}
-    settings["matched"] = {arm: level.record() for arm, level in getattr(args, "levels", {}).items()}
+    settings["matched"] = {arm: level.record() for arm, level in (levels or {}).items()}
     card = build(
         results,
         alpha=args.alpha,
