@@ -30,7 +30,6 @@ import tempfile
 
 import torch
 
-from .cli import study as study_cli
 from .cli import surface as surface_cli
 from .cli import sweep as sweep_cli
 from .cli import train as train_cli
@@ -158,7 +157,7 @@ train = _command("train", train_cli.build_parser(), _train.run, _train.DEFAULTS,
 sweep = _command("sweep", sweep_cli.build_parser(), _sweep.run, _sweep.DEFAULTS, _sweep.REQUIRED, _sweep.SweepResult)
 curvature = _command_of(_curvature.CurvatureParams, _curvature.run, _curvature.CurvatureResult)
 report = _command_of(_report.ReportParams, _report.run, _report.ReportResult)
-study = _command("study", study_cli.build_parser(), _study.run, _study.PARAMETERS, _study.REQUIRED, _study.StudyResult)
+study = _command_of(_study.StudyParams, _study.run, _study.StudyResult)
 export = _command_of(_export.ExportParams, _export.run, _export.ExportResult)
 plot1d = _command_of(_plots.Plot1DParams, _plots.run_1d, _plots.FigureResult)
 plot2d = _command_of(_plots.Plot2DParams, _plots.run_2d, _plots.FigureResult)

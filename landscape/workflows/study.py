@@ -2,7 +2,7 @@
 
 1. Train the networks with ``landscape sweep``: arms (recipes) x batch sizes x seeds, ``--jobs``
    configurations at a time, each a process of its own with one thread (small batches first, so the
-   longest runs start first).  By default (``study_file.DEFAULTS``) the MNIST-1D MLP at batch 16, 64,
+   longest runs start first).  By default (``study_file.DEFAULT_STUDY``) the MNIST-1D MLP at batch 16, 64,
    256 and 1024, seeds 0-4, in two arms: naive (one learning rate, equal optimizer steps) and linear
    (the rate follows the batch, equal epochs), λmax logged along training.
 2. Draw each arm's training (``<name>_training_<arm>.*``: λmax against the stability limit).
@@ -55,9 +55,36 @@ from ..train import sweep as sweeps
 from ..train.sweep import read_manifest
 from .command import Result, plain
 from .report import check_outputs, settings_of
-from .study_file import DEFAULTS, EXAMPLE, PARAMETERS, REQUIRED, report_flags, report_params, report_threads, settings
+from .params import Params, option
+from .study_file import DEFAULT_STUDY, EXAMPLE, report_flags, report_params, report_threads, settings
 
-__all__ = ["DEFAULTS", "EXAMPLE", "PARAMETERS", "REQUIRED", "StudyResult", "execute", "run", "settings"]
+__all__ = ["DEFAULT_STUDY", "EXAMPLE", "StudyParams", "StudyResult", "execute", "run", "settings"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyParams(Params):
+    """``landscape study``'s parameters: a study file and what overrides it (None: the file's, or the
+    default study's)."""
+
+    COMMAND = "study"
+    DESCRIPTION = __doc__.split("\n\n")[0]
+    config: str | None = option(None, "TOML file of the study (its keys: the example at the end of --help)")
+    out: str | None = option(
+        None, "training runs, measurements and logs", shown=f"{DEFAULT_STUDY['out']}, or the study file's"
+    )
+    figures: str | None = option(
+        None, "where the scorecard and figures go", shown=f"{DEFAULT_STUDY['figures']}, or the study file's"
+    )
+    name: str | None = option(None, "stem of their names", shown=f"{DEFAULT_STUDY['name']}, or the study file's")
+    jobs: int | None = option(
+        None, "trainings at a time, and report ranks", shown=f"{DEFAULT_STUDY['jobs']}, or the study file's"
+    )
+    quick: bool = option(False, "2 batch sizes x 2 seeds, 4 epochs, tiny grids (the test)")
+    force: bool = option(
+        False,
+        "write the tables over an existing checkpoint, HDF5 file, training log, manifest or run record (refused "
+        "otherwise)",
+    )
 
 
 def _sweep_flags(study: dict, recipe: str) -> list[str]:
@@ -464,10 +491,11 @@ def execute(study: dict) -> StudyResult:
     )
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> StudyResult:
+def run(params: StudyParams, argv: tuple[str, ...] = ()) -> StudyResult:
     """``landscape study``: its settings and the report's checked before any training, then both."""
-    study = settings(params)
+    p = StudyParams.given(params)
+    study = settings(**p.record())
     settings_of(report_params(study))
-    inputs = {"config": params.get("config"), "out": os.path.join(study["out"], sweeps.MANIFEST_JSON)}
+    inputs = {"config": p.config, "out": os.path.join(study["out"], sweeps.MANIFEST_JSON)}
     check_outputs(study["figures"], study["name"], inputs, study["force"], OWN_FILES)  # before any training
     return execute(study)

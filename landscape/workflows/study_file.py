@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import copy
 import os
-from types import SimpleNamespace
 
 from .. import checks
 from ..errors import UsageError, shown
 from ..io.toml_file import read_toml, table_flags
 from ..plugins import is_plugin
-from .command import check_known
 
 # The MNIST-1D study (Greydanus 2020): a 40-100-100-10 ReLU MLP without BatchNorm or weight decay, so
 # curvature is not a function of a weight norm; heavy-ball SGD (momentum 0.9: stability limit 2(1 + β)/η),
@@ -25,7 +23,7 @@ from .command import check_known
 # arm, seeds 0-1, a layer's units x0.25 and x4 (the next layer's weights divided), at the final and the
 # matched weights.
 LEVELS = [0.3, 0.1, 0.03, 0.01]
-DEFAULTS = {
+DEFAULT_STUDY = {  # the study `make study` runs
     "out": "study_out",
     "figures": "study_out/figures",
     "name": "study",
@@ -83,7 +81,7 @@ QUICK = {  # the same study in miniature: every step of it in a minute or two (t
     "batch_sizes": [16, 256],
     "seeds": [0, 1],
     "train": {
-        **DEFAULTS["train"],
+        **DEFAULT_STUDY["train"],
         "save_at_loss": [2.0, 1.8],
         "naive": {"lr": 0.05, "steps": 200, "curvature_every": 50, "eval_every": 50, "save_every": 200},
     },
@@ -111,20 +109,9 @@ LISTS = ("recipes", "batch_sizes", "seeds")
 MAX_NETWORKS = 10_000  # a study of more networks is a typo (10**6 seeds), or several studies
 TABLES = ("train", "report", "rescale", "mechanism")
 TOP_KEYS = ("out", "figures", "name", "jobs", *LISTS, *TABLES)
-# the parameters of the command (None: the defaults', or the config file's)
-PARAMETERS = {
-    "config": None,
-    "out": None,
-    "figures": None,
-    "name": None,
-    "jobs": None,
-    "quick": False,
-    "force": False,  # tables over an existing checkpoint, HDF5 file, log, manifest or run record (io.outputs)
-}
 RESCALE_KEYS = ("recipe", "batch_sizes", "seeds", "alphas", "layer")
 MECHANISM_KEYS = ("rates", "batch_sizes", "seeds", "steps", "curvature_every", "loss_name", "momentum")
 
-REQUIRED = ()
 # what the study itself passes to its sweeps and its report: a table may not set them
 STUDY_SETS_TRAIN = ("out", "recipes", "recipe", "batch_sizes", "batch_size", "seeds", "seed", "list", "task", "config")
 STUDY_SETS_REPORT = ("manifest", "out", "figures", "name", "config")
@@ -216,26 +203,25 @@ def read_config(path: str) -> dict:
     return given
 
 
-def settings(params: dict) -> dict:
-    """The study: the defaults (or quick's), then the config file, then the parameters given."""
-    check_known(params, PARAMETERS, "study")
-    args = SimpleNamespace(**{**PARAMETERS, **params})
-    chosen = copy.deepcopy(DEFAULTS)
-    if args.quick:
+def settings(config: str | None = None, quick: bool = False, force: bool = False, **given) -> dict:
+    """The study: the defaults (or quick's), then the study file ``config``, then the values ``given``
+    (``out``, ``figures``, ``name``, ``jobs``: None leaves them to the file or the defaults)."""
+    chosen = copy.deepcopy(DEFAULT_STUDY)
+    if quick:
         chosen.update(copy.deepcopy(QUICK))
-    if args.config:
-        given = read_config(args.config)
-        if "model" in given.get("train", {}):  # another network: none of the MNIST-1D study's settings
+    if config:
+        read = read_config(config)
+        if "model" in read.get("train", {}):  # another network: none of the MNIST-1D study's settings
             chosen.update(train={}, report={}, rescale={}, mechanism={})
-        for key, value in given.items():
+        for key, value in read.items():
             chosen[key] = _merged(chosen[key], value) if key in TABLES else value
         r = chosen["rescale"]
-        if "rescale" not in given and r and r.get("recipe", chosen["recipes"][0]) not in chosen["recipes"]:
+        if "rescale" not in read and r and r.get("recipe", chosen["recipes"][0]) not in chosen["recipes"]:
             chosen["rescale"] = {}  # the default control rescales a default arm, which this study lacks
     for key in ("out", "figures", "name", "jobs"):
-        if getattr(args, key) is not None:
-            chosen[key] = getattr(args, key)
-    chosen["force"] = bool(args.force)  # the command line's alone: never a study file's
+        if given.get(key) is not None:
+            chosen[key] = given[key]
+    chosen["force"] = bool(force)  # the command line's alone: never a study file's
     jobs = chosen["jobs"]
     checks.whole("jobs", jobs)
     for key in LISTS:

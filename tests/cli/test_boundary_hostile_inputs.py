@@ -281,7 +281,7 @@ def test_an_empty_study_file_is_refused_and_names_the_keys_it_may_hold(tmp_path,
 
     (tmp_path / "empty.toml").write_text("# nothing yet\n")
     with pytest.raises(UsageError):  # checked first: before the fix, the command below ran the whole default study
-        settings({"config": str(tmp_path / "empty.toml")})
+        settings(config=str(tmp_path / "empty.toml"))
     got = landscape("study", "--config", tmp_path / "empty.toml", "--out", tmp_path / "o", "--figures", tmp_path / "f")
     one_line(capsys, 2, got, "holds no setting; expected one or more of the keys out, figures, name, jobs, recipes")
     assert not (tmp_path / "o").exists() and not (tmp_path / "f").exists()

@@ -15,9 +15,10 @@ from landscape.cli import plot_1d, plot_2d
 from landscape.cli import plot_training as plot_training_cli
 from landscape.cli import report as report_cli
 from landscape.cli import rescale as rescale_cli
+from landscape.cli import study as study_cli
 from landscape.cli.params import parsed
 from landscape.errors import ConfigError, UsageError
-from landscape.workflows import curvature, demo, export, info, plots, report, rescale
+from landscape.workflows import curvature, demo, export, info, plots, report, rescale, study
 from landscape.workflows.params import Params, option
 
 COMMANDS = [  # (the API's function, the command line's parser, the parameters, a minimal command line)
@@ -31,6 +32,7 @@ COMMANDS = [  # (the API's function, the command line's parser, the parameters, 
     (api.demo, demo_cli.build_parser(), demo.DemoParams, []),
     (api.curvature, curvature_cli.build_parser(), curvature.CurvatureParams, ["--model_file", "m.pt", "--out", "c.json"]),
     (api.report, report_cli.build_parser(), report.ReportParams, ["manifest.json", "--out", "r"]),
+    (api.study, study_cli.build_parser(), study.StudyParams, ["--quick"]),
 ]  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from landscape.errors import ConfigError, InputError, UsageError
 from landscape.io.run_files import write_run
 from landscape.train import sweep as sweeps
 from landscape.workflows.report import settings_of
-from landscape.workflows.study import DEFAULTS, _in_study_order, _sweep_flags, settings
+from landscape.workflows.study import DEFAULT_STUDY, _in_study_order, _sweep_flags, settings
 from landscape.workflows.study_file import report_flags, report_params
 
 from conftest import run
@@ -20,7 +20,7 @@ def args(**given):
 
 
 def test_the_default_study_is_the_issue_s_mnist1d_study_with_two_arms_and_the_rescaling_control():
-    s = settings(args())
+    s = settings(**args())
     assert (s["recipes"], s["batch_sizes"], s["seeds"]) == (["naive", "linear"], [16, 64, 256, 1024], list(range(8)))
     train = s["train"]
     assert (train["model"], train["dataset"], train["momentum"], train["nesterov"], train["weight_decay"]) == (
@@ -37,16 +37,16 @@ def test_the_default_study_is_the_issue_s_mnist1d_study_with_two_arms_and_the_re
     assert s["mechanism"]["rates"] == [0.4, 0.8, 1.6] and s["mechanism"]["batch_sizes"] == [256, "full"]
     assert (s["out"], s["figures"], s["name"], s["jobs"]) == ("study_out", "study_out/figures", "study", 2)
     s["train"]["naive"]["steps"] = 1
-    assert DEFAULTS["train"]["naive"]["steps"] == 12000  # settings() copied, not changed, the defaults
+    assert DEFAULT_STUDY["train"]["naive"]["steps"] == 12000  # settings() copied, not changed, the defaults
 
 
 def test_a_recipe_table_of_a_study_file_adds_to_the_default_arm(tmp_path):
     (tmp_path / "s.toml").write_text('recipes = ["naive"]\n[train.naive]\nlr = 0.1\n')
-    s = settings(args(config=str(tmp_path / "s.toml")))
-    assert s["train"]["naive"] == {**DEFAULTS["train"]["naive"], "lr": 0.1}
+    s = settings(**args(config=str(tmp_path / "s.toml")))
+    assert s["train"]["naive"] == {**DEFAULT_STUDY["train"]["naive"], "lr": 0.1}
     assert s["rescale"]["recipe"] == "naive"
     (tmp_path / "s.toml").write_text('recipes = ["linear"]\n')
-    assert settings(args(config=str(tmp_path / "s.toml")))["rescale"] == {}  # its arm is not in the study
+    assert settings(**args(config=str(tmp_path / "s.toml")))["rescale"] == {}  # its arm is not in the study
 
 
 def test_a_config_file_then_flags_override(tmp_path):
@@ -54,7 +54,7 @@ def test_a_config_file_then_flags_override(tmp_path):
         'name = "r56"\njobs = 4\nseeds = [0]\n[train]\nmodel = "resnet56"\n'
         'dataset = "cifar10"\n[report]\ntrain_subset = 10000\n'
     )
-    s = settings(args(config=str(tmp_path / "s.toml"), jobs=8))
+    s = settings(**args(config=str(tmp_path / "s.toml"), jobs=8))
     assert s["name"] == "r56" and s["jobs"] == 8 and s["seeds"] == [0]
     assert s["batch_sizes"] == [16, 64, 256, 1024]
     assert s["train"] == {"model": "resnet56", "dataset": "cifar10"}  # another model: none of the MNIST-1D settings
@@ -63,13 +63,13 @@ def test_a_config_file_then_flags_override(tmp_path):
 
 def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked_before_training(tmp_path):
     (tmp_path / "s.toml").write_text('[report]\nendpoints = ["trace", "lambda_max"]\n')
-    study = settings(args(config=str(tmp_path / "s.toml")))
+    study = settings(**args(config=str(tmp_path / "s.toml")))
     assert report_flags(study)[-3:] == ["--endpoints", "trace", "lambda_max"]
     params, _ = settings_of(report_params(study))
     assert params.endpoints == ("trace", "lambda_max")
     (tmp_path / "s.toml").write_text('[report]\nendpoints = "trace,sharp"\n')
     with pytest.raises(ConfigError, match="endpoints=sharp: expected measure keys from train_loss, "):
-        settings_of(report_params(settings(args(config=str(tmp_path / "s.toml")))))
+        settings_of(report_params(settings(**args(config=str(tmp_path / "s.toml")))))
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ def test_the_declared_endpoints_of_a_study_file_reach_the_report_and_are_checked
 def test_bad_config_files_are_one_line(tmp_path, text, error, message):
     (tmp_path / "s.toml").write_text(text)
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
-        settings(args(config=str(tmp_path / "s.toml")))
+        settings(**args(config=str(tmp_path / "s.toml")))
 
 
 @pytest.mark.slow
@@ -176,7 +176,7 @@ def test_arms_with_their_own_budgets_are_swept_and_a_sweep_reads_the_same_file(t
     assert bad.returncode == 3 and "[train.lars] is not a recipe of this sweep" in bad.stderr
     with pytest.raises(ConfigError, match="alphas"):
         (tmp_path / "r.toml").write_text(ARMS.replace("alphas = [4.0]", "alphas = [-1.0]"))
-        settings(args(config=str(tmp_path / "r.toml")))
+        settings(**args(config=str(tmp_path / "r.toml")))
 
 
 @pytest.mark.slow
@@ -203,7 +203,7 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
 
 
 def test_each_arm_is_trained_with_its_own_table_and_heavy_ball_momentum():
-    s = settings(args())
+    s = settings(**args())
     naive, linear = _sweep_flags(s, "naive"), _sweep_flags(s, "linear")
     assert "--no-nesterov" in naive and "--no-nesterov" in linear  # 2(1 + β)/η is the limit drawn
     assert "--steps=12000" in naive and "--lr=0.01" in naive and not any(f.startswith("--epochs") for f in naive)
@@ -217,7 +217,7 @@ def test_each_arm_is_trained_with_its_own_table_and_heavy_ball_momentum():
 
 
 def test_the_cifar_study_file_runs_the_same_arms():
-    s = settings(args(config=str(Path(__file__).parents[2] / "scripts" / "slurm" / "study_resnet56.toml")))
+    s = settings(**args(config=str(Path(__file__).parents[2] / "scripts" / "slurm" / "study_resnet56.toml")))
     assert s["recipes"] == ["naive", "linear"] and s["train"]["model"] == "resnet56"
     assert s["train"]["naive"] == {"steps": 5000} and s["train"]["linear"]["epochs"] == 200
     assert s["train"]["nesterov"] is False and s["rescale"] == {}  # BatchNorm: no rescaling control
@@ -225,7 +225,7 @@ def test_the_cifar_study_file_runs_the_same_arms():
 
 
 def test_after_training_the_manifest_lists_the_arms_in_the_study_s_order(tmp_path):
-    s = settings(args(out=str(tmp_path)))
+    s = settings(**args(out=str(tmp_path)))
     configs = sweeps.configurations(["linear"], [16], [0])  # the last arm's sweep wrote the manifest
     for c in sweeps.configurations(s["recipes"], [16], [0]):
         (tmp_path / c.name).mkdir()
