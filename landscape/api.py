@@ -31,8 +31,6 @@ import tempfile
 import torch
 
 from .cli import surface as surface_cli
-from .cli import sweep as sweep_cli
-from .cli import train as train_cli
 from .curvature import sharpness as measures
 from .curvature import suite
 from .curvature.suite import SuiteConfig
@@ -144,7 +142,8 @@ def _command_of(cls, run, result):
     lines = [cls.DESCRIPTION, "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
     for f in in_order:
         shown = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
-        lines.append(f"``{f.name}`` ({shown}): {f.metadata.get('help', '')}")
+        words = f.metadata.get("help") or "; ".join(f"{s[0]}: {s[2]}" for s in f.metadata.get("switches", ()))
+        lines.append(f"``{f.name}`` ({shown}): {words.replace('%%', '%')}")
     lines += ["", f"Returns a ``{result.__name__}``."]
     function.__doc__ = "\n".join(lines)
     return function
@@ -153,8 +152,8 @@ def _command_of(cls, run, result):
 surface = _command(
     "surface", surface_cli.build_parser(), _surface.run, _surface.DEFAULTS, _surface.REQUIRED, SurfaceResult
 )
-train = _command("train", train_cli.build_parser(), _train.run, _train.DEFAULTS, _train.REQUIRED, _train.TrainResult)
-sweep = _command("sweep", sweep_cli.build_parser(), _sweep.run, _sweep.DEFAULTS, _sweep.REQUIRED, _sweep.SweepResult)
+train = _command_of(_train.TrainParams, _train.run, _train.TrainResult)
+sweep = _command_of(_sweep.SweepParams, _sweep.run, _sweep.SweepResult)
 curvature = _command_of(_curvature.CurvatureParams, _curvature.run, _curvature.CurvatureResult)
 report = _command_of(_report.ReportParams, _report.run, _report.ReportResult)
 study = _command_of(_study.StudyParams, _study.run, _study.StudyResult)

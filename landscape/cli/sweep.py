@@ -12,8 +12,8 @@ from ..errors import UsageError
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..workflows import sweep as workflow
-from . import boundary
-from . import train as train_cli
+from ..workflows.train import TrainParams
+from .params import parsed, parser_for
 
 EXAMPLES = """\
 examples:
@@ -42,55 +42,25 @@ A finished run is skipped and an unfinished one resumed, so rerunning the comman
 """
 
 
+PARAMS = (workflow.SweepParams, TrainParams)  # the parameters whose flags spell its messages (a run's too)
+
+
 def build_parser(prog: str = "landscape sweep") -> argparse.ArgumentParser:
-    p = boundary.ArgumentParser(
-        prog=prog,
-        argument_default=argparse.SUPPRESS,
-        epilog=EXAMPLES,
-        description="Train every combination of recipes, batch sizes and seeds, each "
-        "run in a folder of its own, and write a manifest of the runs "
-        "(CSV and JSON). Other flags are passed to landscape train.",
-    )
-    p.add_argument("--out", help="the sweep's folder: one sub-folder per run, and the manifest")
-    p.add_argument("--recipes", nargs="+", help="recipes to train (default: sgd)")
-    p.add_argument("--batch_sizes", nargs="+", type=int, help="global batch sizes")
-    p.add_argument("--seeds", nargs="+", type=int, help="seeds (default: 0)")
-    p.add_argument("--config", help="TOML file with out, recipes, batch_sizes, seeds and a [train] table")
-    p.add_argument("--task", type=int, help="run only the configuration with this index (a job-array task)")
-    p.add_argument("--list", action="store_true", help="print the configurations with their index and leave")
-    p.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
-    return p
-
-
-def spelling() -> dict[str, str]:
-    return {**train_cli.spelling(), **boundary.flags(build_parser())}
-
-
-def _train_params(flags: list[str], prog: str) -> dict:
-    """``landscape train`` flags given to the sweep, as parameters (none required: the runs need them)."""
-    parser = train_cli.build_parser(prog)
-    for action in parser._actions:
-        action.required = False
-    given = vars(parser.parse_args(flags))
-    given.pop("traceback", None)
-    return given
+    return parser_for(workflow.SweepParams, prog, EXAMPLES)
 
 
 def main(argv: list[str], prog: str = "landscape sweep") -> int:
     world = comm_module.world()
 
     def parse() -> dict:
-        args, rest = build_parser(prog).parse_known_args(argv)
-        varied = [f.split("=")[0] for f in rest if f.split("=")[0] in ("--recipe", "--batch_size", "--seed", "--out")]
+        varied = [f.split("=")[0] for f in argv if f.split("=")[0] in ("--recipe", "--batch_size", "--seed")]
         if varied:
             raise UsageError(
                 f"{varied[0]} is set per run by the sweep: give --recipes, --batch_sizes, --seeds and "
                 "the sweep's --out instead"
             )
-        given = {**_train_params(rest, prog), **vars(args)}
-        given.pop("traceback", None)
-        return given
+        return parsed(build_parser(prog), argv)
 
     given = agree(world, parse)
-    workflow.run(given, argv=(*prog.split(), *argv))
+    workflow.run(workflow.SweepParams.of(given), argv=(*prog.split(), *argv))
     return 0

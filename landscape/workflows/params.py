@@ -133,6 +133,12 @@ def ordered(cls) -> list[dataclasses.Field]:
     return sorted(dataclasses.fields(cls), key=lambda f: rank.get(f.metadata.get("group"), len(rank)))
 
 
+def default(config, name: str):
+    """The default of field ``name`` of the configuration dataclass ``config``: a parameter that fills a
+    configuration's field takes its default from there, its one home."""
+    return config.__dataclass_fields__[name].default
+
+
 def required(cls) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.default is MISSING)
 
@@ -160,4 +166,4 @@ def item_type(cls, name: str):
     return args[0] if args else str
 
 
-__all__ = ["Params", "REQUIRED", "option", "int_or_auto", "ordered", "required", "defaults", "value_type", "item_type"]
+__all__ = ["Params", "REQUIRED", "option", "default", "int_or_auto", "ordered", "required", "defaults", "value_type", "item_type"]

@@ -15,6 +15,7 @@ manifest and ends with ``errors.Stopped`` (exit 143); rerunning resumes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -30,22 +31,46 @@ from ..train.config import TrainJob
 from ..train.job import run_training
 from ..train.recipes import ONLY_FOR
 from . import train as training
-from .command import Result, check_known
+from .command import Result
+from .params import default, option
+from .train import DATA, TrainSettings
 
-OWN = {
-    "out": None,
-    "recipes": ("sgd",),
-    "batch_sizes": None,
-    "seeds": (0,),
-    "config": None,
-    "task": None,
-    "list": False,
-    "by_recipe": None,  # {recipe: {train parameter: value}}: a config file's [train.<recipe>] tables
-}
 VARIED = ("recipe", "batch_size", "seed", "out")  # set per run by the sweep
-SHARED = {"model": None, **{k: v for k, v in training.DEFAULTS.items() if k not in VARIED}}  # train's, every run
-DEFAULTS = {**OWN, **SHARED}
-REQUIRED = ()
+SWEEP = "the sweep"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepParams(TrainSettings):
+    """``landscape sweep``'s parameters: what varies and where it goes, and the ``landscape train``
+    parameters every run shares (``TrainSettings``)."""
+
+    COMMAND = "sweep"
+    DESCRIPTION = (
+        "Train every combination of recipes, batch sizes and seeds, each run in a folder of its own, and write a "
+        "manifest of the runs (CSV and JSON). Other flags are passed to landscape train."
+    )
+    GROUPS = (SWEEP, *TrainSettings.GROUPS)
+    out: str | None = option(None, "the sweep's folder: one sub-folder per run, and the manifest", group=SWEEP)
+    recipes: tuple[str, ...] = option(("sgd",), "recipes to train", group=SWEEP)
+    batch_sizes: tuple[int, ...] | None = option(None, "global batch sizes", group=SWEEP)
+    seeds: tuple[int, ...] = option((0,), "seeds", group=SWEEP)
+    config: str | None = option(
+        None, "TOML file with out, recipes, batch_sizes, seeds and a [train] table", group=SWEEP
+    )
+    task: int | None = option(None, "run only the configuration with this index (a job-array task)", group=SWEEP)
+    list: bool = option(False, "print the configurations with their index and leave", group=SWEEP)
+    model: str | None = option(
+        None,
+        "registry name (digits_mlp, digits_cnn, resnet20, resnet56, vgg9, ...) or package.module:factory",
+        group=DATA,
+    )
+    by_recipe: dict | None = option(
+        None, "{recipe: {train parameter: value}}: what only that recipe's runs take (a config file's "
+        "[train.<recipe>] tables)", cli=False,
+    )  # fmt: skip
+
+
+SHARED = ("model", *(f.name for f in dataclasses.fields(TrainSettings)))  # train's parameters, every run's
 STUDY_KEYS = (
     "figures",
     "name",
@@ -79,55 +104,61 @@ def config_file(path: str) -> dict:
             "batch_sizes, seeds and a [train] table of landscape train parameters"
         )
     by_recipe = {k: train.pop(k) for k in list(train) if isinstance(train[k], dict) and k not in JSON_KEYS}
-    wrong = sorted(set(by_recipe) - set(data.get("recipes", OWN["recipes"])))
+    recipes = data.get("recipes", default(SweepParams, "recipes"))
+    wrong = sorted(set(by_recipe) - set(recipes))
     if wrong:
         raise InputError(
             f"{param('config')} {path}: [train.{wrong[0]}] is not a recipe of this sweep; expected a table per "
-            f"recipe among {', '.join(data.get('recipes', OWN['recipes']))}"
+            f"recipe among {', '.join(recipes)}"
         )
     return {**train, **data, **({"by_recipe": by_recipe} if by_recipe else {})}
 
 
-def plan(params: dict, argv: tuple[str, ...] = ()):
-    """(sweep folder, every configuration, the chosen ones with their train jobs, the settings)."""
-    check_known(params, DEFAULTS, "sweep")
-    given = {**(config_file(params["config"]) if params.get("config") else {}), **params}
+def _refuse_varied(given: dict) -> None:
     varied = [k for k in VARIED if k in given and k != "out"]
     if varied:
         raise UsageError(
             f"{param(varied[0])} is set per run by the sweep: give {param('recipes')}, {param('batch_sizes')}, "
             f"{param('seeds')} and the sweep's {param('out')} instead"
         )
-    s = {**DEFAULTS, **given}
-    if not s["out"]:
-        raise ConfigError("out", s["out"], "the sweep's folder (or out in the config file)")
-    if not s["batch_sizes"]:
-        raise ConfigError(
-            "batch_sizes", s["batch_sizes"], "at least one batch size (or batch_sizes in the config file)"
-        )
-    configs = sweeps.configurations(list(s["recipes"]), list(s["batch_sizes"]), list(s["seeds"]))
+
+
+def plan(params, argv: tuple[str, ...] = ()):
+    """(sweep folder, every configuration, the chosen ones with their train jobs, the settings)."""
+    _refuse_varied(params if isinstance(params, dict) else {})
+    p = SweepParams.given(params)
+    given = {k: v for k, v in p.record().items() if p.explicit(k)}
+    if p.config:
+        given = {**config_file(p.config), **given}
+        _refuse_varied(given)
+        p = SweepParams.of(given)
+    if not p.out:
+        raise ConfigError("out", p.out, "the sweep's folder (or out in the config file)")
+    if not p.batch_sizes:
+        raise ConfigError("batch_sizes", p.batch_sizes, "at least one batch size (or batch_sizes in the config file)")
+    configs = sweeps.configurations(list(p.recipes), list(p.batch_sizes), list(p.seeds))
     chosen = configs
-    if s["task"] is not None:
+    if p.task is not None:
         expected = f"an index in 0..{len(configs) - 1} ({len(configs)} configurations; see list)"
-        checks.whole("task", s["task"], least=0, most=len(configs) - 1, expected=expected)
-        chosen = [configs[s["task"]]]
+        checks.whole("task", p.task, least=0, most=len(configs) - 1, expected=expected)
+        chosen = [configs[p.task]]
     shared = {k: v for k, v in given.items() if k in SHARED}
     jobs: list[tuple[sweeps.Configuration, TrainJob]] = []
-    for c in configs if s["list"] else chosen:
+    for c in configs if p.list else chosen:
         # a recipe's own hyper-parameters (trust, sync_every...) go to the runs of that recipe only
         own = {k: v for k, v in shared.items() if k not in ONLY_FOR or c.recipe in ONLY_FOR[k]}
-        own.update((s["by_recipe"] or {}).get(c.recipe, {}))
-        own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(s["out"], c.name))
+        own.update((p.by_recipe or {}).get(c.recipe, {}))
+        own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(p.out, c.name))
         jobs.append((c, training.job_of(own, argv)))
     settings = {
-        "out": s["out"],
-        "recipes": list(s["recipes"]),
-        "batch_sizes": list(s["batch_sizes"]),
-        "seeds": list(s["seeds"]),
+        "out": p.out,
+        "recipes": list(p.recipes),
+        "batch_sizes": list(p.batch_sizes),
+        "seeds": list(p.seeds),
         "train": shared,
-        **({"by_recipe": s["by_recipe"]} if s["by_recipe"] else {}),
+        **({"by_recipe": p.by_recipe} if p.by_recipe else {}),
     }
-    return s["out"], configs, jobs, settings, s["list"]
+    return p.out, configs, jobs, settings, p.list
 
 
 def _train_size(job: TrainJob) -> int:
@@ -136,7 +167,7 @@ def _train_size(job: TrainJob) -> int:
     return len(load_named(d.dataset, d.datapath, d.raw_data, d.data_args).train)
 
 
-def run(params: dict, argv: tuple[str, ...] = ()) -> SweepResult:
+def run(params: SweepParams, argv: tuple[str, ...] = ()) -> SweepResult:
     world = comm_module.world()
     out, configs, jobs, settings, listing = agree(world, plan, params, argv)
     names = [c.name for c in configs]

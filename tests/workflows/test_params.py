@@ -16,9 +16,11 @@ from landscape.cli import plot_training as plot_training_cli
 from landscape.cli import report as report_cli
 from landscape.cli import rescale as rescale_cli
 from landscape.cli import study as study_cli
+from landscape.cli import sweep as sweep_cli
+from landscape.cli import train as train_cli
 from landscape.cli.params import parsed
 from landscape.errors import ConfigError, UsageError
-from landscape.workflows import curvature, demo, export, info, plots, report, rescale, study
+from landscape.workflows import curvature, demo, export, info, plots, report, rescale, study, sweep, train
 from landscape.workflows.params import Params, option
 
 COMMANDS = [  # (the API's function, the command line's parser, the parameters, a minimal command line)
@@ -33,6 +35,8 @@ COMMANDS = [  # (the API's function, the command line's parser, the parameters, 
     (api.curvature, curvature_cli.build_parser(), curvature.CurvatureParams, ["--model_file", "m.pt", "--out", "c.json"]),
     (api.report, report_cli.build_parser(), report.ReportParams, ["manifest.json", "--out", "r"]),
     (api.study, study_cli.build_parser(), study.StudyParams, ["--quick"]),
+    (api.train, train_cli.build_parser(), train.TrainParams, ["--model", "digits_mlp", "--out", "run"]),
+    (api.sweep, sweep_cli.build_parser(), sweep.SweepParams, ["--out", "s", "--batch_sizes", "16", "64"]),
 ]  # fmt: skip
 
 
@@ -49,7 +53,7 @@ def test_the_command_line_the_api_and_the_record_agree(function, parser, cls, ar
         assert fields[name].metadata["help"] or fields[name].metadata["switches"], f"{name} has no help"
     text = " ".join(parser.format_help().split())
     for f in fields.values():  # every field has its flag and its help text on the command line
-        if f.metadata["positional"]:
+        if f.metadata["positional"] or not f.metadata["cli"]:  # an API-only parameter: an object
             continue
         flags = [s[0] for s in f.metadata["switches"]] or [f.metadata["flag"] or f"--{f.name}"]
         for flag in flags:
