@@ -21,7 +21,6 @@ rather than leaving the other ranks waiting.  A model passed in is never modifie
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import inspect
 import os
@@ -30,7 +29,6 @@ import tempfile
 
 import torch
 
-from .cli import surface as surface_cli
 from .curvature import sharpness as measures
 from .curvature import suite
 from .curvature.suite import SuiteConfig
@@ -50,8 +48,6 @@ from .workflows import sweep as _sweep
 from .workflows import train as _train
 from .workflows.params import ordered
 from .workflows.surface import SurfaceResult
-
-HIDDEN = ("help", "traceback", "mpi")  # flags of the command line only
 
 _SHARPNESS = measures.SharpnessConfig  # the measures' defaults, as the command line's
 _SUITE = SuiteConfig()  # the curvature suite's defaults: one per parameter, the command line's too
@@ -80,46 +76,11 @@ def _abort_alone(world, exc: BaseException) -> None:
         world.abort(code)
 
 
-def _command(name: str, parser: argparse.ArgumentParser, run, defaults: dict, required: tuple[str, ...], result):
-    """The function of command ``name``: keyword parameters named and ordered as ``parser``'s arguments
-    (its positional ones may be given by position), defaults from ``defaults``, calling ``run``."""
-    actions = [a for a in parser._actions if a.dest not in HIDDEN]  # argparse keeps no public list of them
-    names = list(dict.fromkeys(a.dest for a in actions))
-    positional = [a.dest for a in actions if not a.option_strings]
-    helps = {a.dest: (a.help or "").replace("%%", "%") for a in actions}
-
-    def parameter(dest: str) -> inspect.Parameter:
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if dest in positional else inspect.Parameter.KEYWORD_ONLY
-        default = inspect.Parameter.empty if dest in required else defaults.get(dest)
-        return inspect.Parameter(dest, kind, default=default)
-
-    ordered = [n for n in positional if n in required] + [n for n in names if n not in positional or n not in required]
-    signature = inspect.Signature([parameter(n) for n in ordered], return_annotation=result)
-
-    def function(*args, **params):
-        try:
-            bound = signature.bind(*args, **params)
-        except TypeError as exc:
-            raise UsageError(f"landscape {name}: {exc}") from None
-        given = {k: v for k, v in bound.arguments.items()}
-        return _guarded(lambda: run(given, argv=(f"landscape.api.{name.replace('-', '_')}",)))
-
-    function.__name__ = function.__qualname__ = name.replace("-", "_")
-    function.__signature__ = signature
-    lines = [parser.description or "", "", f"The parameters of ``landscape {name}`` (its ``--help``):", ""]
-    for dest in ordered:
-        shown = "required" if dest in required else f"default {defaults.get(dest)!r}"
-        lines.append(f"``{dest}`` ({shown}): {helps[dest]}")
-    lines += ["", f"Returns a ``{result.__name__}``."]
-    function.__doc__ = "\n".join(lines)
-    return function
-
-
 def _command_of(cls, run, result):
     """The function of the command whose parameters are ``cls`` (``workflows.params.Params``): one keyword
     per field, with the field's default; the required positional ones also by position."""
     name = cls.COMMAND
-    fields = ordered(cls)
+    fields = [f for f in ordered(cls) if f.metadata.get("api", True)]
     positional = [f.name for f in fields if f.metadata.get("positional") and f.default is dataclasses.MISSING]
 
     def parameter(f) -> inspect.Parameter:
@@ -149,9 +110,7 @@ def _command_of(cls, run, result):
     return function
 
 
-surface = _command(
-    "surface", surface_cli.build_parser(), _surface.run, _surface.DEFAULTS, _surface.REQUIRED, SurfaceResult
-)
+surface = _command_of(_surface.SurfaceParams, _surface.run, SurfaceResult)
 train = _command_of(_train.TrainParams, _train.run, _train.TrainResult)
 sweep = _command_of(_sweep.SweepParams, _sweep.run, _sweep.SweepResult)
 curvature = _command_of(_curvature.CurvatureParams, _curvature.run, _curvature.CurvatureResult)

@@ -124,6 +124,7 @@ def test_train_subset_with_a_callable_loss_has_no_standard_error(tmp_path):
 
 def test_every_command_has_a_function_with_the_flags_names_and_the_configurations_defaults():
     import argparse
+    import dataclasses
     import inspect
 
     from landscape import api
@@ -132,19 +133,21 @@ def test_every_command_has_a_function_with_the_flags_names_and_the_configuration
 
     assert set(api.COMMANDS) == set(COMMANDS)
     for name, function in api.COMMANDS.items():
-        parser = COMMANDS[name].load().build_parser()
-        flags = {a.dest for a in parser._actions} - {"help", "traceback", "mpi"}
+        params = COMMANDS[name].load().PARAMS[0]  # the command's parameters: its flags and its keywords
+        assert params.COMMAND == name
+        flags = {f.name for f in dataclasses.fields(params) if f.metadata["api"]}  # mpi: the command line's alone
         assert set(inspect.signature(function).parameters) == flags, name
         assert f"landscape {name}" in function.__doc__ and function.__doc__.count("``") > 2 * len(flags), name
-        for action in parser._actions:  # the parser leaves every default to the function's parameters
-            assert action.default in (argparse.SUPPRESS, None, False), (name, action.dest)
+        parser = COMMANDS[name].load().build_parser()
+        for f in flags:  # the parser leaves every default to the parameters
+            assert parser.get_default(f) in (argparse.SUPPRESS, None), (name, f)
     for module, required in ((surface, {"model": "digits_mlp"}), (train, {"model": "digits_mlp", "out": "r"})):
         defaults = {
             k: v.default
             for k, v in inspect.signature(api.COMMANDS[module.__name__.rsplit(".", 1)[1]]).parameters.items()
             if v.default is not inspect.Parameter.empty and k != "mpi"
         }
-        assert module.job_of({**required, **defaults}) == module.job_of(required)  # the same job either way
+        assert module.job_of({**defaults, **required}) == module.job_of(required)  # the same job either way
 
 
 def test_loss_surface_writes_a_temporary_file_unless_given_one_and_says_when_it_read_one_back(tmp_path):

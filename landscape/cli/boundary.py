@@ -129,21 +129,6 @@ class ArgumentParser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
 
-def fields_of(given: dict, cls) -> dict:
-    """The parsed flags that are fields of the configuration dataclass ``cls``."""
-    return {k: v for k, v in given.items() if k in cls.__dataclass_fields__}
-
-
-def flags(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """How each parameter (an argument's ``dest``) is spelled on this command line: ``--name``."""
-    out = {}
-    for action in parser._actions:  # argparse keeps no public list of its arguments
-        long = [s for s in action.option_strings if s.startswith("--")]
-        if long and action.dest not in out:
-            out[action.dest] = long[0]
-    return out
-
-
 def entry(main, prog: str, spell=None):
     """A console_scripts entry point around ``main``."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..workflows import demo as workflow
 from .params import parsed, parser_for
 
+PARAMS = (workflow.DemoParams,)  # the parameters whose flags spell its messages
+
 
 def build_parser(prog: str = "landscape demo"):
     return parser_for(workflow.DemoParams, prog, "example: make demo   (= landscape demo --ranks 2)")

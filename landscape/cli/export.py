@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 
 from ..workflows import export as workflow
-from . import boundary
 from .params import parsed, parser_for
 
 EXAMPLES = """\
@@ -29,12 +28,11 @@ then in ParaView: File > Open the .vts; colour by any quantity; Warp is not need
 """
 
 
+PARAMS = (workflow.ExportParams,)  # the parameters whose flags spell its messages
+
+
 def build_parser(prog: str = "landscape export") -> argparse.ArgumentParser:
     return parser_for(workflow.ExportParams, prog, EXAMPLES)
-
-
-def spelling() -> dict[str, str]:
-    return boundary.flags(build_parser())
 
 
 def main(argv: list[str], prog: str = "landscape export") -> int:

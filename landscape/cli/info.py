@@ -16,6 +16,9 @@ examples:
 """
 
 
+PARAMS = (workflow.InfoParams,)  # the parameters whose flags spell its messages
+
+
 def build_parser(prog: str = "landscape info") -> argparse.ArgumentParser:
     return parser_for(workflow.InfoParams, prog, EXAMPLES)
 

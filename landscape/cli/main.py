@@ -37,7 +37,7 @@ from .params import flags_of
 
 @dataclass(frozen=True)
 class Command:
-    module: str  # has main(argv, prog) and build_parser() (its flags spell the messages; or spelling())
+    module: str  # has main(argv, prog), build_parser() and PARAMS (whose flags spell the messages)
     summary: str
     alias: str = ""  # the reference code's name
 
@@ -152,9 +152,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
 
     def spell() -> dict:
         module = COMMANDS[name].load()
-        if hasattr(module, "PARAMS"):
-            return flags_of(*module.PARAMS)
-        return module.spelling() if hasattr(module, "spelling") else boundary.flags(module.build_parser())
+        return flags_of(*module.PARAMS)
 
     if name in (
         "surface",

@@ -21,6 +21,8 @@ plot_1d is the same program under the reference code's name.
 """
 
 
+PARAMS = (plots.Plot1DParams,)  # the parameters whose flags spell its messages
+
 
 def build_parser(prog: str = "landscape plot1d") -> argparse.ArgumentParser:
     return parser_for(plots.Plot1DParams, prog, EPILOG)

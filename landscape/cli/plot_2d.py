@@ -24,6 +24,8 @@ plot_2d is the same program under the reference code's name.
 """
 
 
+PARAMS = (plots.Plot2DParams,)  # the parameters whose flags spell its messages
+
 
 def build_parser(prog: str = "landscape plot2d") -> argparse.ArgumentParser:
     return parser_for(plots.Plot2DParams, prog, EPILOG)

@@ -16,6 +16,8 @@ examples:
 """
 
 
+PARAMS = (plots.TrainingPlotParams,)  # the parameters whose flags spell its messages
+
 
 def build_parser(prog: str = "landscape plot-training") -> argparse.ArgumentParser:
     return parser_for(plots.TrainingPlotParams, prog, EPILOG)

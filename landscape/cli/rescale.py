@@ -16,6 +16,8 @@ examples:
 """
 
 
+PARAMS = (workflow.RescaleParams,)  # the parameters whose flags spell its messages
+
 
 def build_parser(prog: str = "landscape rescale") -> argparse.ArgumentParser:
     return parser_for(workflow.RescaleParams, prog, EXAMPLES)

@@ -14,9 +14,9 @@ from ..io.checkpoint import load_into, read_state_dict
 from ..io.paths import config_path
 from ..plugins import call_factory, factory_args, is_plugin
 from .digits import DigitsCNN, DigitsMLP
+from .zoo import REGISTRY as ZOO
 
 NUM_CLASSES_HELP = "outputs of a registry model (default: 100 for cifar100, else 10)"
-from .zoo import REGISTRY as ZOO
 
 # name -> factory(num_classes) -> nn.Module
 REGISTRY = {

@@ -37,11 +37,11 @@ from ..losses import Loss, check_labels
 from ..models import NUM_CLASSES_HELP, ModelConfig, load_model
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
-from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
-from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..parallel.partition import shard, shard_size
 from ..plotting.spectrum import write_density
+from ..plugins import ALLOW_RECORDED_HELP, DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..provenance import command_line, sha256_file, versions
 from .command import Result, plain
 from .params import REQUIRED, option
@@ -172,7 +172,9 @@ class CurvatureParams(SharpnessParams):
         checks.whole("layer_samples", self.layer_samples, least=2, expected="at least 2 vectors")
         devices.check_spec(self.device)
         if self.relative_flatness != 0:
-            checks.whole("relative_flatness", self.relative_flatness, least=2, expected="0 (none) or at least 2 samples")
+            checks.whole(
+                "relative_flatness", self.relative_flatness, least=2, expected="0 (none) or at least 2 samples"
+            )
         if self.trace != 0:
             checks.whole("trace", self.trace, least=2, expected="0 (none) or at least 2 vectors")
         checks.number("tol", self.tol, above=0)
@@ -191,7 +193,9 @@ class CurvatureParams(SharpnessParams):
         self.sharpness_config(self.seed)  # the measures' own checks
         for name, users in measures.USED_BY.items():  # a setting of a measure not asked for is a mistake
             if self.explicit(name) and not set(users) & set(self.sharpness):
-                raise ConfigError(name, getattr(self, name), f"--sharpness with {' or '.join(users)} (it sets only those)")
+                raise ConfigError(
+                    name, getattr(self, name), f"--sharpness with {' or '.join(users)} (it sets only those)"
+                )
         for name, needs in (("trace_se", "trace"), ("layer_samples", "layers"), ("density_steps", "density"),
                             ("density_runs", "density")):  # fmt: skip
             if self.explicit(name) and getattr(self, name) is not None and not getattr(self, needs):
@@ -445,9 +449,7 @@ def _run(params: CurvatureParams, argv: tuple[str, ...], held: ExitStack) -> Cur
         s = settings_of(params)
         if world.rank == 0:  # one job per output, as for surface and train: a second one is refused
             command = command_line(list(argv)) if argv else ""
-            held.enter_context(
-                SurfaceLock(s.out, command, what="curvature file", field="out", doing="being measured")
-            )
+            held.enter_context(SurfaceLock(s.out, command, what="curvature file", field="out", doing="being measured"))
         torch.set_num_threads(threads_per_rank(world, s.threads).count)
         data_cfg = DataConfig(
             dataset=s.dataset,
@@ -459,9 +461,7 @@ def _run(params: CurvatureParams, argv: tuple[str, ...], held: ExitStack) -> Cur
         return s, data_cfg
 
     def loaded(s, data_cfg, made):
-        model_cfg = ModelConfig(
-            s.model, num_classes=s.num_classes, model_file=s.model_file, model_args=s.model_args
-        )
+        model_cfg = ModelConfig(s.model, num_classes=s.num_classes, model_file=s.model_file, model_args=s.model_args)
         data = load_data(data_cfg, made)
         largest_shard = shard_size(len(data.train), world.size)
         if "m_sharpness" in s.sharpness and s.m > largest_shard:  # before any product, not after

@@ -36,18 +36,20 @@ def option(
     switches: tuple[tuple[str, object, str], ...] = (),
     const=None,
     cli: bool = True,
+    api: bool = True,
     group: str | None = None,
     parse=None,
 ):
     """A parameter: its default (``REQUIRED`` when it must be given), its help text, and on the command
-    line its flag (``--<name>`` unless given), the reference code's other spellings (``aliases``), or a
-    positional argument; ``shown``: the default as the help text says it, where the value itself would
-    not tell (``None`` meaning "the checkpoint's own"); ``switches``: flags that each set one value, one of
-    them at most (``("--log", True, help), ("--linear", False, help)`` for a default of "auto");
-    ``const``: the value of a flag given without one (``nargs="?"``); ``cli``: false for a parameter of the
-    API alone (an object, not a string); ``group``: the heading it is listed under in ``--help``;
-    ``parse``: how its flag's text becomes the value, where the field's type does not say (``int`` or
-    ``auto``)."""
+        line its flag (``--<name>`` unless given), the reference code's other spellings (``aliases``), or a
+        positional argument; ``shown``: the default as the help text says it, where the value itself would
+        not tell (``None`` meaning "the checkpoint's own"); ``switches``: flags that each set one value, one of
+        them at most (``("--log", True, help), ("--linear", False, help)`` for a default of "auto");
+        ``const``: the value of a flag given without one (``nargs="?"``); ``cli``: false for a parameter of the
+        API alone (an object, not a string), ``api``: false for a flag of the command line alone (accepted for
+    the reference code's users, meaningless from Python); ``group``: the heading it is listed under in ``--help``;
+        ``parse``: how its flag's text becomes the value, where the field's type does not say (``int`` or
+        ``auto``)."""
     metadata = {
         "help": help,
         "flag": flag,
@@ -60,6 +62,7 @@ def option(
         "switches": switches,
         "const": const,
         "cli": cli,
+        "api": api,
         "group": group,
         "parse": parse,
     }
@@ -166,4 +169,15 @@ def item_type(cls, name: str):
     return args[0] if args else str
 
 
-__all__ = ["Params", "REQUIRED", "option", "default", "int_or_auto", "ordered", "required", "defaults", "value_type", "item_type"]
+__all__ = [
+    "Params",
+    "REQUIRED",
+    "option",
+    "default",
+    "int_or_auto",
+    "ordered",
+    "required",
+    "defaults",
+    "value_type",
+    "item_type",
+]

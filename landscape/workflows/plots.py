@@ -95,8 +95,8 @@ class Plot1DParams(SurfacePlotParams):
 
     COMMAND = "plot1d"
     DESCRIPTION = (
-    "Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; several files are "
-    "overlaid, one colour each. Writes <out>_1d.<format>."
+        "Draw 1-D loss surfaces: loss on the left axis, accuracy (or error) on the right; several files are "
+        "overlaid, one colour each. Writes <out>_1d.<format>."
     )
     split: str = option(
         "both",
@@ -125,8 +125,8 @@ class Plot2DParams(SurfacePlotParams):
 
     COMMAND = "plot2d"
     DESCRIPTION = (
-    "Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and _3dsurface.<format>; a cross "
-    "(a star in 3-D) marks the trained model at (0, 0)."
+        "Draw 2-D loss surfaces. Writes <out>_<surf_name>_2dcontour, _2dcontourf and _3dsurface.<format>; a cross "
+        "(a star in 3-D) marks the trained model at (0, 0)."
     )
     surf_name: str = option(
         "train_loss",
@@ -186,8 +186,8 @@ class TrainingPlotParams(FigureParams):
 
     COMMAND = "plot-training"
     DESCRIPTION = (
-    "Draw, from sweep manifests, the final test error against the batch size per recipe (error bars over "
-    "seeds) and the test error per epoch. Writes <out>.<format>."
+        "Draw, from sweep manifests, the final test error against the batch size per recipe (error bars over "
+        "seeds) and the test error per epoch. Writes <out>.<format>."
     )
     manifests: tuple[str, ...] = option(REQUIRED, "manifest.json, manifest.csv, or a sweep folder", positional=True)
     formats: tuple[str, ...] = option(("png", "pdf"), "output format(s)", flag="--format", choices=FORMATS)

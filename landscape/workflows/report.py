@@ -26,10 +26,11 @@ from ..io.atomic import write_file
 from ..io.checkpoint import read_state_dict
 from ..io.outputs import figure_replaceable, replaceable
 from ..io.paths import output_path
-from ..models import ModelConfig
+from ..models import NUM_CLASSES_HELP, ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
+from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plotting.interpolation import write_interpolation as draw_interpolation
 from ..plotting.look import use
 from ..plotting.palette import batch_colours
@@ -38,7 +39,7 @@ from ..plotting.study.gap import write_gap
 from ..plotting.study.sharpness_loss import write_sharpness_loss
 from ..plotting.study.summary import write_summary
 from ..plotting.study.surfaces import write_density, write_hessian_1d, write_surfaces
-from ..plugins import check_recorded
+from ..plugins import ALLOW_RECORDED_HELP, check_recorded
 from ..report import matching, tables
 from ..report.catalogue import BY_KEY
 from ..report.interpolation import write_interpolation
@@ -48,11 +49,8 @@ from ..report.minimum import away
 from ..report.rescaling import origin_of
 from ..report.runs import Run, describe, manifest_files, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
-from . import study_file as studies
-from ..models import NUM_CLASSES_HELP
-from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
-from ..plugins import ALLOW_RECORDED_HELP
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
+from . import study_file as studies
 from .command import Result, plain
 from .params import int_or_auto, option
 from .sharpness_params import GROUP, SharpnessParams
@@ -95,14 +93,10 @@ class ReportParams(SharpnessParams):
     out: str | None = option(
         None, "folder of the measurements: one runs/<run>/ per network (required, or from --config)", group=RUNS
     )
-    figures: str | None = option(
-        None, "folder of the scorecard: its tables and figures", shown="--out", group=VERDICT
-    )
+    figures: str | None = option(None, "folder of the scorecard: its tables and figures", shown="--out", group=VERDICT)
     name: str = option("scorecard", "stem of the tables' and figures' names", group=VERDICT)
     model: str | None = option(None, "the runs' model where the manifest does not say", group=RUNS)
-    dataset: str | None = option(
-        None, "the runs' data set where the manifest does not say", shown="digits", group=RUNS
-    )
+    dataset: str | None = option(None, "the runs' data set where the manifest does not say", shown="digits", group=RUNS)
     datapath: str | None = option(None, "folder of the CIFAR files", group=RUNS)
     model_args: str | None = option(
         None, "the runs' model factory's arguments where their records say none", metavar="JSON", group=RUNS
@@ -221,6 +215,8 @@ class ReportParams(SharpnessParams):
     def measure_config(self) -> MeasureConfig:
         """The measures' settings (checked there)."""
         return MeasureConfig(**{f: getattr(self, f) for f in MeasureConfig.__dataclass_fields__})
+
+
 NEEDED = ("manifest", "out")  # given, or from a study file (config)
 
 

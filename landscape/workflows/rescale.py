@@ -29,9 +29,9 @@ class RescaleParams(Params):
 
     COMMAND = "rescale"
     DESCRIPTION = (
-    "Multiply one layer's incoming weights and biases by alpha and the next layer's weights on those units by "
-    "1/alpha: the same function (ReLU units), other weights. The outputs of both networks are compared on the "
-    "data before the new checkpoint is written."
+        "Multiply one layer's incoming weights and biases by alpha and the next layer's weights on those units by "
+        "1/alpha: the same function (ReLU units), other weights. The outputs of both networks are compared on the "
+        "data before the new checkpoint is written."
     )
     model_file: str = option(REQUIRED, "the checkpoint to rescale")
     alpha: float = option(REQUIRED, "the factor, a positive number")

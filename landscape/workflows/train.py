@@ -81,9 +81,7 @@ class TrainSettings(Params):
     trust: float | None = option(None, "lars: trust coefficient", shown=_r("trust"), group=RECIPE)
     theta: float | None = option(None, "adaptive: the norm test's theta", shown=_r("theta"), group=RECIPE)
     max_batch: int | None = option(None, "adaptive: largest batch", shown="the training set", group=RECIPE)
-    sync_every: int | None = option(
-        None, "local: steps between model averages", shown=_r("sync_every"), group=RECIPE
-    )
+    sync_every: int | None = option(None, "local: steps between model averages", shown=_r("sync_every"), group=RECIPE)
     control_variates: bool | None = option(None, "local: SCAFFOLD's correction of local steps", group=RECIPE)
     micro_batch: int | None = option(
         None,

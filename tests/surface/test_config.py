@@ -77,13 +77,14 @@ def test_settings_that_contradict_each_other_are_refused(build, words):
 
 
 def test_a_message_is_spelled_as_flags_on_the_command_line_and_as_keywords_in_the_api():
-    from landscape.cli.surface import spelling
+    from landscape.cli.params import flags_of
+    from landscape.workflows.surface import SurfaceParams
 
     try:
         DirectionConfig(model_file2="b.pt", xnorm="filter")
     except UsageError as exc:
         error = exc
-    assert error.spelled(spelling()) == (
+    assert error.spelled(flags_of(SurfaceParams)) == (
         "--xnorm does not apply with --model_file2: that direction is a difference of models"
     )
     assert str(error) == "xnorm does not apply with model_file2: that direction is a difference of models"
