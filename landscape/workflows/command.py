@@ -1,8 +1,8 @@
-"""A command as a function: one set of parameters, named as the command line's flags name them, whose
-defaults are those of the configurations they fill (``surface.config.SurfaceJob``'s parts, ``Recipe``, ...).
+"""What the commands share: ``Result``, the base of their results (``record()``: plain JSON values), and
+``fields_of``, the parameters that fill one configuration.
 
-Each module of ``workflows`` runs one command from a dict of the parameters given (``run(params)``) and
-returns a result dataclass with ``record()``; ``cli`` parses flags into that dict, ``api`` takes keywords.
+Each module of ``workflows`` runs one command from its ``Params`` (``run(params)``, ``workflows.params``)
+and returns a result dataclass; ``cli`` parses flags into those parameters, ``api`` takes keywords.
 """
 
 from __future__ import annotations
@@ -14,36 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-
 
 def fields_of(params: dict, cls) -> dict:
     """The parameters that are fields of the configuration dataclass ``cls``."""
     names = {f.name for f in dataclasses.fields(cls)}
     return {k: v for k, v in params.items() if k in names}
-
-
-def config_defaults(*configs) -> dict:
-    """Each field's default in ``configs`` (dataclasses), by name; the first class that has it wins."""
-    out = {}
-    for cls in configs:
-        for f in dataclasses.fields(cls):
-            if f.name in out or not f.init:
-                continue
-            if f.default is not dataclasses.MISSING:
-                out[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                out[f.name] = f.default_factory()
-    return out
-
-
-def check_known(params: dict, known, command: str) -> None:
-    """A keyword the command does not take is refused by name, not ignored."""
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise UsageError(
-            f"{unknown[0]}: not a parameter of landscape {command}; expected one of {', '.join(sorted(known))}"
-        )
 
 
 def _plain(value):
