@@ -11,7 +11,7 @@ from landscape.io.checkpoint import save
 from landscape.models import build_model
 from landscape.provenance import sha256_file
 from landscape.train.checkpoints import save_weights
-from landscape.workflows import curvature
+from landscape.workflows import curvature, curvature_output
 
 from conftest import run
 
@@ -237,7 +237,7 @@ def test_by_default_only_the_top_of_the_spectrum_is_asked_for(tmp_path, cli):
 
 
 def test_the_plan_bounds_the_products_each_measure_then_spends(tmp_path, cli, monkeypatch):
-    monkeypatch.setattr(curvature, "PROGRESS_SECONDS", 0.0)  # a progress line after every product
+    monkeypatch.setattr(curvature_output, "PROGRESS_SECONDS", 0.0)  # a progress line after every product
     model_file = checkpoint(tmp_path)
     flags = ["--which", "both", "--trace", "10", "--trace_se", "0.5", "--density", "--density_steps", "10"]
     flags += ["--density_runs", "2", "--relative_flatness", "3", "--fisher_rao", "--out", str(tmp_path / "c.json")]
