@@ -10,8 +10,6 @@ file whose report settings fill what is not given.
 
 from __future__ import annotations
 
-import glob
-import json
 import math
 import os
 import time
@@ -22,42 +20,24 @@ import torch
 from .. import checks
 from ..data import DataConfig
 from ..errors import ConfigError, InputError, Stopped, UsageError, param
-from ..io.atomic import write_file
-from ..io.checkpoint import read_state_dict
-from ..io.outputs import figure_replaceable, replaceable
-from ..io.paths import output_path
 from ..models import NUM_CLASSES_HELP, ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel import devices, stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
-from ..plotting.interpolation import write_interpolation as draw_interpolation
-from ..plotting.look import use
-from ..plotting.palette import batch_colours
-from ..plotting.study.by_batch import compared, write_measures, write_seeds
-from ..plotting.study.gap import write_gap
-from ..plotting.study.sharpness_loss import write_sharpness_loss
-from ..plotting.study.summary import write_summary
-from ..plotting.study.surfaces import write_density, write_hessian_1d, write_surfaces
 from ..plugins import ALLOW_RECORDED_HELP, check_recorded
-from ..report import matching, tables
-from ..report.catalogue import BY_KEY
-from ..report.interpolation import write_interpolation
-from ..report.matching import MATCHED
-from ..report.measures import MeasureConfig, Target, flagged, flags, measure_light, measure_run
-from ..report.minimum import away
+from ..report.measures import MeasureConfig, Target, flagged, measure_run
 from ..report.rescaling import origin_of
-from ..report.runs import Run, describe, manifest_files, read_runs
-from ..report.scorecard import DEFAULT_ENDPOINTS, build, endpoints_of
+from ..report.runs import describe, manifest_files, read_runs
+from ..report.scorecard import DEFAULT_ENDPOINTS, endpoints_of
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from . import study_file as studies
-from .command import Result, plain
+from .command import Result
 from .params import int_or_auto, option
+from .report_files import FORMATS, STYLES, check_outputs, write_report
+from .report_matched import ABANDONED, add_matched, add_path, levels_of, unless_stopped
 from .sharpness_params import GROUP, SharpnessParams
 
-OUTPUT_FILES = ("{name}.csv", "{name}_runs.csv", "{name}_tests.csv", "{name}.md", "{name}.tex", "{name}.json")
-FORMATS = ("png", "pdf", "svg")
-STYLES = ("default", "paper", "talk")
 _M = MeasureConfig  # the measures' defaults: one per setting, recorded with every run's measures
 RUNS = "the runs"
 MEASURES = "measures"
@@ -273,20 +253,6 @@ def _targets(args, runs) -> dict[str, Target]:
     return targets
 
 
-def check_outputs(figures: str, name: str, inputs: dict, force: bool, more: tuple[str, ...] = ()) -> None:
-    """The scorecard's files in ``figures`` (``OUTPUT_FILES`` and ``more``, patterns of ``name``), and its
-    figures already there: nothing over an input nor over a file of another kind (``io.outputs``)."""
-    if not os.path.isdir(figures):
-        return
-    for pattern in (*OUTPUT_FILES, "{name}_interpolation.json", *more):
-        path = os.path.join(figures, pattern.format(name=name))
-        output_path(path, "file", "figures")
-        replaceable(path, "figures", inputs, force)
-    for fmt in FORMATS:
-        for path in glob.glob(os.path.join(glob.escape(figures), f"{glob.escape(name)}*.{fmt}")):
-            figure_replaceable(path)
-
-
 def plan(params):
     """The settings, the runs of the manifest and what each is a run of, checked before any work."""
     args, config = settings_of(params)
@@ -314,7 +280,7 @@ def run(params: ReportParams, argv: tuple[str, ...] = ()) -> ReportResult:
         flush=True,
     )
     agree(world, lambda: [os.makedirs(f, exist_ok=True) for f in (args.out, figures)] if world.rank == 0 else None)
-    levels = agree(world, _levels, args, runs)
+    levels = agree(world, levels_of, args, runs)
     for arm, level in levels.items():
         if level.level is not None:
             say(f"{arm}: matched at train loss {level.level:g} ({level.note})")
@@ -329,7 +295,7 @@ def run(params: ReportParams, argv: tuple[str, ...] = ()) -> ReportResult:
         target = replace(targets[run.name], device=device, threads=threads.count)
         extras = origin_of(run.checkpoint) is None  # a rescaled copy: its values only (the control compares them)
         folder = os.path.join(args.out, "runs", run.name)
-        result = _unless_stopped(measure_run, run, target, config, folder, extras)
+        result = unless_stopped(measure_run, run, target, config, folder, extras)
         if result is ABANDONED:
             return None
         v = result["values"]
@@ -352,11 +318,11 @@ def run(params: ReportParams, argv: tuple[str, ...] = ()) -> ReportResult:
         if origin is not None:  # a rescaled copy of another run: the rescaling control
             result["rescaled"] = origin
         elif level is not None and level.level is not None:
-            if _unless_stopped(_add_matched, result, run, target, config, args, level.level) is ABANDONED:
+            if unless_stopped(add_matched, result, run, target, config, args, level.level) is ABANDONED:
                 return None
         if origin is None and args.sharpness_path and run.crossings:
             matched_level = level.level if level is not None else None
-            if _unless_stopped(_add_path, result, run, target, config, args, matched_level) is ABANDONED:
+            if unless_stopped(add_path, result, run, target, config, args, matched_level) is ABANDONED:
                 return None
         for line in flagged(result):
             print(f"  flagged: {line}", flush=True)
@@ -392,158 +358,3 @@ def run(params: ReportParams, argv: tuple[str, ...] = ()) -> ReportResult:
 
     card, files = world.bcast(agree(world, written))
     return ReportResult(card, files, list(skipped))
-
-
-ABANDONED = object()  # a measurement a stop signal ended inside a surface
-
-
-def _unless_stopped(measure, *args):
-    """``measure(*args)``, or ``ABANDONED`` when a stop signal ended a surface inside it: the surface saved
-    its round and resumes, the run's ``measures.json`` is not written, and the ranks agree on the stop
-    before the next measurement."""
-    try:
-        return measure(*args)
-    except Stopped:
-        if stop.installed() is None:  # the surface's own signal handler, not the command's: stop as it did
-            raise
-        return ABANDONED
-
-
-def _levels(args, runs: list[Run]) -> dict[str, matching.Level]:
-    """Each arm's matched training loss (``report.matching``): as given, or the lowest level every run of
-    the arm crossed in its last learning-rate phase; none when off."""
-    if args.match_loss == "off":
-        return {}
-    given = None if args.match_loss == "auto" else float(args.match_loss)
-    arms = dict.fromkeys(r.recipe for r in runs if origin_of(r.checkpoint) is None)
-    return {arm: matching.choose([r for r in runs if r.recipe == arm], given) for arm in arms}
-
-
-def _same_weights(a: str, b: str) -> bool:
-    """Whether two checkpoints hold the same weights (a run stopped at its level keeps them twice)."""
-    first, second = (read_state_dict(path) for path in (a, b))
-    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
-
-
-def _add_matched(result: dict, run: Run, target: Target, config: MeasureConfig, args, level: float) -> None:
-    """The run measured again at its weights kept at ``level``: ``<key>_matched`` values and ``matched``
-    (where they were taken, and whether the measured loss is the level to within 5 %)."""
-    found = matching.matched(run, level)
-    result["matched"] = found.record()
-    if found.checkpoint is None:
-        print(f"  matched loss: {run.name}: {found.note}", flush=True)
-        return
-    if _same_weights(found.checkpoint, run.checkpoint):  # stopped there: the values measured already
-        at = result
-    else:
-        folder = os.path.join(args.out, "runs", run.name, f"matched_loss_{level:g}")
-        at = measure_run(replace(run, checkpoint=found.checkpoint), target, config, folder, extras=False)
-    measured = at["values"]["train_loss"]
-    off = matching.off_level(measured, level)
-    result["matched"].update(measured_loss=measured, off=off, checkpoint_sha256=at["checkpoint_sha256"])
-    result["values"].update({f"{k}{MATCHED}": v for k, v in at["values"].items()})
-    result["matched_flags"] = flags(at) if at is not result else {}  # the same weights: flagged once
-    result["matched_values"] = {"checkpoint_sha256": at["checkpoint_sha256"], "values": dict(at["values"])}
-    print(
-        f"  matched loss {level:g}: {run.name} at step {found.step} (learning-rate phase {found.phase!r}; "
-        f"train loss {measured:.4g}): "
-        f"λmax {at['values']['lambda_max']:.4g}" + (f"; {off}" if off else ""),
-        flush=True,
-    )
-
-
-PATH_RESTARTS = 1  # the path's searches: a seeded start besides δ = 0 (exploratory points of a curve)
-
-
-def _add_path(result: dict, run: Run, target: Target, config: MeasureConfig, args, level: float | None) -> None:
-    """The run's sharpness along its training path: λmax and adaptive sharpness at every level it kept
-    weights at but ``level`` (its matched one, measured in full), with ``PATH_RESTARTS`` (``measure_light``),
-    for the figure of sharpness against the training loss."""
-    path, light = [], replace(config, restarts=min(config.restarts, PATH_RESTARTS))
-    for c in sorted(run.crossings, key=lambda c: -c["level"]):
-        checkpoint = os.path.join(os.path.dirname(run.checkpoint), c["file"])
-        if not os.path.isfile(checkpoint) or (level is not None and math.isclose(c["level"], level)):
-            continue
-        folder = os.path.join(args.out, "runs", run.name, "path", f"loss_{c['level']:g}")
-        at = measure_light(replace(run, checkpoint=checkpoint), target, light, folder)
-        path.append({**{k: c.get(k) for k in ("level", "step", "phase")}, **at["values"]})
-    result["path"] = path
-
-
-def write_report(
-    results: list[dict], args: ReportParams, config, figures: str, skipped: list[str] = (), levels: dict | None = None
-) -> tuple[dict, list[str]]:
-    """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
-    settings = {k: v for k, v in config.record().items() if v is not None}
-    settings["matched"] = {arm: level.record() for arm, level in (levels or {}).items()}
-    card = build(
-        results,
-        alpha=args.alpha,
-        permutations=args.permutations,
-        seed=args.seed,
-        settings=settings,
-        left_out=list(skipped),
-        endpoints=args.endpoints,
-    )
-    runs = [r["run"] for r in results]
-    target = results[0]["target"]
-    description = (
-        f"{target['model']} on {target['dataset']}; "
-        + describe([Run(**r) for r in runs])
-        + "."
-        + (f" Left out, unfinished: {', '.join(skipped)}." if skipped else "")
-    )
-    flag_rows = _flags(results, card)
-    stem = os.path.join(figures, args.name)
-    for suffix, text in (
-        ("", tables.groups_csv(card)),
-        ("_runs", tables.runs_csv(card)),
-        ("_tests", tables.tests_csv(card)),
-    ):
-        write_file(f"{stem}{suffix}.csv", text.encode())
-    write_file(f"{stem}.md", tables.markdown(card, description=description, flags=flag_rows).encode())
-    write_file(f"{stem}.tex", tables.latex(card).encode())
-    write_file(f"{stem}.json", (json.dumps(plain(card.record()), indent=2) + "\n").encode())  # NaN: null
-    paths = [os.path.join(figures, pattern.format(name=args.name)) for pattern in OUTPUT_FILES]
-    with use(args.style) as look:
-        paths += _figures(results, args, config, card, stem, look)
-        # Keskar et al.'s line from each smallest- to largest-batch network, on this rank's device
-        device = devices.for_rank(args.device, comm_module.SerialComm())
-        path, record = write_interpolation(results, config, stem, device)
-        paths.append(path)
-        if record["pairs"]:
-            paths += draw_interpolation(record, f"{stem}_interpolation", tuple(args.formats), look.dpi or 150, look)
-    paths += write_summary(results, card, args.out, stem, tuple(args.formats), args.style)  # last: reads every file
-    print(f"\nVerdict ({stem}.md has the scorecard, every measure and test): {card.verdict}\n", flush=True)
-    for path in paths:
-        print(f"wrote {path}")
-    return json.loads(json.dumps(card.record(), default=float)), [str(p) for p in paths]
-
-
-def _flags(results: list[dict], card) -> list[tuple[str, str, str, str]]:
-    """The flags table's rows: networks not at a minimum (``report.minimum``), matched losses off their
-    level, searches that flagged their values (at the final weights or the matched ones)."""
-    rows = [(name, "training and the points compared", "not at a minimum", why) for name, why in away(card.runs)]
-    for result in results:
-        name, matched = result["run"]["name"], result.get("matched") or {}
-        if matched.get("off"):
-            rows.append((name, f"matched loss {matched['level']:g}", "train loss", matched["off"]))
-        for key, notes in flags(result).items():
-            rows += [(name, "final weights", BY_KEY[key].label, note) for note in notes]
-        for key, notes in (result.get("matched_flags") or {}).items():
-            rows += [(name, "matched loss", BY_KEY[key].label, note) for note in notes]
-    return rows
-
-
-def _figures(results, args, config, card, stem, look) -> list[str]:
-    """Every figure but the summary page, each in the report's formats; one colour per batch size in all."""
-    dpi, formats = look.dpi or 150, tuple(args.formats)
-    colours = batch_colours(r["batch_size"] for r in compared(card))
-    paths = write_measures(card, f"{stem}_measures", formats=formats, dpi=dpi, look=look)
-    paths += write_gap(card, f"{stem}_gap", formats, dpi, look)
-    paths += write_seeds(card, f"{stem}_seeds", formats, dpi, look)
-    paths += write_sharpness_loss(card, f"{stem}_sharpness_loss", formats, dpi, look)
-    paths += write_surfaces(results, args.out, stem, colours, formats, dpi, look)
-    paths += write_hessian_1d(results, args.out, f"{stem}_1d_hessian", colours, formats, dpi, look)
-    paths += write_density(results, f"{stem}_density", colours, formats, dpi, look)
-    return paths

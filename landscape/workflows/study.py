@@ -55,7 +55,8 @@ from ..train import sweep as sweeps
 from ..train.sweep import read_manifest
 from .command import Result, plain
 from .params import Params, option
-from .report import check_outputs, settings_of
+from .report import settings_of
+from .report_files import check_outputs
 from .study_file import DEFAULT_STUDY, EXAMPLE, report_flags, report_params, report_threads, settings
 
 __all__ = ["DEFAULT_STUDY", "EXAMPLE", "StudyParams", "StudyResult", "execute", "run", "settings"]
