@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -26,7 +26,6 @@ import torch
 from ..data import Samples, check_fits, load_named, made_once
 from ..data.cifar import black
 from ..errors import InputError, LandscapeError, MismatchError, Stopped, describe, param
-from ..io import run_files
 from ..io.atomic import remove_stale_partials_in
 from ..io.lock import SurfaceLock
 from ..losses import Loss, check_labels
@@ -34,44 +33,11 @@ from ..models import build_model
 from ..parallel import devices, distributed
 from ..parallel import stop as stop_signals
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
-from ..provenance import command_line, machine, versions
 from . import checkpoints as files
-from . import divergence, targets
+from . import records, rows, targets
 from .config import TrainJob
-from .curvature import top_eigenvalue
 from .loop import Trainer, evaluate
-
-
-@dataclass
-class Result:
-    """What a finished (or already finished) run reports."""
-
-    out: str
-    final: str
-    history: list[dict]
-    seconds: float
-    resumed_from: int | None = None
-
-
-@dataclass
-class Session:
-    """What a run has set up before its first step, handed to the epochs and the checkpoints."""
-
-    job: TrainJob
-    comm: object  # parallel.comm's communicator
-    say: object  # print on rank 0 unless quiet; a no-op elsewhere
-    model: torch.nn.Module
-    collective: object  # parallel.distributed's gradient collective
-    train: Samples
-    test: Samples | None
-    fill: object  # augmentation's fill value, or None
-    loss: Loss
-    identity: dict
-    threads: int
-    device: str
-    diverged: dict | None = None  # where the training loss first became non-finite (allow_nonfinite goes on)
-    curvature_every: int | None = None  # steps between λmax values (TrainJob.curvature_interval)
-    watch: targets.Watch | None = None  # the stop rule and the levels whose weights are kept
+from .session import Result, Session
 
 
 def _data(job: TrainJob, device: str, ranks: int, made=None):
@@ -116,21 +82,6 @@ def _model(job: TrainJob, device: str, train: Samples, loss: Loss) -> torch.nn.M
             f"model {job.model.model} cannot be trained on dataset {job.data.dataset} ({describe(exc)[:200]})",
         ) from None
     return model
-
-
-def _meta(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, device: str) -> dict:
-    return {
-        "kind": "landscape training checkpoint",
-        "identity": identity,
-        "epoch": row["epoch"],
-        "step": row["step"],
-        "ranks": ranks,
-        "threads": threads,
-        **devices.record(device),
-        "metrics": {k: row[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
-        "command": command_line(list(job.run.argv)) if job.run.argv else "",
-        "versions": versions(),
-    }
 
 
 def _line(row: dict, recipe, test_set: bool) -> str:
@@ -263,7 +214,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     def check(loss: float) -> None:
         """``loss`` is the same on every rank (a sum over ranks, or an evaluation)."""
         if (diverging or not math.isfinite(loss)) and (not allow or s.diverged is None):
-            _diverge(s, trainer, history, loss)
+            records.diverge(s, trainer, history, loss)
 
     trainer.stop_requested = stop_requested
     trainer.pause_after = lambda step: _due(s, step)
@@ -275,7 +226,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
     first_row = True
     unlogged = dict(stored["meta"].get("unlogged") or {}) if stored is not None else {}  # steps since the last row
     if not history and s.curvature_every:  # λmax at step 0, before any step
-        history.append(_row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
+        history.append(rows.row(s, trainer, {}, recipe.lr_at(0, 0.0, 0), trainer.position.batch))
     while not (recipe.finished(trainer.position.epoch, trainer.position.step) or watch.reached):
         epoch = trainer.position.epoch
         # the part of this epoch already counted (after a pause; a stop's part is counted when it goes on)
@@ -286,25 +237,25 @@ def _epochs(session: Session, stored: dict | None) -> Result:
         if paused and logged is not None:
             trainer.position.partial["logged"] = logged
         if paused and not _due(s, trainer.position.step):  # a stop signal: save where we are, then leave together
-            _save(s, trainer, history, unlogged, weights=False)
+            records.save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} at epoch {epoch + 1}, "
                 f"step {trainer.position.step}; rerun the same command to resume"
             )
         stats = trainer.partial_stats() if paused else stats
-        _count(unlogged, stats, logged or {})
+        rows.count(unlogged, stats, logged or {})
         if paused:
             trainer.position.partial["logged"] = {k: v for k, v in trainer.position.partial.items() if k != "logged"}
         finished = recipe.finished(trainer.position.epoch, trainer.position.step)
         wrote = False
-        row_due = finished or _row_due(s, trainer.position.step, trainer.position.epoch, paused)
+        row_due = finished or rows.row_due(s, trainer.position.step, trainer.position.epoch, paused)
         if not row_due and watch.due(trainer.position.step):
             loss_now, acc_now = evaluate(s.model, s.train, s.device, s.collective, s.loss)
             if watch.pending_after(trainer.position.step, loss_now, acc_now):  # nothing crossed: no row
                 continue
             row_due = True  # a level crossed or the rule met: a row, and the weights
         if row_due:
-            row = _row(s, trainer, unlogged, stats.lr, stats.batch)
+            row = rows.row(s, trainer, unlogged, stats.lr, stats.batch)
             check(row["train_loss"])  # the weights after a step whose own loss was still finite
             history.append(row)
             unlogged = {}
@@ -317,12 +268,12 @@ def _epochs(session: Session, stored: dict | None) -> Result:
                 last_line, first_row = time.perf_counter(), False
             count = trainer.position.step if recipe.steps else trainer.position.epoch
             saved = finished or (count % job.save_every == 0 and (recipe.steps or not paused))
-            _save(s, trainer, history, unlogged, weights=saved, final=finished, crossings=crossings)
+            records.save(s, trainer, history, unlogged, weights=saved, final=finished, crossings=crossings)
             wrote = True
         if not finished and stop_requested():  # between steps or epochs: also when an epoch is one step
             check(0.0)
             if not wrote:
-                _save(s, trainer, history, unlogged, weights=False)
+                records.save(s, trainer, history, unlogged, weights=False)
             raise Stopped(
                 f"stopped by {signals.received if signals else 'a signal'} after epoch {trainer.position.epoch}"
                 f", step {trainer.position.step}; rerun the same command to resume"
@@ -343,7 +294,7 @@ def _epochs(session: Session, stored: dict | None) -> Result:
 def _due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
     """Whether training pauses after ``step`` steps for a log row (``_row_due``) or a check of its targets
     (``targets.Watch``)."""
-    return _row_due(s, step, epoch, paused) or s.watch.due(step)
+    return rows.row_due(s, step, epoch, paused) or s.watch.due(step)
 
 
 def _end_at_stop_loss(s: Session, trainer: Trainer, row: dict, crossings: list[tuple[dict, dict]]) -> None:
@@ -379,187 +330,6 @@ def _crossings(s: Session, trainer: Trainer, row: dict) -> list[tuple[dict, dict
         return s.watch.crossings(row, trainer.position.step, loss_at)
     finally:
         model.load_state_dict(current)
-
-
-def _row_due(s: Session, step: int, epoch: int | None = None, paused: bool = True) -> bool:
-    """Whether a log row is due after ``step`` steps (mid-epoch: ``paused``) or at the end of ``epoch``
-    epochs: an evaluation every ``eval_every`` of the budget's unit, a λmax every ``curvature_every`` steps."""
-    job = s.job
-    if s.curvature_every and step % s.curvature_every == 0:
-        return True
-    if job.recipe.steps:
-        return step % job.eval_every == 0
-    return not paused and epoch is not None and epoch % job.eval_every == 0
-
-
-def _count(unlogged: dict, stats, logged: dict) -> None:
-    """Add to ``unlogged`` the steps of ``stats`` (an epoch, or the part of one so far) not yet counted:
-    those after ``logged``, the part of the epoch counted at an earlier pause."""
-    part = {
-        "steps": stats.steps - logged.get("steps", 0),
-        "samples": stats.samples - logged.get("samples", 0),
-        "loss_sum": stats.running_loss * stats.samples - logged.get("loss_sum", 0.0),
-        "seconds": stats.seconds - logged.get("seconds", 0.0),
-        "comm_seconds": stats.comm_seconds - logged.get("comm_seconds", 0.0),
-        "comm_bytes": stats.comm_bytes - logged.get("comm_bytes", 0),
-    }
-    for key, value in part.items():
-        unlogged[key] = unlogged.get(key, 0) + value
-    if stats.batches:
-        unlogged["batches"] = unlogged.get("batches", []) + list(stats.batches[len(logged.get("batches", [])) :])
-
-
-def _row(s: Session, trainer: Trainer, unlogged: dict, lr: float, batch: int) -> dict:
-    """One log row: the steps since the last row (``unlogged``), the train and test sets evaluated, and
-    λmax where it is due."""
-    position = trainer.position
-    train_loss, train_acc = evaluate(s.model, s.train, s.device, s.collective, s.loss)
-    test_loss, test_acc = (
-        evaluate(s.model, s.test, s.device, s.collective, s.loss) if s.test is not None else (math.nan, math.nan)
-    )
-    lambda_max = residual = math.nan
-    if s.curvature_every and position.step % s.curvature_every == 0:
-        lambda_max, residual = top_eigenvalue(trainer.module, s.train, s.loss, s.comm, s.device)
-    seconds, samples = unlogged.get("seconds", 0.0), unlogged.get("samples", 0)
-    row = {
-        "epoch": position.epoch if not position.offset else position.epoch + 1,
-        "step": position.step,
-        "lr": lr,
-        "phase": _phase(s, trainer),
-        "batch": batch,
-        "running_loss": unlogged["loss_sum"] / samples if samples else math.nan,
-        "train_loss": train_loss,
-        "train_acc": train_acc,
-        "test_loss": test_loss,
-        "test_acc": test_acc,
-        "seconds": seconds,
-        "images_per_second": samples / seconds if seconds > 0 else 0.0,
-        "comm_share": min(1.0, unlogged.get("comm_seconds", 0.0) / seconds) if seconds > 0 else 0.0,
-        "comm_bytes": unlogged.get("comm_bytes", 0),
-        "steps": unlogged.get("steps", 0),
-        "lambda_max": lambda_max,
-        "lambda_max_residual": residual,
-    }
-    if unlogged.get("batches"):
-        row["batches"] = " ".join(map(str, unlogged["batches"]))
-    return row
-
-
-def _phase(s: Session, trainer: Trainer) -> str:
-    """The learning-rate phase of the last step taken (``Recipe.phase``): the one its weights come from."""
-    position, n = trainer.position, len(s.train)
-    last = max(0, position.step - 1)
-    if position.offset:
-        epoch, fraction = position.epoch, max(0, position.offset - position.batch) / n
-    else:
-        epoch, fraction = max(0, position.epoch - 1), max(0, n - position.batch) / n if position.step else 0.0
-    return s.job.recipe.phase(epoch, fraction, last)
-
-
-def _save(
-    session: Session,
-    trainer: Trainer,
-    history: list[dict],
-    unlogged: dict,
-    weights: bool,
-    final: bool = False,
-    crossings: list[tuple[dict, dict]] = (),
-) -> None:
-    """Rank 0 writes the epoch's files; every rank hands over its state (local's ranks differ).  Weights
-    that are not finite are never written unless allowed (a step whose own loss was finite may have
-    made them so)."""
-    job, comm, identity = session.job, session.comm, session.identity
-    if not job.run.allow_nonfinite and comm.max(0.0 if divergence.finite(trainer.module) else 1.0) > 0:
-        _diverge(session, trainer, history, math.nan)
-    states = comm.gather(trainer.state()) if job.recipe.recipe == "local" else [trainer.state()]
-
-    def write():
-        if comm.rank != 0:
-            return
-        out, state = job.run.out, trainer.module.state_dict()
-        row = _last_row(history, trainer)
-        meta = _meta(job, identity, row, comm.size, session.threads, session.device)
-        if session.diverged is not None:
-            meta["diverged"] = session.diverged
-        meta.update(crossings=session.watch.crossed, reached=session.watch.reached)
-        for record, kept in crossings:  # the weights where the training loss first fell to a level
-            files.save_weights(out, record["file"], kept, {**meta, "crossing": record})
-        if weights:
-            name = files.step_name(row["step"]) if job.recipe.steps else files.epoch_name(row["epoch"])
-            files.save_weights(out, name, state, meta)
-        if final:
-            files.save_weights(out, files.FINAL, state, meta)
-        files.save_latest(out, state, {**meta, "history": history, "unlogged": unlogged}, states)
-        run_files.write_log(out, history)
-        done = final or job.recipe.finished(trainer.position.epoch, trainer.position.step)
-        run_files.write_run(out, _record(session, row, meta, history, done))
-
-    agree(comm, write)
-
-
-def _last_row(history: list[dict], trainer: Trainer) -> dict:
-    if history:
-        return history[-1]
-    return {
-        "epoch": trainer.position.epoch,
-        "step": trainer.position.step,
-        **{k: math.nan for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
-    }
-
-
-def _record(session: Session, row: dict, meta: dict, history: list[dict], done: bool) -> dict:
-    """``run.json``: the run's settings and where it stands (the last row, as the checkpoints hold it)."""
-    return {
-        "out": session.job.run.out,
-        "done": done,
-        "identity": session.identity,
-        "epoch": row["epoch"],
-        "step": row["step"],
-        "phase": row.get("phase", ""),  # the learning-rate phase the run ended in
-        "metrics": meta["metrics"],
-        "seconds": sum(r["seconds"] for r in history),
-        "ranks": session.comm.size,
-        "images_per_second": _mean_rate(history),
-        "machine": machine(),
-        "command": meta["command"],
-        **({"diverged": session.diverged} if session.diverged is not None else {}),
-        "crossings": session.watch.crossed,
-        **({"minimum": found} if (found := session.watch.minimum(row)) is not None else {}),
-    }
-
-
-def _diverge(s: Session, trainer: Trainer, history: list[dict], loss: float) -> None:
-    """Every rank at once, when the training loss (``loss``, or a rank's step) is not finite: where it
-    happened becomes ``s.diverged``.  With ``allow_nonfinite`` a note, and the run goes on; else ``run.json``
-    records it (not done) and the run stops, its last finite checkpoint kept."""
-    job, comm, position = s.job, s.comm, trainer.position
-    here = divergence.seen(
-        position.epoch + 1 if position.offset else position.epoch,
-        position.step,
-        trainer.optimizer.param_groups[0]["lr"],
-        loss,
-    )
-    where = divergence.first(comm.allgather(trainer.nonfinite), here)
-    s.diverged = {**where, "allowed": job.run.allow_nonfinite}
-    if job.run.allow_nonfinite:
-        s.say(f"note: {divergence.what(where)}; going on, as allow_nonfinite asks")
-        return
-
-    def write():
-        if comm.rank == 0:
-            row = _last_row(history, trainer)
-            meta = _meta(job, s.identity, row, comm.size, s.threads, s.device)
-            run_files.write_run(job.run.out, _record(s, row, meta, history, done=False))
-
-    agree(comm, write)
-    latest = os.path.join(job.run.out, files.LATEST)
-    raise divergence.stopped(where, latest if os.path.exists(latest) else None)
-
-
-def _mean_rate(history: list[dict]) -> float:
-    seconds = sum(r["seconds"] for r in history)
-    images = sum(r["images_per_second"] * r["seconds"] for r in history)
-    return images / seconds if seconds > 0 else 0.0
 
 
 __all__ = ["Result", "Session", "run_training"]
