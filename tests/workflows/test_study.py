@@ -9,8 +9,9 @@ from landscape.errors import ConfigError, InputError, UsageError
 from landscape.io.run_files import write_run
 from landscape.train import sweep as sweeps
 from landscape.workflows.report import settings_of
-from landscape.workflows.study import DEFAULT_STUDY, _in_study_order, _sweep_flags, settings
+from landscape.workflows.study import DEFAULT_STUDY, _in_study_order, settings
 from landscape.workflows.study_file import report_flags, report_params
+from landscape.workflows.study_tasks import _sweep_flags
 
 from conftest import run
 
