@@ -38,7 +38,7 @@ from ..io.atomic import write_file
 from ..losses import LOSS_WORDS, Loss
 from ..models import ModelConfig, load_model
 from ..surface.evaluation import EvaluationConfig, Evaluator
-from .measures import TARGET_IDENTITY, MeasureConfig, Target
+from .measure_config import TARGET_IDENTITY, MeasureConfig, Target
 
 ALPHAS = "-0.5:1.5:41"  # α from −0.5 to 1.5 in steps of 0.05: 0 and 1, the two networks, exactly on it
 RESCALED = "rescaled"  # the recipe of the rescaling control's runs (``landscape study``)

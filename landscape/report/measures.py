@@ -27,22 +27,18 @@ in one table.  Nothing here knows about ranks.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 
-from .. import checks
 from ..curvature import Hessian
-from ..curvature import sharpness as measures
-from ..curvature.suite import SuiteConfig, one
+from ..curvature.suite import one
 from ..data import Data, DataConfig, load_data, load_named
-from ..errors import ConfigError, InputError, MismatchError
-from ..grid import DEFAULT_X, Axis, Grid
+from ..grid import Grid
 from ..io import direction_file
 from ..io.atomic import write_file
 from ..io.surface_file import read
@@ -52,232 +48,18 @@ from ..parallel.comm import SerialComm
 from ..provenance import sha256_file
 from ..surface.config import RunConfig, SurfaceJob
 from ..surface.direction_set import DirectionConfig
-from ..surface.evaluation import EvaluationConfig
 from ..surface.job import run_surface
 from ..surface.rise import mean_rise_2d
 from .catalogue import BY_KEY, MEASURES, SHARPNESS
+from .measure_config import SUITE_NAMES, MeasureConfig, Target
+from .measures_file import MEASURES_FILE, RECORD_DIGEST, cached, digest, run_record
 from .runs import Run
 
-MEASURES_FILE = "measures.json"
-RECORD_DIGEST = "record_sha256"  # measures.json's SHA-256 of everything else it holds
 HESSIAN_1D = "surface_1d_hessian.h5"
 # How the Hessian direction is scaled: ``landscape surface --hessian`` draws a unit vector of all the
 # weights (biases too, norm "none" in the file), so the coordinate t is the distance moved in weight
 # space and the loss of a quadratic rises as λ t² / 2.
 HESSIAN_SCALE = "unit"
-
-
-def _plain(v: float) -> str:
-    """``-1`` for -1.0, the exact repr otherwise: one spelling per grid."""
-    return f"{v:g}" if float(f"{v:g}") == v else repr(v)
-
-
-@dataclass(frozen=True)
-class MeasureConfig:
-    """The settings of every measure: recorded with the results, and equal for every run of a report."""
-
-    grid_1d: str = DEFAULT_X  # the 1-D surface (MIN:MAX:NUM, must hold 0: the trained network)
-    grid_2d: str = "-1:1:41"  # the 2-D surface, the same along x and y (41 x 41: smooth contours)
-    radius: float = 0.5  # the average rise and the 2-D rise: distance from the minimum
-    directions: int = 20  # the average rise: random filter-normalized directions
-    trace_samples: int = 20  # Hutchinson: Rademacher vectors
-    tol: float = 1e-3  # Lanczos: relative tolerance of λmax
-    density_steps: int = 40  # the spectral density (stochastic Lanczos quadrature): Lanczos steps per run
-    density_runs: int = 2  # ... random start vectors; 0: no density
-    rho: float = measures.SharpnessConfig.rho  # adaptive, its average and m-sharpness: |δ| <= rho |w|
-    rho_l2: float = measures.SharpnessConfig.rho_l2  # adaptive ℓ2: the ball ‖δ / (|w| + eta)‖₂ <= rho_l2
-    eta: float = measures.SharpnessConfig.eta
-    draws: int = measures.SharpnessConfig.draws  # average adaptive: Gaussian draws
-    m: int = measures.SharpnessConfig.m  # m-sharpness: samples per batch
-    epsilon: float = measures.SharpnessConfig.epsilon  # Keskar's box |δ| <= epsilon (|w| + 1)
-    subspace: int = measures.SharpnessConfig.subspace  # Keskar's random subspace dimension; 0: the full space
-    method: str = measures.SharpnessConfig.method  # the worst-case searches (curvature.search): apgd or lbfgsb
-    iterations: int = measures.SharpnessConfig.iterations  # ... per start
-    restarts: int = measures.SharpnessConfig.restarts  # ... seeded random starts besides δ = 0
-    search_tol: float = measures.SharpnessConfig.search_tol  # ... converged: the gain of the last fifth
-    extensions: int = measures.SharpnessConfig.extensions  # ... more rounds for a start still rising
-    dtype: str = "float32"  # the Hessian products and sharpness searches
-    batch_size: int = 512  # samples per forward pass (surfaces and products)
-    kernel: str = "auto"  # the surfaces' kernel (landscape surface --kernel)
-    points_per_pass: int | str = "auto"  # the surfaces' grid points per call of the kernel
-    train_subset: int | None = None  # a seeded subset of the training set for everything but the test values
-    loss_name: str = "crossentropy"
-    seed: int = 0  # directions, start and trace vectors, subspace
-    skip: tuple[str, ...] = ()  # measures not computed (NaN in the tables): a study's budget, say why there
-
-    def __post_init__(self):
-
-        for name in ("radius", "tol", "rho", "epsilon"):
-            checks.number(name, getattr(self, name), above=0)
-        for name in ("grid_1d", "grid_2d"):
-            axis = Axis.parse(getattr(self, name), name)
-            if not np.any(axis.coordinates() == 0):
-                raise ConfigError(
-                    name,
-                    getattr(self, name),
-                    "a grid holding 0, the trained network (MIN = -MAX and an odd NUM, e.g. -1:1:21)",
-                )
-            object.__setattr__(self, name, f"{_plain(axis.lo)}:{_plain(axis.hi)}:{axis.num}")  # -1.0:1:5 is -1:1:5
-        grid = Axis.parse(self.grid_2d, "grid_2d")
-        step = (grid.hi - grid.lo) / (grid.num - 1)
-        if not step <= self.radius <= min(-grid.lo, grid.hi):
-            raise ConfigError(
-                "radius",
-                self.radius,
-                f"a radius from the 2-D grid's spacing ({step:g}) to its half "
-                f"width ({min(-grid.lo, grid.hi):g}): the 2-D rise averages the grid points within it",
-                literal=True,
-            )
-        self.sharpness()  # the searches' own checks
-        for name in ("directions", "batch_size"):
-            checks.whole(name, getattr(self, name))
-        checks.whole("trace_samples", self.trace_samples, least=2)
-        checks.whole("density_steps", self.density_steps)
-        checks.whole("density_runs", self.density_runs, least=0, expected="0 (no density) or a positive number of runs")
-        checks.whole("subspace", self.subspace, least=0, expected="0 (the full space) or a positive dimension")
-        if self.train_subset is not None:
-            checks.whole("train_subset", self.train_subset)
-            if self.m > self.train_subset:
-                raise ConfigError(
-                    "m",
-                    self.m,
-                    f"at most train_subset ({self.train_subset}): m-sharpness takes batches of m",
-                    literal=True,
-                )
-        if self.dtype not in ("float32", "float64"):
-            raise ConfigError("dtype", self.dtype, "float32 or float64")
-        checks.whole("seed", self.seed, least=0)
-        skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip or ())
-        for key in skip:
-            if not (key in SHARPNESS or key in SUITE_NAMES):
-                raise ConfigError(
-                    "skip", key, f"measures of the curvature suite among {', '.join([*SUITE_NAMES, *SHARPNESS][:-1])}"
-                )
-        object.__setattr__(self, "skip", tuple(dict.fromkeys(skip)))
-        self.evaluation()  # the surfaces' own checks
-
-    def record(self) -> dict:
-        return json.loads(json.dumps(asdict(self)))  # plain values, as measures.json reads back (lists)
-
-    def evaluation(self) -> EvaluationConfig:
-        """How the surfaces evaluate their points (``surface.evaluation``), from this report's settings."""
-        return EvaluationConfig(
-            loss_name=self.loss_name,
-            batch_size=self.batch_size,
-            kernel=self.kernel,
-            points_per_pass=self.points_per_pass,
-        )
-
-    def suite(self) -> SuiteConfig:
-        """The curvature measures' settings (``curvature.suite``): λmax to ``tol``, the trace, relative
-        flatness and the layers' traces from ``trace_samples`` vectors, the searches as ``sharpness``."""
-        return SuiteConfig(
-            k=1,
-            which="top",
-            tol=self.tol,
-            trace_samples=self.trace_samples,
-            density_steps=self.density_steps,
-            density_runs=max(1, self.density_runs),
-            layer_samples=self.trace_samples,
-            flatness_samples=self.trace_samples,
-            sharpness=self.sharpness(),
-            seed=self.seed,
-        )
-
-    def sharpness(self) -> measures.SharpnessConfig:
-        """The sharpness measures' settings (``curvature.sharpness``), from this report's."""
-        return measures.SharpnessConfig(
-            rho=self.rho,
-            rho_l2=self.rho_l2,
-            eta=self.eta,
-            draws=self.draws,
-            m=self.m,
-            epsilon=self.epsilon,
-            subspace=self.subspace,
-            radius=self.radius,
-            directions=self.directions,
-            method=self.method,
-            iterations=self.iterations,
-            restarts=self.restarts,
-            search_tol=self.search_tol,
-            extensions=self.extensions,
-            seed=self.seed,
-        )
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one run's network and data come from (the report's flags fill what the run does not say)."""
-
-    model: str
-    dataset: str
-    datapath: str | None = None
-    num_classes: int | None = None
-    model_args: str = ""  # the factories' keyword arguments (canonical JSON text; "" for none)
-    data_args: str = ""
-    device: str = "cpu"  # this rank's device, already chosen
-    threads: int | None = None
-
-
-TARGET_IDENTITY = ("model", "dataset", "datapath", "num_classes", "model_args", "data_args")
-
-
-def _run_record(run: Run) -> dict:
-    """A run's record as plain values, as measures.json holds it (tuples as lists)."""
-    return json.loads(json.dumps(asdict(run), default=float))
-
-
-def _digest(record: dict) -> str:
-    """SHA-256 of a record as JSON (keys sorted) without its own digest: values, errors, details,
-    settings, target and the checkpoint's SHA-256 alike."""
-    body = {k: v for k, v in record.items() if k != RECORD_DIGEST}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=float).encode()).hexdigest()
-
-
-def _cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, target: Target) -> dict | None:
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path) as handle:
-            found = checks.json_loads(handle.read())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path} cannot be read ({exc}); remove it to measure {run.name} again") from None
-    if not isinstance(found, dict):
-        raise InputError(f"{path} holds no measurement record; remove it to measure {run.name} again")
-    stored, now = found.get("settings", {}), config.record()
-    try:  # a setting missing there was added since: its measure is not in that file
-        same = set(stored) == set(now) and MeasureConfig(**stored) == config
-    except (TypeError, ConfigError):
-        same = False
-    if not same:
-        changed = [
-            f"{k} {stored[k]!r} there, {now[k]!r} now" if k in stored else f"{k} not there, {now[k]!r} now"
-            for k in now
-            if k not in stored or stored[k] != now[k]
-        ]
-        raise MismatchError(
-            f"{path} was measured with other settings ({'; '.join(changed) or 'unknown'}); "
-            "choose another out or remove that folder to measure again"
-        )
-    then = {k: found.get("target", {}).get(k, getattr(Target, k, None)) for k in TARGET_IDENTITY}  # older: no args
-    if then != {k: getattr(target, k) for k in TARGET_IDENTITY}:
-        raise MismatchError(
-            f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
-            f"{then['num_classes']}, datapath {then['datapath']}), not as {target.model} on "
-            f"{target.dataset}; choose another out or remove that folder to measure again"
-        )
-    if found.get("checkpoint_sha256") != checkpoint_sha:
-        raise MismatchError(
-            f"{path} was measured from another checkpoint than {run.checkpoint} (its SHA-256 "
-            "differs: retrained?); choose another out or remove that folder to measure again"
-        )
-    if found.get(RECORD_DIGEST) != _digest(found):  # last: a changed setting or checkpoint says which
-        state = "carries no digest" if RECORD_DIGEST not in found else "does not match its digest"
-        raise MismatchError(
-            f"{path} {state} ({RECORD_DIGEST}): changed since it was measured; remove the folder "
-            f"{os.path.dirname(path)} to measure {run.name} again"
-        )
-    return found
 
 
 def _surface(
@@ -333,14 +115,6 @@ def _centre(surface, name: str) -> float:
 
 
 # the curvature suite's measure behind each scorecard key that is not a sharpness search
-SUITE_NAMES = {
-    "lambda_max": "eigenvalues",
-    "trace": "trace",
-    "relative_flatness": "relative_flatness",
-    "fisher_rao": "fisher_rao",
-    "noise_scale": "noise_scale",
-    "layers": "layers",  # the per-layer blocks: details only
-}
 
 
 def _model_and_hessian(run: Run, target: Target, config: MeasureConfig, data: Data):
@@ -432,9 +206,9 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MEASURES_FILE)
     checkpoint_sha = sha256_file(run.checkpoint)
-    found = _cached(path, config, checkpoint_sha, run, target)
+    found = cached(path, config, checkpoint_sha, run, target)
     if found is not None and (found.get("extras", True) or not extras):  # the same weights, measured the same
-        return {**found, "run": _run_record(run)}  # way; how the manifest labels them is today's
+        return {**found, "run": run_record(run)}  # way; how the manifest labels them is today's
     started = time.perf_counter()
     data = load_named(target.dataset, target.datapath, args=target.data_args)
     one, two = _surfaces(run, target, config, data, folder)
@@ -461,7 +235,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
     }
     values.update(curvature["values"])
     result = {
-        "run": _run_record(run),
+        "run": run_record(run),
         "target": {k: v for k, v in asdict(target).items() if k != "threads"},
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),
@@ -476,7 +250,7 @@ def measure_run(run: Run, target: Target, config: MeasureConfig, folder: str, ex
             "density": density_s,
         },
     }
-    result[RECORD_DIGEST] = _digest(json.loads(json.dumps(result, default=float)))  # of the record as read back
+    result[RECORD_DIGEST] = digest(json.loads(json.dumps(result, default=float)))  # of the record as read back
     write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
     return result
 
@@ -491,13 +265,13 @@ def measure_light(run: Run, target: Target, config: MeasureConfig, folder: str, 
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MEASURES_FILE)
     checkpoint_sha = sha256_file(run.checkpoint)
-    found = _cached(path, config, checkpoint_sha, run, target)
+    found = cached(path, config, checkpoint_sha, run, target)
     if found is not None and list(found.get("light") or []) == list(keys):
-        return {**found, "run": _run_record(run)}
+        return {**found, "run": run_record(run)}
     data = load_named(target.dataset, target.datapath, args=target.data_args)
     curvature = _curvature(run, target, config, data, None, keys)
     result = {
-        "run": _run_record(run),
+        "run": run_record(run),
         "target": {k: v for k, v in asdict(target).items() if k != "threads"},
         "checkpoint_sha256": checkpoint_sha,
         "settings": config.record(),
@@ -506,7 +280,7 @@ def measure_light(run: Run, target: Target, config: MeasureConfig, folder: str, 
         "errors": curvature["errors"],
         "details": curvature["details"],
     }
-    result[RECORD_DIGEST] = _digest(json.loads(json.dumps(result, default=float)))
+    result[RECORD_DIGEST] = digest(json.loads(json.dumps(result, default=float)))
     write_file(path, (json.dumps(result, indent=2, default=float) + "\n").encode())
     return result
 

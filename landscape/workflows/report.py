@@ -26,7 +26,8 @@ from ..parallel import devices, stop
 from ..parallel.comm import agree, same_everywhere, threads_per_rank
 from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
 from ..plugins import ALLOW_RECORDED_HELP, check_recorded
-from ..report.measures import MeasureConfig, Target, flagged, measure_run
+from ..report.measure_config import MeasureConfig, Target
+from ..report.measures import flagged, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import describe, manifest_files, read_runs
 from ..report.scorecard import DEFAULT_ENDPOINTS, endpoints_of

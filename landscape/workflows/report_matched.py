@@ -16,7 +16,8 @@ from ..io.checkpoint import read_state_dict
 from ..parallel import stop
 from ..report import matching
 from ..report.matching import MATCHED
-from ..report.measures import MeasureConfig, Target, flags, measure_light, measure_run
+from ..report.measure_config import MeasureConfig, Target
+from ..report.measures import flags, measure_light, measure_run
 from ..report.rescaling import origin_of
 from ..report.runs import Run
 

@@ -14,7 +14,7 @@ from landscape.data import Data, Samples
 from landscape.errors import ConfigError
 from landscape.models import DigitsMLP
 from landscape.report.interpolation import along_line, alphas_of, choose_pairs, write_interpolation
-from landscape.report.measures import MeasureConfig
+from landscape.report.measure_config import MeasureConfig
 from landscape.report.runs import Run
 
 torch.set_num_threads(1)

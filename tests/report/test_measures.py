@@ -16,7 +16,8 @@ from landscape.io.surface_file import read
 from landscape.models import build_model
 from landscape.report import measures
 from landscape.report.catalogue import MEASURES
-from landscape.report.measures import HESSIAN_1D, MeasureConfig, Target, flagged, measure_run
+from landscape.report.measure_config import MeasureConfig, Target
+from landscape.report.measures import HESSIAN_1D, flagged, measure_run
 from landscape.report.runs import Run
 
 from plugins import linear_model, regression_data

@@ -12,7 +12,8 @@ import torch
 from landscape.io.checkpoint import save
 from landscape.models import build_model
 from landscape.report.catalogue import MEASURES
-from landscape.report.measures import MeasureConfig, Target, measure_run
+from landscape.report.measure_config import MeasureConfig, Target
+from landscape.report.measures import measure_run
 from landscape.report.runs import Run
 
 CONFIG = MeasureConfig(
