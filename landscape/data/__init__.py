@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..checks import is_whole
 from ..errors import ConfigError, InputError
 from ..io.paths import config_path
 from ..parallel.comm import agree
@@ -26,10 +27,6 @@ BUILTIN = {
 }
 SUBSET_SEED = 0  # train_subset draws the same samples in every run and on every rank
 GIVEN = "api"  # the data were passed in as objects (the Python API), not named
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -71,16 +68,16 @@ class DataConfig:
                 self.datapath,
                 f"the folder holding the {self.dataset} files with dataset={self.dataset} (nothing is downloaded)",
             )
-        if not _whole(self.data_split) or self.data_split < 1:
+        if not is_whole(self.data_split) or self.data_split < 1:
             raise ConfigError("data_split", self.data_split, "a whole number >= 1", literal=True)
-        if not _whole(self.split_idx) or not 0 <= self.split_idx < self.data_split:
+        if not is_whole(self.split_idx) or not 0 <= self.split_idx < self.data_split:
             raise ConfigError(
                 "split_idx",
                 self.split_idx,
                 f"a whole number in 0..{self.data_split - 1} (data_split={self.data_split})",
                 literal=True,
             )
-        if self.train_subset is not None and (not _whole(self.train_subset) or self.train_subset < 1):
+        if self.train_subset is not None and (not is_whole(self.train_subset) or self.train_subset < 1):
             raise ConfigError("train_subset", self.train_subset, "a positive number of samples", literal=True)
 
 

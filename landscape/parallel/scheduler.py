@@ -15,6 +15,7 @@ abort ends the others).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,20 +44,37 @@ class _Round:
     exhausted: bool  # its last claim found the counter past the last chunk
 
 
-def _evaluate_round(
-    evaluate,
-    points,
-    chunks,
-    counter,
-    per_pass: int,
-    wanted: np.ndarray,
-    width: int,
-    deadline: float | None,
-    per_chunk: float,
-    stop,
-) -> _Round:
+@dataclass(frozen=True)
+class _Work:
+    """What every round of one run evaluates: the points, in chunks of ``per_pass`` flat indices claimed
+    from ``counter``, those ``wanted`` (not done already) written, ``width`` values each."""
+
+    evaluate: Callable[[np.ndarray], np.ndarray]
+    points: np.ndarray
+    chunks: np.ndarray
+    counter: object  # comm.counter(): claim(n) -> the next index
+    per_pass: int
+    wanted: np.ndarray
+    width: int
+    stop: object  # parallel.stop.StopSignals, or None
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What each rank tells the others at the end of a round."""
+
+    computed: int  # points it computed
+    stopped_by: str | None  # the stop signal it received
+    exhausted: bool  # its last claim found the counter past the last chunk
+    rate: float  # points per second
+    chunk_seconds: float  # seconds per chunk
+
+
+def _evaluate_round(work: _Work, deadline: float | None, per_chunk: float) -> _Round:
     """Claim chunks one at a time and evaluate them until the round's deadline (the next chunk would
     end past it), the last chunk, or a stop signal; ``deadline=None``: exactly one chunk (round 0)."""
+    evaluate, points, chunks, counter, stop = work.evaluate, work.points, work.chunks, work.counter, work.stop
+    per_pass, wanted, width = work.per_pass, work.wanted, work.width
     flats, parts, count, started, exhausted = [], [], 0, time.perf_counter(), False
     while not (stop is not None and stop.received):
         if count and (deadline is None or time.perf_counter() + per_chunk > deadline):
@@ -111,43 +129,33 @@ def run_points(
     chunks = np.unique(np.asarray(todo, np.int64) // per_pass)
     width = len(writer.quantities)
     counter = comm.counter()
+    work = _Work(evaluate, points, chunks, counter, per_pass, wanted, width, stop)
     computed, here, per_chunk, first = 0, 0, 0.0, True
     try:
         while True:
             deadline = None if first else time.perf_counter() + round_seconds  # round 0: one chunk, timed
             # Agreed: a point that fails on any rank ends every rank, printed once by rank 0.
-            done = agree(
-                comm,
-                _evaluate_round,
-                evaluate,
-                points,
-                chunks,
-                counter,
-                per_pass,
-                wanted,
-                width,
-                deadline,
-                per_chunk,
-                stop,
-            )
+            done = agree(comm, _evaluate_round, work, deadline, per_chunk)
             if done.chunks:
                 per_chunk = done.seconds / done.chunks
             writer.write_round(done.flat, done.values)
             rate = len(done.flat) / done.seconds if done.seconds > 0 else 0.0
             chunk_seconds = done.seconds / done.chunks if done.chunks else 0.0
             reports = comm.allgather(
-                (len(done.flat), stop.received if stop is not None else None, done.exhausted, rate, chunk_seconds)
+                _Report(
+                    len(done.flat), stop.received if stop is not None else None, done.exhausted, rate, chunk_seconds
+                )
             )
             # After a stop signal a rank reaches the end of its round within a chunk, and one that did not
             # receive it within a round; one that has not a few seconds more later is lost with its node
             # (or killed): rank 0 names it and leaves.
-            comm.watch(stop, PATIENCE_SECONDS + round_seconds + 2 * max(r[4] for r in reports))
-            computed += sum(r[0] for r in reports)
+            comm.watch(stop, PATIENCE_SECONDS + round_seconds + 2 * max(r.chunk_seconds for r in reports))
+            computed += sum(r.computed for r in reports)
             here += len(done.flat)
             if progress is not None:
-                progress.update(computed, rates=[r[3] for r in reports])
-            stopped_by = next((r[1] for r in reports if r[1]), None)
-            if stopped_by or all(r[2] for r in reports):
+                progress.update(computed, rates=[r.rate for r in reports])
+            stopped_by = next((r.stopped_by for r in reports if r.stopped_by), None)
+            if stopped_by or all(r.exhausted for r in reports):
                 counter.free()
                 return Outcome(computed, here, stopped_by)
             first = False

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
+from ..checks import is_whole
 from ..errors import ConfigError
 
 NAMES = ("sgd", "naive", "linear", "lars", "adaptive", "local")
@@ -32,10 +33,6 @@ SCALED = ("linear", "lars", "local")  # the learning rate follows the batch: lr 
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -72,9 +69,9 @@ class Recipe:
         object.__setattr__(self, "milestones", tuple(self.milestones))
         checks = (
             ("recipe", self.recipe in NAMES, f"one of {', '.join(NAMES)}"),
-            ("epochs", _whole(self.epochs) and self.epochs >= 1, "a positive whole number"),
-            ("steps", self.steps is None or (_whole(self.steps) and self.steps >= 1), "a positive whole number"),
-            ("batch_size", _whole(self.batch_size) and self.batch_size >= 1, "a positive whole number"),
+            ("epochs", is_whole(self.epochs) and self.epochs >= 1, "a positive whole number"),
+            ("steps", self.steps is None or (is_whole(self.steps) and self.steps >= 1), "a positive whole number"),
+            ("batch_size", is_whole(self.batch_size) and self.batch_size >= 1, "a positive whole number"),
             ("lr", _number(self.lr) and self.lr > 0, "a positive number"),
             ("momentum", _number(self.momentum) and 0 <= self.momentum < 1, "a number with 0 <= momentum < 1"),
             (
@@ -90,16 +87,16 @@ class Recipe:
                 "increasing fractions of the epochs, each strictly between 0 and 1",
             ),
             ("gamma", _number(self.gamma) and 0 < self.gamma <= 1, "a number with 0 < gamma <= 1"),
-            ("base_batch", _whole(self.base_batch) and self.base_batch >= 1, "a positive whole number"),
+            ("base_batch", is_whole(self.base_batch) and self.base_batch >= 1, "a positive whole number"),
             ("warmup_epochs", _number(self.warmup_epochs) and self.warmup_epochs >= 0, "a number of epochs >= 0"),
             ("trust", _number(self.trust) and self.trust > 0, "a positive number"),
             ("theta", _number(self.theta) and self.theta > 0, "a positive number"),
             (
                 "max_batch",
-                self.max_batch is None or (_whole(self.max_batch) and self.max_batch >= self.batch_size),
+                self.max_batch is None or (is_whole(self.max_batch) and self.max_batch >= self.batch_size),
                 f"a whole number >= batch_size ({self.batch_size})",
             ),
-            ("sync_every", _whole(self.sync_every) and self.sync_every >= 1, "a positive whole number of steps"),
+            ("sync_every", is_whole(self.sync_every) and self.sync_every >= 1, "a positive whole number of steps"),
             ("control_variates", isinstance(self.control_variates, bool), "True or False"),
         )
         for name, ok, expected in checks:
