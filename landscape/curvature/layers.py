@@ -14,11 +14,11 @@ other (H_kk / α², H_(k+1)(k+1) · α²), which the blocks show and the whole n
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from . import estimate
 from .eigen import extreme
 
 
@@ -101,7 +101,7 @@ def traces(hessian, layers: list[Layer], samples: int = 20, seed: int = 0) -> li
         z = rng.integers(0, 2, hessian.dim).astype(np.float64) * 2 - 1
         product = hessian.matvec(z)
         draws[i] = [float(layer.take(z) @ layer.take(product)) for layer in layers]
-    return [(float(d.mean()), float(d.std(ddof=1) / math.sqrt(samples))) for d in draws.T]
+    return [(float(d.mean()), estimate.stderr(d)) for d in draws.T]
 
 
 def per_layer(hessian, samples: int = 20, tol: float = 1e-3, seed: int = 0) -> list[LayerCurvature]:

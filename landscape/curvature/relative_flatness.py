@@ -21,10 +21,11 @@ network per sample serves every tensor at once (independent Z's: the cross terms
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+from . import estimate
 
 DEFINITION = "Σ over parameter tensors W of Σ_{s,s'} ⟨W_s, W_s'⟩ Tr H_{s,s'} (rows W_s: output units)"
 CITATION = "Petzka et al. 2021 (relative flatness)"
@@ -82,7 +83,7 @@ def relative_flatness(hessian, samples: int = 20, seed: int = 0) -> RelativeFlat
 
     def summary(columns: list[int]) -> tuple[float, float]:
         total = draws[:, columns].sum(axis=1)
-        return float(total.mean()), float(total.std(ddof=1) / math.sqrt(samples))
+        return float(total.mean()), estimate.stderr(total)
 
     value, stderr = summary(list(range(len(tensors))))
     by_layer = {module: summary(columns) for module, columns in modules.items()}

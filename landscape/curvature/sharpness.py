@@ -36,6 +36,7 @@ import torch
 from .. import checks
 from .. import directions as dirs
 from ..errors import ConfigError
+from . import estimate
 from .search import Outcome, SearchConfig, search
 
 MEASURES = ("adaptive", "adaptive_l2", "adaptive_average", "m_sharpness", "epsilon", "average")
@@ -312,7 +313,7 @@ def adaptive_average(hessian, rho: float = 0.01, samples: int = 20, seed: int = 
     rises = np.array(
         [hessian.mean_loss(w + rho * np.abs(w) * rng.standard_normal(len(w))) - base for _ in range(samples)]
     )
-    spread = float(rises.std(ddof=1) / math.sqrt(samples)) if samples > 1 else math.nan
+    spread = estimate.stderr(rises)
     noise = rounding(hessian, base)
     return _named(
         "adaptive_average",
@@ -342,7 +343,7 @@ def average_rise(
         rises.append(value - base)
         error_rises.append(hessian.error(w + radius * flat) - base_error)
     rises, error_rises = np.asarray(rises), np.asarray(error_rises)
-    spread = float(rises.std(ddof=1) / math.sqrt(directions)) if directions > 1 else math.nan
+    spread = estimate.stderr(rises)
     return _named(
         "average",
         float(rises.mean()),

@@ -15,11 +15,12 @@ minimum of 10 this is small against the error it reports.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from . import estimate
 
 MIN_SAMPLES = 10  # the fewest samples whose standard error may stop the estimate
 
@@ -67,14 +68,13 @@ def hutchinson(
         values.append(float(torch.as_tensor(z) @ torch.as_tensor(np.asarray(hessian.matvec(z), dtype=np.float64))))
         m = len(values)
         if se is not None and m >= min_samples:
-            stderr = float(np.std(values, ddof=1)) / math.sqrt(m)
-            if stderr <= se * abs(float(np.mean(values))):
+            if estimate.stderr(values) <= se * abs(float(np.mean(values))):
                 break
     values = np.asarray(values)
     dtype = getattr(hessian, "dtype", None)
     return Trace(
         float(values.mean()),
-        float(values.std(ddof=1) / math.sqrt(len(values))),
+        estimate.stderr(values),
         len(values),
         hessian.products - start,
         se,
