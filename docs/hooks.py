@@ -1,9 +1,8 @@
-"""MkDocs hook: the command-line reference is written from the commands' own parsers when the site is
-built (docs/reference/cli.md holds only the marker), so the flags documented are the flags that exist."""
+"""MkDocs hook: the command-line reference is written from the commands' own ``Params`` (the fields their
+parsers are made from) when the site is built (docs/reference/cli.md holds only the marker), so the
+flags documented are the flags that exist."""
 
 from __future__ import annotations
-
-import argparse
 
 MARKER = "<!-- landscape: every command's --help -->"
 
@@ -17,26 +16,40 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def _command(name: str, command) -> str:
-    parser = command.load().build_parser(f"landscape {name}")
-    formatter = parser._get_formatter()  # argparse's own expansion of %(default)s and friends
+    """A command's section: its usage line, and one row per parameter of its ``Params`` (the fields the
+    parser is made from: their flags, choices, defaults and help text)."""
+    import dataclasses
+
+    from landscape.workflows.params import ordered
+
+    module = command.load()
+    parser = module.build_parser(f"landscape {name}")
     alias = f" (alias `{command.alias}`)" if command.alias else ""
     lines = [f"## `landscape {name}`{alias}", "", command.summary[:1].upper() + command.summary[1:] + ".", ""]
-    lines += [
-        "```text",
-        formatter._format_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, "usage: ").strip(),
-        "```",
-        "",
-    ]
+    lines += ["```text", parser.format_usage().strip(), "```", ""]
     lines += ["| flag | default | what it sets |", "|---|---|---|"]
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+    for f in ordered(module.PARAMS[0]):
+        m = f.metadata
+        if not m.get("cli", True):
             continue
-        flag = ", ".join(f"`{s}`" for s in action.option_strings) or f"`{action.dest}` (positional)"
-        if action.choices and not isinstance(action, argparse._SubParsersAction):
-            flag += "<br>" + " · ".join(f"`{c}`" for c in action.choices)
-        default = "" if action.default in (None, False, argparse.SUPPRESS) or action.required else f"`{action.default}`"
-        text = formatter._expand_help(action) if action.help else ""
-        lines.append("| " + " | ".join(_cell(c) for c in (flag, default, " ".join(text.split()))) + " |")
+        if m.get("switches"):
+            for flag, _, words in m["switches"]:
+                lines.append("| " + " | ".join(_cell(c) for c in (f"`{flag}`", "", words.replace("%%", "%"))) + " |")
+            continue
+        flags = [m.get("flag") or f"--{f.name}", *m.get("aliases", ())]
+        flag = f"`{f.name}` (positional)" if m.get("positional") else ", ".join(f"`{s}`" for s in flags)
+        if m.get("choices"):
+            flag += "<br>" + " · ".join(f"`{c}`" for c in m["choices"])
+        if f.default is dataclasses.MISSING:
+            default = "required"
+        elif m.get("shown") is not None:
+            default = str(m["shown"])
+        elif f.default in (None, False, (), ""):
+            default = ""
+        else:
+            default = f"`{' '.join(map(str, f.default)) if isinstance(f.default, tuple) else f.default}`"
+        text = " ".join((m.get("help") or "").replace("%%", "%").split())
+        lines.append("| " + " | ".join(_cell(c) for c in (flag, default, text)) + " |")
     if parser.epilog:
         lines += ["", "```text", parser.epilog.strip("\n"), "```"]
     return "\n".join(lines)

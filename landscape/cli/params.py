@@ -17,7 +17,7 @@ def _default_words(f: dataclasses.Field) -> str:
     shown = f.metadata.get("shown")
     if shown is not None:
         return f" (default: {shown})"
-    if f.default is dataclasses.MISSING or f.default is None or f.default is False:
+    if f.default is dataclasses.MISSING or f.default is None or f.default is False or f.default == "":
         return ""
     value = " ".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
     return f" (default: {value})"

@@ -131,9 +131,13 @@ def _plain(value):
 
 
 def ordered(cls) -> list[dataclasses.Field]:
-    """The fields in the order of their ``--help`` headings (``cls.GROUPS``), in declaration order within one."""
+    """The fields in the order of their ``--help`` headings (``cls.GROUPS``); within one, the required
+    fields first, then in declaration order."""
     rank = {None: -1, **{name: i for i, name in enumerate(cls.GROUPS)}}
-    return sorted(dataclasses.fields(cls), key=lambda f: rank.get(f.metadata.get("group"), len(rank)))
+    return sorted(
+        dataclasses.fields(cls),
+        key=lambda f: (rank.get(f.metadata.get("group"), len(rank)), f.default is not MISSING),
+    )
 
 
 def default(config, name: str):
