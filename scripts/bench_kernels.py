@@ -9,7 +9,11 @@ MNIST-1D: its 5,000 sequences), along two random filter-normalized directions, o
 * ``bare``: the model's own forward over the samples at the best batch, no loss, no weights to make
   (the roofline: what no kernel can beat by more than fusing the loss into the forward);
 * ``reference settings``: the reference kernel at the reference code's batch 128, one point per pass;
-* every kernel at each of a few batch sizes and points per pass, its fastest shown.
+* every kernel at each of a few batch sizes and points per pass, its fastest shown; ``compiled_plain``
+  is the compiled kernel without its first layer by linearity (the A/B of that path).
+
+``--heap off`` runs with glibc's malloc defaults instead of the computing commands' heap setting
+(``landscape/heap.py``): run the script once with each for the A/B of that setting.
 
 The variants take turns, ``--trials`` rounds of ``--seconds`` each, so that a slow spell of a shared
 machine hits all of them; each keeps its fastest trial.  Prints ms per point, the ratio of the
@@ -18,6 +22,7 @@ on some model), and each against the bare forward.  Compilation is done before t
 """
 
 import argparse
+import contextlib
 import copy
 import sys
 import time
@@ -26,16 +31,19 @@ import numpy as np
 import torch
 
 from landscape import directions as dirs
+from landscape import heap
 from landscape.data import load_named
 from landscape.data.samples import Samples
 from landscape.models import build_model
 from landscape.provenance import machine
 from landscape.surface.evaluation import EvaluationConfig, Evaluator
+from landscape.surface.kernels import compiled
 
 SETTINGS = {  # (batch sizes, points per pass) tried per kernel; "all": every sample in one batch
     "reference": (("128", "512", "all"), (1, 8)),
     "unrolled": (("512", "all"), (8, 32)),
     "compiled": (("512", "all"), (1, 8)),
+    "compiled_plain": (("512", "all"), (1, 8)),  # the compiled kernel without its first layer by linearity
 }
 
 
@@ -48,6 +56,18 @@ def data_of(model: str) -> dict[str, Samples]:
         }
     data = load_named("mnist1d" if model.startswith("mnist1d") else "digits")
     return {"train": data.train, "test": data.test}
+
+
+@contextlib.contextmanager
+def without_first_layer(plain: bool):
+    """With ``plain``, compiled kernels made inside take no first layer by linearity (the A/B of that path)."""
+    found = compiled._first_layer
+    if plain:
+        compiled._first_layer = lambda problem: None
+    try:
+        yield
+    finally:
+        compiled._first_layer = found
 
 
 def variants(model_name: str, kernels: list[str], max_pass: int):
@@ -76,15 +96,16 @@ def variants(model_name: str, kernels: list[str], max_pass: int):
         if kernel == "reference":
             settings.add((128, 1))
         for batch, k in sorted(settings):
-            ev = Evaluator(
-                model,
-                origin,
-                dx,
-                dy,
-                data,
-                "crossentropy",
-                EvaluationConfig(kernel=kernel, batch_size=batch, points_per_pass=k),
-            )
+            with without_first_layer(kernel == "compiled_plain"):
+                ev = Evaluator(
+                    model,
+                    origin,
+                    dx,
+                    dy,
+                    data,
+                    "crossentropy",
+                    EvaluationConfig(kernel=kernel.removesuffix("_plain"), batch_size=batch, points_per_pass=k),
+                )
             rng = np.random.default_rng(0)
             points = rng.uniform(-0.5, 0.5, (k, 2))
             ev.evaluate(points)  # warm up, compile
@@ -104,12 +125,20 @@ def main() -> int:
         default=32,
         help="most points per pass tried (a trial is at least one pass: 2 for ResNet-20, whose point takes a second)",
     )
+    p.add_argument(
+        "--heap",
+        choices=("on", "off"),
+        default="on",
+        help="on: keep the memory a batch frees, as the computing commands do (landscape/heap.py); off: glibc's "
+        "defaults (the A/B of that setting: run the script once with each, each a fresh process)",
+    )
     args = p.parse_args()
+    kept = heap.keep_freed_memory() if args.heap == "on" else False
     torch.set_num_threads(1)
     m = machine()
     print(
         f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}, 1 thread; "
-        f"{args.trials} trials of {args.seconds} s per variant, taking turns",
+        f"{args.trials} trials of {args.seconds} s per variant, taking turns; heap setting {'on' if kept else 'off'}",
         flush=True,
     )
     for model in args.models:

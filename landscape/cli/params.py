@@ -94,4 +94,14 @@ def parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict:
     return given
 
 
-__all__ = ["add_params", "flags_of", "parser_for", "parsed"]
+def main_of(build_parser, run, params):
+    """A command's ``main`` that only parses its flags into ``params`` (a ``Params`` class) and calls ``run``."""
+
+    def main(argv: list[str], prog: str) -> int:
+        run(params.of(parsed(build_parser(prog), argv)), argv=(*prog.split(), *argv))
+        return 0
+
+    return main
+
+
+__all__ = ["add_params", "flags_of", "main_of", "parser_for", "parsed"]

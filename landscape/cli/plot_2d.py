@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ..workflows import plots
-from .params import parser_for
-from .plot_args import main_of
+from .params import main_of, parser_for
 
 EPILOG = """\
 examples:

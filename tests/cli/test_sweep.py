@@ -1,0 +1,10 @@
+"""``landscape sweep``'s command line (``cli/sweep.py``): every example its --help shows is a command the
+parser takes, with values its parameters accept (the parameters themselves: tests/workflows)."""
+
+from landscape.cli import sweep
+
+from help_examples import check_examples
+
+
+def test_every_example_in_its_help_is_a_valid_command():
+    assert check_examples(sweep) >= 1
