@@ -87,7 +87,8 @@ def number(
         else:
             parts = [f"> {above:g}" if above is not None else "", f">= {least:g}" if least is not None else ""]
             parts.append(f"< {below:g}" if below is not None else "")
-            expected = "a number " + " and ".join(p for p in parts if p)
+            bounds = " and ".join(p for p in parts if p)
+            expected = f"a number {bounds}" if bounds else "a finite number"
     raise ConfigError(field, value, expected, literal=True)
 
 

@@ -41,6 +41,37 @@ def test_each_test_file_mirrors_the_module_it_tests():
     assert not orphans, f"test files that mirror no module: {orphans}"
 
 
+# The modules without a test file of their own name, each with the test file that covers it (and names it):
+# a short list, reviewed; a module added to the package gets its own test file instead.
+COVERED_ELSEWHERE = {
+    "models/blocks.py": "tests/models/test_zoo.py",  # the paper's architectures: every registry model's
+    "models/densenet.py": "tests/models/test_zoo.py",  # parameter count, layer list and the reference
+    "models/resnet.py": "tests/models/test_zoo.py",  # code's outputs on fixed weights, model by model
+    "models/vgg.py": "tests/models/test_zoo.py",
+    "version.py": "tests/cli/test_main.py",  # landscape --version prints it
+    "train/session.py": "tests/train/test_rows.py",  # two dataclasses: the rows and records tests build them
+}
+
+
+def test_each_module_has_a_test_file_of_its_name_or_is_listed_as_covered_elsewhere():
+    """landscape/<folder>/<module>.py is tested by tests/<folder>/test_<module>[_<aspect>].py, or listed in
+    COVERED_ELSEWHERE with the test file that covers it, which must name it."""
+    alone, stale = [], []
+    for name, path in sorted(modules().items()):
+        if path.stem in ("__init__", "__main__"):
+            continue
+        folder = TESTS / path.parent.relative_to(PACKAGE)
+        own = list(folder.glob(f"test_{path.stem}.py")) + list(folder.glob(f"test_{path.stem}_*.py"))
+        listed = COVERED_ELSEWHERE.get(f"{name}.py")
+        if own and listed:
+            stale.append(f"{name}.py")  # it has its own test file now: off the list
+        elif not own and (listed is None or path.stem not in (ROOT / listed).read_text()):
+            alone.append(f"{name}.py")
+    assert not alone, f"modules with no test file of their name (write one, or list the one that covers it): {alone}"
+    assert not stale, f"listed as covered elsewhere but tested by a file of their name: {stale}"
+    assert set(COVERED_ELSEWHERE) <= {f"{n}.py" for n in modules()}, "a listed module no longer exists"
+
+
 def test_torch_internals_are_reached_in_one_module_only():
     private = re.compile(r"torch\._[a-z]|\._forward(_pre)?_hooks|_global_forward")
     users = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if private.search(p.read_text()))

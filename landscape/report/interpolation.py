@@ -93,11 +93,11 @@ def along_line(
     evaluator = Evaluator(
         small,
         origin,
-        towards,
-        None,
-        sets,
-        Loss(loss_name),
-        EvaluationConfig(
+        dx=towards,  # a line: one direction, no second
+        dy=None,
+        data=sets,
+        loss=Loss(loss_name),
+        cfg=EvaluationConfig(
             loss_name=loss_name, kernel="reference", batch_size=batch_size, points_per_pass=1, dtype=dtype
         ),
         bn="states",

@@ -111,7 +111,7 @@ class MeasureConfig:
         for key in skip:
             if not (key in SHARPNESS or key in SUITE_NAMES):
                 raise ConfigError(
-                    "skip", key, f"measures of the curvature suite among {', '.join([*SUITE_NAMES, *SHARPNESS][:-1])}"
+                    "skip", key, f"measures of the curvature suite among {', '.join([*SUITE_NAMES, *SHARPNESS])}"
                 )
         object.__setattr__(self, "skip", tuple(dict.fromkeys(skip)))
         self.evaluation()  # the surfaces' own checks

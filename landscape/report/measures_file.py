@@ -56,11 +56,12 @@ def cached(path: str, config: MeasureConfig, checkpoint_sha: str, run: Run, targ
             "choose another out or remove that folder to measure again"
         )
     then = {k: found.get("target", {}).get(k, getattr(Target, k, None)) for k in TARGET_IDENTITY}  # older: no args
-    if then != {k: getattr(target, k) for k in TARGET_IDENTITY}:
+    now = {k: getattr(target, k) for k in TARGET_IDENTITY}
+    if then != now:
+        differ = "; ".join(f"{k} {then[k]!r} there, {now[k]!r} now" for k in TARGET_IDENTITY if then[k] != now[k])
         raise MismatchError(
-            f"{path} was measured as {then['model']} on {then['dataset']} (num_classes "
-            f"{then['num_classes']}, datapath {then['datapath']}), not as {target.model} on "
-            f"{target.dataset}; choose another out or remove that folder to measure again"
+            f"{path} was measured as another network or data set ({differ}); choose another out or remove that "
+            "folder to measure again"
         )
     if found.get("checkpoint_sha256") != checkpoint_sha:
         raise MismatchError(

@@ -1,9 +1,9 @@
 """``landscape curvature``'s command line (``cli/curvature.py``): every example its --help shows is a command the
 parser takes, with values its parameters accept (the parameters themselves: tests/workflows)."""
 
-from landscape.cli import curvature
-
 from help_examples import check_examples
+
+from landscape.cli import curvature
 
 
 def test_every_example_in_its_help_is_a_valid_command():

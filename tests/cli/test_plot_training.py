@@ -1,9 +1,9 @@
-"""``landscape plot-training``'s command line (``cli/plot_training.py``): every example its --help shows is a command the
-parser takes, with values its parameters accept (the parameters themselves: tests/workflows)."""
-
-from landscape.cli import plot_training
+"""``landscape plot-training``'s command line (``cli/plot_training.py``): every example its --help shows
+is a command the parser takes, with values its parameters accept (the parameters themselves: tests/workflows)."""
 
 from help_examples import check_examples
+
+from landscape.cli import plot_training
 
 
 def test_every_example_in_its_help_is_a_valid_command():

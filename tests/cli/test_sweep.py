@@ -1,9 +1,9 @@
 """``landscape sweep``'s command line (``cli/sweep.py``): every example its --help shows is a command the
 parser takes, with values its parameters accept (the parameters themselves: tests/workflows)."""
 
-from landscape.cli import sweep
-
 from help_examples import check_examples
+
+from landscape.cli import sweep
 
 
 def test_every_example_in_its_help_is_a_valid_command():

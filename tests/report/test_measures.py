@@ -84,7 +84,7 @@ def test_a_rerun_reads_back_and_other_settings_or_weights_are_refused(tmp_path, 
     assert measure_run(run, target, CONFIG, folder) == json.loads(json.dumps(first))
     with pytest.raises(MismatchError, match=r"other settings \(rho 0.01 there, 0.05 now\)"):
         measure_run(run, target, MeasureConfig(**{**CONFIG.record(), "rho": 0.05}), folder)
-    with pytest.raises(MismatchError, match="was measured as digits_mlp on digits"):
+    with pytest.raises(MismatchError, match="another network or data set \\(num_classes None there, 12 now\\)"):
         measure_run(run, Target("digits_mlp", "digits", num_classes=12, threads=1), CONFIG, folder)
     network(tmp_path, seed=4)  # retrained: new weights under the same path
     with pytest.raises(MismatchError, match="another checkpoint"):
