@@ -53,6 +53,13 @@ COVERED_ELSEWHERE = {
 }
 
 
+def _owner(test: str, stems: list[str]) -> str | None:
+    """The module a test file is named after: the longest stem it is test_<stem> or test_<stem>_<aspect> of
+    (test_resnet_imagenet.py tests resnet_imagenet.py, not resnet.py)."""
+    named = [s for s in stems if test == f"test_{s}" or test.startswith(f"test_{s}_")]
+    return max(named, key=len) if named else None
+
+
 def test_each_module_has_a_test_file_of_its_name_or_is_listed_as_covered_elsewhere():
     """landscape/<folder>/<module>.py is tested by tests/<folder>/test_<module>[_<aspect>].py, or listed in
     COVERED_ELSEWHERE with the test file that covers it, which must name it."""
@@ -61,7 +68,8 @@ def test_each_module_has_a_test_file_of_its_name_or_is_listed_as_covered_elsewhe
         if path.stem in ("__init__", "__main__"):
             continue
         folder = TESTS / path.parent.relative_to(PACKAGE)
-        own = list(folder.glob(f"test_{path.stem}.py")) + list(folder.glob(f"test_{path.stem}_*.py"))
+        siblings = [p.stem for p in path.parent.glob("*.py")]
+        own = [t for t in folder.glob(f"test_{path.stem}*.py") if _owner(t.stem, siblings) == path.stem]
         listed = COVERED_ELSEWHERE.get(f"{name}.py")
         if own and listed:
             stale.append(f"{name}.py")  # it has its own test file now: off the list
