@@ -9,8 +9,9 @@
 Each command function takes the parameters of its command line (``landscape surface --help``): the
 same names (the flags without their dashes; positional arguments by their names: ``surf_files``,
 ``manifests``, ``manifest``, ``files``), the same defaults (those of the configurations they fill), and
-returns a result dataclass whose ``record()`` holds plain values.  The functions are made from the
-command-line parsers, so the two cannot drift apart.  From Python, ``surface``'s ``model`` may also be
+returns a result dataclass whose ``record()`` holds plain values.  The functions and the command-line
+parsers are both made from each command's ``Params`` (``workflows/<command>.py``), so the two cannot
+drift apart.  From Python, ``surface``'s ``model`` may also be
 an ``nn.Module``, its ``dataset`` a pair ``(train, test)`` of data and its ``loss_name`` a callable.
 
 The same calls under ``mpiexec -n N python script.py`` share the work among the ranks (every rank must
