@@ -120,18 +120,17 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
         )
     measured = sum(min(len(s), samples) for s in (loaded.data.train, loaded.data.test) if s is not None)
     whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
-    choice = tuning.tune(
-        make,
+    request = tuning.Request(
         largest,
         cfg.batch_size,
         cfg.points_per_pass,
-        names,
+        tuple(names),
+        points=job.grid.size,
         points_per_rank=job.grid.size / comm.size,
         ranks=comm.size,
         scale=whole / measured,
-        together=lambda measure: comm.allgather(agree(comm, measure)),
-        points=job.grid.size,
     )
+    choice = tuning.tune(make, request, together=lambda measure: comm.allgather(agree(comm, measure)))
     return replace(
         cfg, kernel=choice.kernel, batch_size=choice.batch_size, points_per_pass=choice.points_per_pass
     ), choice.describe(samples=samples)

@@ -146,32 +146,37 @@ def alone(measure):
     return [measure()]
 
 
-def tune(
-    make,
-    largest: int,
-    batch_size,
-    points_per_pass,
-    kernels: list[str],
-    *,
-    seed: int = 0,
-    points_per_rank: float = 0.0,
-    ranks: int = 1,
-    scale: float = 1.0,
-    together=alone,
-    points: int = 0,
-    budget: float | None = None,
-) -> Choice:
-    """The fastest (kernel, batch size, points per pass) for a surface of ``points_per_rank`` points per
-    rank on ``ranks`` ranks (``over_surface``), trying only what is ``auto``.
+@dataclass(frozen=True)
+class Request:
+    """What ``tune`` is asked for: the settings left ``auto`` (``batch_size``, ``points_per_pass``; ints
+    are kept), the ``kernels`` to try (the reference first; one name: that kernel), the longest pass's
+    samples (``largest``: the batch sizes tried end there), and the surface the choice is for: its
+    ``points`` (0: not known; no pass is measured with more), ``points_per_rank`` on ``ranks`` ranks
+    (``over_surface``), and ``scale``, the surface's samples per measured sample (a point of the surface
+    takes about ``scale`` times a measured one), for the budget."""
 
-    ``make(setting)`` builds an evaluator on a prefix of the data, whose longest pass holds ``largest``
-    samples (the batch sizes tried end there); ``kernels``: the kernels to try, the reference first (one
-    name: that kernel); ``batch_size`` and ``points_per_pass`` given as ints are kept.  ``scale``: the
-    surface's samples per measured sample (a point of the surface takes about ``scale`` times a measured
-    one), for the budget.  ``together(measure)`` runs ``measure()`` on every rank at once and returns
-    each rank's result; every step rests on values all ranks share, so every rank takes the same steps.
-    ``points``: the surface's (0: not known); no pass is measured with more.
+    largest: int
+    batch_size: int | str = AUTO
+    points_per_pass: int | str = AUTO
+    kernels: tuple[str, ...] = ("reference",)
+    points: int = 0
+    points_per_rank: float = 0.0
+    ranks: int = 1
+    scale: float = 1.0
+
+
+def tune(make, request: Request, *, together=alone, seed: int = 0, budget: float | None = None) -> Choice:
+    """The fastest (kernel, batch size, points per pass) for the surface ``request`` describes, trying
+    only what is ``auto``.
+
+    ``make(setting)`` builds an evaluator on a prefix of the data.  ``together(measure)`` runs
+    ``measure()`` on every rank at once and returns each rank's result; every step rests on values all
+    ranks share, so every rank takes the same steps.  ``budget``: the most seconds of measuring (default
+    ``BUDGET``, ``COMPILED_BUDGET`` for the compiled kernel alone).
     """
+    largest, batch_size, points_per_pass = request.largest, request.batch_size, request.points_per_pass
+    kernels, points, points_per_rank = list(request.kernels), request.points, request.points_per_rank
+    ranks, scale = request.ranks, request.scale
     rng = np.random.default_rng(seed)
     compiled = kernels == ["compiled"]
     ladder = COMPILED_PASSES if compiled else PASSES

@@ -40,10 +40,12 @@ def rates(table: dict, calls: list | None = None):
 
 def test_tune_picks_the_fastest_setting_that_runs_and_keeps_what_was_given(monkeypatch):
     monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.02)
-    chosen = tuning.tune(Fake, 2000, "auto", "auto", REFERENCE)
+    chosen = tuning.tune(Fake, tuning.Request(2000, "auto", "auto", tuple(REFERENCE)))
     assert (chosen.batch_size, chosen.points_per_pass) == (512, 8)  # 512 x 16 runs out of memory
-    assert tuning.tune(Fake, 2000, 256, "auto", REFERENCE).points_per_pass == 16  # the batch given is kept
-    kept = tuning.tune(Fake, 2000, 128, 2, REFERENCE)
+    assert (
+        tuning.tune(Fake, tuning.Request(2000, 256, "auto", tuple(REFERENCE))).points_per_pass == 16
+    )  # the batch given is kept
+    kept = tuning.tune(Fake, tuning.Request(2000, 128, 2, tuple(REFERENCE)))
     assert (kept.kernel, kept.batch_size, kept.points_per_pass, kept.tried) == ("reference", 128, 2, 1)
 
 
@@ -54,14 +56,14 @@ def test_the_batch_ladder_starts_at_the_reference_batch_and_climbs_each_way_whil
     calls = []
     up = {128: 300.0, 256: 400.0, 512: 450.0, 1024: 500.0, 1797: 600.0, 64: 200.0}
     monkeypatch.setattr(tuning, "_runs", rates({("reference", b, 1): r for b, r in up.items()}, calls))
-    chosen = tuning.tune(None, 1797, "auto", 1, REFERENCE)
+    chosen = tuning.tune(None, tuning.Request(1797, "auto", 1, tuple(REFERENCE)))
     assert tuning.FIRST_BATCH == 128
     assert [s.batch_size for s in calls][:6] == [128, 256, 512, 1024, 1797, 64]  # measured again: the fastest
     assert chosen.batch_size == 1797 and chosen.again == 3
     calls.clear()
     down = {128: 10.0, 256: 9.0, 64: 11.0}
     monkeypatch.setattr(tuning, "_runs", rates({("reference", b, 1): r for b, r in down.items()}, calls))
-    chosen = tuning.tune(None, 1797, "auto", 1, REFERENCE)
+    chosen = tuning.tune(None, tuning.Request(1797, "auto", 1, tuple(REFERENCE)))
     assert [s.batch_size for s in calls][:3] == [128, 256, 64] and chosen.batch_size == 64
 
 
@@ -70,10 +72,14 @@ def test_a_small_surface_spends_little_time_measuring(monkeypatch):
     per rank (0.2 s) leave 0.02 s, less than the first measurement took: nothing more is measured."""
     monkeypatch.setattr(tuning, "SECONDS_PER_TRIAL", 0.02)
     started = time.perf_counter()
-    small = tuning.tune(lambda s: Fake(s, scale=5.0), 2000, "auto", "auto", REFERENCE, points_per_rank=5)
+    small = tuning.tune(
+        lambda s: Fake(s, scale=5.0), tuning.Request(2000, "auto", "auto", tuple(REFERENCE), points_per_rank=5)
+    )
     assert small.tried == 1 and (small.batch_size, small.points_per_pass) == (tuning.FIRST_BATCH, 1)
     assert small.budget < 0.05 and time.perf_counter() - started < 1.0
-    large = tuning.tune(Fake, 2000, "auto", "auto", REFERENCE, points_per_rank=100_000, scale=2.0)
+    large = tuning.tune(
+        Fake, tuning.Request(2000, "auto", "auto", tuple(REFERENCE), points_per_rank=100_000, scale=2.0)
+    )
     assert large.budget == tuning.BUDGET and large.tried > 5
 
 
@@ -85,9 +91,11 @@ def test_the_reference_kernel_is_kept_unless_another_is_more_than_ten_percent_fa
         }
 
     monkeypatch.setattr(tuning, "_runs", rates(table(108.0)))
-    assert tuning.tune(None, 128, "auto", "auto", ["reference", "unrolled"]).kernel == "reference"
+    assert (
+        tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "unrolled"]))).kernel == "reference"
+    )
     monkeypatch.setattr(tuning, "_runs", rates(table(115.0)))
-    faster = tuning.tune(None, 128, "auto", "auto", ["reference", "unrolled"])
+    faster = tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "unrolled"])))
     assert (faster.kernel, faster.points_per_pass) == ("unrolled", 8)  # first measured at PROBE_PASS
     assert "kernel unrolled, batch 128, 8 point(s) per pass" in faster.describe()
 
@@ -106,7 +114,7 @@ def test_the_batch_ladder_comes_first_then_the_other_kernels_at_the_best_batch(m
         **{("reference", 256, k): 90.0 for k in tuning.PASSES if k > 1},
     }
     monkeypatch.setattr(tuning, "_runs", rates(table, calls))
-    chosen = tuning.tune(None, 1797, "auto", "auto", ["reference", "unrolled"])
+    chosen = tuning.tune(None, tuning.Request(1797, "auto", "auto", tuple(["reference", "unrolled"])))
     assert calls[:5] == [
         Setting("reference", 128, 1),
         Setting("reference", 256, 1),
@@ -130,7 +138,7 @@ def test_a_finalist_out_of_memory_on_a_rank_stays_out_and_none_left_gives_the_fi
 
     monkeypatch.setattr(tuning, "_runs", runs)
     monkeypatch.setattr(tuning, "PASSES", (1, 16, 64))
-    chosen = tuning.tune(None, 512, 512, "auto", REFERENCE)
+    chosen = tuning.tune(None, tuning.Request(512, 512, "auto", tuple(REFERENCE)))
     assert (chosen.points_per_pass, chosen.points_per_second, chosen.again) == (64, 950.0, 3)
     assert calls[3:] == [16, 64, 1, 1, 64]  # 16 is not measured in the second turn
 
@@ -140,7 +148,7 @@ def test_a_finalist_out_of_memory_on_a_rank_stays_out_and_none_left_gives_the_fi
 
     monkeypatch.setattr(tuning, "_runs", runs_out_again)
     calls.clear()
-    none = tuning.tune(None, 512, 512, "auto", REFERENCE)
+    none = tuning.tune(None, tuning.Request(512, 512, "auto", tuple(REFERENCE)))
     assert (none.batch_size, none.points_per_pass, none.points_per_second) == (512, 1, 0.0)
     assert "the first: none of the 3 settings measured ran" in none.describe()
 
@@ -161,10 +169,13 @@ def test_a_pass_is_measured_with_no_more_points_than_the_surface_has(monkeypatch
         def evaluate(self, points):
             assert len(points) <= 25
 
-    given = tuning.tune(Small, 2000, 512, 100_000, REFERENCE, points=25)
+    given = tuning.tune(Small, tuning.Request(2000, 512, 100_000, tuple(REFERENCE), points=25))
     assert (given.points_per_pass, built) == (100_000, [25])
     built.clear()
-    assert tuning.tune(Small, 2000, 512, "auto", REFERENCE, points=25).tried == 5 and max(built) == 16
+    assert (
+        tuning.tune(Small, tuning.Request(2000, 512, "auto", tuple(REFERENCE), points=25)).tried == 5
+        and max(built) == 16
+    )
 
 
 def test_tune_weighs_the_wait_for_the_last_chunks_of_a_short_surface_on_several_ranks(monkeypatch):
@@ -176,9 +187,24 @@ def test_tune_weighs_the_wait_for_the_last_chunks_of_a_short_surface_on_several_
     monkeypatch.setattr(tuning, "PASSES", (1, 16, 64))
     assert tuning.over_surface(1040.0, 64, 840) == pytest.approx(1040 * 840 / 904)
     assert tuning.over_surface(1040.0, 64, 0.0) == 1040.0
-    assert tuning.tune(None, 512, 512, "auto", REFERENCE, points_per_rank=840, ranks=2).points_per_pass == 16
-    assert tuning.tune(None, 512, 512, "auto", REFERENCE, points_per_rank=840, ranks=1).points_per_pass == 64
-    assert tuning.tune(None, 512, 512, "auto", REFERENCE, points_per_rank=10**6, ranks=2).points_per_pass == 64
+    assert (
+        tuning.tune(
+            None, tuning.Request(512, 512, "auto", tuple(REFERENCE), points_per_rank=840, ranks=2)
+        ).points_per_pass
+        == 16
+    )
+    assert (
+        tuning.tune(
+            None, tuning.Request(512, 512, "auto", tuple(REFERENCE), points_per_rank=840, ranks=1)
+        ).points_per_pass
+        == 64
+    )
+    assert (
+        tuning.tune(
+            None, tuning.Request(512, 512, "auto", tuple(REFERENCE), points_per_rank=10**6, ranks=2)
+        ).points_per_pass
+        == 64
+    )
 
 
 def test_the_finalists_measured_again_side_by_side_undo_a_lucky_moment_of_the_ladder(monkeypatch):
@@ -192,7 +218,7 @@ def test_the_finalists_measured_again_side_by_side_undo_a_lucky_moment_of_the_la
 
     monkeypatch.setattr(tuning, "_runs", runs)
     monkeypatch.setattr(tuning, "PASSES", (1, 16, 64))
-    chosen = tuning.tune(None, 512, 512, "auto", REFERENCE)
+    chosen = tuning.tune(None, tuning.Request(512, 512, "auto", tuple(REFERENCE)))
     assert (chosen.points_per_pass, chosen.points_per_second, chosen.tried) == (16, 1000.0, 3)
     assert calls[3:] == [64, 16, 1, 1, 16, 64]  # two turns, both ways
     assert "the fastest 3 again taking turns" in chosen.describe()
@@ -214,12 +240,14 @@ def test_every_rank_measures_and_a_setting_is_as_fast_as_the_ranks_mean(monkeypa
         seen.append(rate)
         return [(rate, spent), (rank1[rate], spent)]
 
-    chosen = tuning.tune(None, 512, 512, "auto", REFERENCE, together=together)
+    chosen = tuning.tune(None, tuning.Request(512, 512, "auto", tuple(REFERENCE)), together=together)
     assert (chosen.points_per_pass, chosen.points_per_second, chosen.tried, chosen.again) == (1, 850.0, 3, 2)
     assert seen[:3] == [800.0, 1000.0, 2000.0]  # both ranks measured each setting of the ladder
     assert seen[3:] == [800.0, 1000.0, 1000.0, 800.0]  # the two that ran on both, again, taking turns
     rushed = tuning.tune(
-        None, 2000, "auto", "auto", REFERENCE, together=lambda measure: [measure(), (800.0, tuning.BUDGET + 1)]
+        None,
+        tuning.Request(2000, "auto", "auto", tuple(REFERENCE)),
+        together=lambda measure: [measure(), (800.0, tuning.BUDGET + 1)],
     )
     assert rushed.tried == 1  # rank 1 was past the budget after the first setting: nothing more
 
