@@ -193,7 +193,9 @@ def interpolate(pairs: list[Pair], target: Target, config: MeasureConfig, alphas
     }
 
 
-def write_interpolation(results: list[dict], config: MeasureConfig, stem: str, device: str = "cpu") -> tuple[str, dict]:
+def write_interpolation_json(
+    results: list[dict], config: MeasureConfig, stem: str, device: str = "cpu"
+) -> tuple[str, dict]:
     """``<stem>_interpolation.json`` for the report's ``results`` (their runs and target): its path and
     record (``plotting.interpolation`` draws it where a recipe has a pair).  The rescaling control's copies
     (a result with a ``rescaled`` record) are not paired, whatever their recipe."""
@@ -215,5 +217,5 @@ __all__ = [
     "along_line",
     "choose_pairs",
     "interpolate",
-    "write_interpolation",
+    "write_interpolation_json",
 ]

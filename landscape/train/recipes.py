@@ -186,8 +186,8 @@ def stability_limit(lr: float, momentum: float = 0.0, nesterov: bool = False) ->
     return (2 + 2 * momentum) / lr
 
 
-# The defaults each recipe changes from the ``sgd`` ones.
-DEFAULTS: dict[str, dict] = {
+# What each recipe changes from the ``sgd`` defaults (``Recipe``'s fields).
+CHANGED_BY: dict[str, dict] = {
     "sgd": {},
     "naive": {},
     "linear": {},
@@ -236,7 +236,7 @@ def resolve(recipe: str = "sgd", **given) -> Recipe:
                 f"no value with recipe={recipe}: it applies to recipe {' and '.join(ONLY_FOR[name])} only",
                 literal=True,
             )
-    return Recipe(recipe=recipe, **{**DEFAULTS[recipe], **given})
+    return Recipe(recipe=recipe, **{**CHANGED_BY[recipe], **given})
 
 
 __all__ = ["Recipe", "resolve", "stability_limit", "NAMES", "SCALED"]

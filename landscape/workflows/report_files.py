@@ -23,7 +23,7 @@ from ..plotting.study.summary import write_summary
 from ..plotting.study.surfaces import write_density, write_hessian_1d, write_surfaces
 from ..report import tables
 from ..report.catalogue import BY_KEY
-from ..report.interpolation import write_interpolation
+from ..report.interpolation import write_interpolation_json
 from ..report.measures import flags
 from ..report.minimum import away
 from ..report.runs import Run, describe
@@ -88,7 +88,7 @@ def write_report(
         paths += _figures(results, args, config, card, stem, look)
         # Keskar et al.'s line from each smallest- to largest-batch network, on this rank's device
         device = devices.for_rank(args.device, comm_module.SerialComm())
-        path, record = write_interpolation(results, config, stem, device)
+        path, record = write_interpolation_json(results, config, stem, device)
         paths.append(path)
         if record["pairs"]:
             paths += draw_interpolation(record, f"{stem}_interpolation", tuple(args.formats), look.dpi or 150, look)

@@ -13,7 +13,7 @@ from torch import nn
 from landscape.data import Data, Samples
 from landscape.errors import ConfigError
 from landscape.models import DigitsMLP
-from landscape.report.interpolation import along_line, alphas_of, choose_pairs, write_interpolation
+from landscape.report.interpolation import along_line, alphas_of, choose_pairs, write_interpolation_json
 from landscape.report.measure_config import MeasureConfig
 from landscape.report.runs import Run
 
@@ -170,7 +170,7 @@ def test_the_report_writes_the_record_of_every_pair_in_its_layout(tmp_path):
     control = asdict(Run("copy", "sgd", 128, 0, str(tmp_path / "b128.pt"), None, None))
     results.append({"run": control, "target": results[0]["target"], "rescaled": {"alpha": 2.0}})  # not paired
 
-    path, written = write_interpolation(results, MeasureConfig(grid_2d="-1:1:5"), str(tmp_path / "card"))
+    path, written = write_interpolation_json(results, MeasureConfig(grid_2d="-1:1:5"), str(tmp_path / "card"))
     assert path == str(tmp_path / "card_interpolation.json")
     record = json.loads((tmp_path / "card_interpolation.json").read_text())
     assert record == json.loads(json.dumps(written))
@@ -192,6 +192,6 @@ def test_a_report_without_a_pair_writes_an_empty_record(tmp_path):
     torch.save(DigitsMLP().state_dict(), path)
     target = {"model": "digits_mlp", "dataset": "digits", "datapath": None, "num_classes": None, "device": "cpu"}
     results = [{"run": asdict(Run("only", "sgd", 16, 0, str(path), None, None)), "target": target}]
-    path, record = write_interpolation(results, MeasureConfig(grid_2d="-1:1:5"), str(tmp_path / "card"))
+    path, record = write_interpolation_json(results, MeasureConfig(grid_2d="-1:1:5"), str(tmp_path / "card"))
     assert path == str(tmp_path / "card_interpolation.json") and record["pairs"] == []
     assert json.loads((tmp_path / "card_interpolation.json").read_text())["pairs"] == []
