@@ -15,7 +15,7 @@ from ..errors import EvaluationError
 from ..io import surface_file
 from ..losses import Loss
 from ..parallel.comm import agree
-from . import batchnorm, kernels, tuning
+from . import batchnorm, cost, kernels, tuning
 from .config import SurfaceJob
 from .evaluation import EvaluationConfig, Evaluator
 from .inputs import Loaded
@@ -60,6 +60,17 @@ def _recorded(path: str, rank: int) -> dict | None:
         if {"kernel", "batch_size", "points_per_pass"} <= record.keys():
             return {key: record[key] for key in ("kernel", "batch_size", "points_per_pass", "device")}
     return None
+
+
+def _shape(loaded: Loaded, rank: int) -> cost.Shape | None:
+    """Rank 0: the model's per-sample shape (``cost``), on two training samples; None where the model
+    cannot be run on them alone (``auto`` then starts at the reference's batch and measures)."""
+    if rank != 0:
+        return None
+    try:
+        return cost.shape_of(loaded.model, loaded.data.train.inputs[:2])
+    except (RuntimeError, TypeError, ValueError):
+        return None
 
 
 def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: str, comm):
@@ -120,6 +131,21 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
         )
     measured = sum(min(len(s), samples) for s in (loaded.data.train, loaded.data.test) if s is not None)
     whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
+    shape = comm.bcast(agree(comm, _shape, loaded, comm.rank))  # rank 0's reading: one start for every rank
+    start = cost.start_batch(shape, largest) if shape is not None else tuning.FIRST_BATCH
+    if shape is not None and cost.predicted_seconds(shape, whole, job.grid.size, device) < cost.MEASURE_AFTER:
+        chosen = replace(
+            cfg,
+            kernel=names[0] if cfg.kernel == tuning.AUTO else cfg.kernel,
+            batch_size=start if cfg.batch_size == tuning.AUTO else cfg.batch_size,
+            points_per_pass=1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass,
+        )
+        work = cost.predicted_seconds(shape, whole, job.grid.size, device)
+        return chosen, (
+            f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) per pass, "
+            f"from the model's shape (about {work:.1f} s of forward work at full speed: too short to be worth "
+            "measuring)"
+        )
     request = tuning.Request(
         largest,
         cfg.batch_size,
@@ -129,6 +155,7 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
         points_per_rank=job.grid.size / comm.size,
         ranks=comm.size,
         scale=whole / measured,
+        start=start,
     )
     choice = tuning.tune(make, request, together=lambda measure: comm.allgather(agree(comm, measure)))
     return replace(

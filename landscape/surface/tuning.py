@@ -41,7 +41,7 @@ TRIALS_PER_BUDGET = 40  # ... or shorter, for a budget too small to hold that ma
 LONGEST_PASS = 0.5  # seconds: no setting whose single pass would take longer
 BUDGET = 6.0  # seconds for the ladders at most
 COMPILED_BUDGET = 30.0  # with the compiled kernel: each setting tried is compiled first (seconds each)
-SHARE = 0.1  # of the surface's estimated time, spent measuring
+SHARE = 0.02  # of the surface's estimated time, spent measuring
 FINALISTS = 3  # the fastest settings of the ladders, measured again ...
 FINAL_TURNS = 2  # ... this many times each, taking turns
 REFERENCE_MARGIN = 1.1  # another kernel is chosen only when this much faster than the reference
@@ -163,6 +163,7 @@ class Request:
     points_per_rank: float = 0.0
     ranks: int = 1
     scale: float = 1.0
+    start: int = FIRST_BATCH  # the batch the ladder starts from (``cost.start_batch``)
 
 
 def tune(make, request: Request, *, together=alone, seed: int = 0, budget: float | None = None) -> Choice:
@@ -185,7 +186,7 @@ def tune(make, request: Request, *, together=alone, seed: int = 0, budget: float
         if points_per_pass == AUTO
         else [min(points_per_pass, points) if points else points_per_pass]
     )
-    first = min(FIRST_BATCH, largest) if batch_size == AUTO else batch_size
+    first = min(request.start, largest) if batch_size == AUTO else batch_size
     results: dict[Setting, float] = {}
     ceiling = budget if budget is not None else (COMPILED_BUDGET if compiled else BUDGET)
     allowed = limit = ceiling  # limit: seconds from the start after which a rank is late

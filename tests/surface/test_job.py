@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from landscape.io.surface_file import read as read_surface
-from landscape.surface import tuning
+from landscape.surface import cost, tuning
 
 from conftest import landscape, run
 
@@ -88,6 +88,7 @@ def test_recalibration_takes_several_points_per_pass_with_the_reference_kernel(t
 
 def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(tuning, "BUDGET", 1.0)
+    monkeypatch.setattr(cost, "MEASURE_AFTER", 0.0)  # a surface this small is not worth measuring otherwise
     args = [
         "surface",
         "--model",
@@ -115,6 +116,18 @@ def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, caps
     assert len(again.runs) == 2 and {k: again.runs[1][k] for k in ("kernel", "batch_size", "points_per_pass")} == {
         k: s.run[k] for k in ("kernel", "batch_size", "points_per_pass")
     }
+
+
+def test_a_small_surface_takes_the_settings_of_the_model_s_shape_without_measuring(tmp_path, capsys):
+    """41 points of the digits MLP: a fraction of a second of work, so ``auto`` measures nothing and takes the
+    whole training set as one batch (its activations fit the budget), the reference kernel, one point per
+    pass; the same on any machine and rank count (``surface.cost``)."""
+    args = ["surface", "--model", "digits_mlp", "--x=-1:1:41", "--no_test", "--surf_file", tmp_path / "a.h5"]
+    assert landscape(*args) == 0
+    out = capsys.readouterr().out
+    assert "auto: kernel reference, batch 1437, 1 point(s) per pass, from the model's shape" in out
+    s = read_surface(str(tmp_path / "a.h5"))
+    assert (s.run["kernel"], s.run["batch_size"], s.run["points_per_pass"]) == ("reference", 1437, 1)
 
 
 def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(tmp_path, capsys):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import time
 
+import h5py
 import numpy as np
 import pytest
 import torch
@@ -238,3 +239,26 @@ def test_ranks_given_different_trainings_or_measurements_refuse(tmp_path):
     done = mpmd("curvature", [*common, "--tol", "1e-3"], [*common, "--tol", "1e-4"], tmp_path)
     assert done.returncode == 3 and "the ranks disagree on the measurement: tol is 0.001 on rank 0" in done.stderr
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.mpi
+def test_at_the_defaults_one_and_two_ranks_choose_the_same_settings_and_write_the_same_bits(tmp_path):
+    """No kernel, batch, points per pass or threads given: ``auto`` takes its start from the model's shape
+    (``surface.cost``) on rank 0, so the settings and every bit of the file are the same on 1 and 2 ranks
+    (they used to be measured on every rank at once, and differed)."""
+    common = ["--model", "digits_mlp", "--x=-1:1:21", "--y=-1:1:21", "--dir_file", str(tmp_path / "d.h5")]
+    files = {}
+    for ranks in (1, 2):
+        files[ranks] = tmp_path / f"s{ranks}.h5"
+        done = run("surface", [*common, "--surf_file", str(files[ranks])], ranks=ranks)
+        assert done.returncode == 0, done.stderr
+    one, two = (read_surface(str(files[n])) for n in (1, 2))
+    settings = ("kernel", "batch_size", "points_per_pass")
+    assert {k: one.run[k] for k in settings} == {k: two.run[k] for k in settings} == {
+        "kernel": "reference",
+        "batch_size": 1797,
+        "points_per_pass": 1,
+    }
+    assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
+    with h5py.File(files[1], "r") as a, h5py.File(files[2], "r") as b:
+        assert np.array_equal(a["checksum"][()], b["checksum"][()]) and two.run["ranks"] == 2
