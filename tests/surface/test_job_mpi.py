@@ -254,11 +254,15 @@ def test_at_the_defaults_one_and_two_ranks_choose_the_same_settings_and_write_th
         assert done.returncode == 0, done.stderr
     one, two = (read_surface(str(files[n])) for n in (1, 2))
     settings = ("kernel", "batch_size", "points_per_pass")
-    assert {k: one.run[k] for k in settings} == {k: two.run[k] for k in settings} == {
-        "kernel": "reference",
-        "batch_size": 1797,
-        "points_per_pass": 1,
-    }
+    assert (
+        {k: one.run[k] for k in settings}
+        == {k: two.run[k] for k in settings}
+        == {
+            "kernel": "reference",
+            "batch_size": 1797,
+            "points_per_pass": 1,
+        }
+    )
     assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
     with h5py.File(files[1], "r") as a, h5py.File(files[2], "r") as b:
         assert np.array_equal(a["checksum"][()], b["checksum"][()]) and two.run["ranks"] == 2
