@@ -1,0 +1,104 @@
+#!/usr/bin/env python
+"""landscape at its defaults against loss-landscapes 3.0.6 on the same small surfaces, from Python.
+
+    pip install --no-deps loss-landscapes==3.0.6      # for this benchmark only; never a dependency
+    python scripts/bench_peers.py --repeats 3
+
+The model is the MNIST-1D ReLU MLP 40-100-100-10 (seeded, untrained: the cost is the same), the data
+the 4,000 MNIST-1D training sequences, 2 torch threads for both.  For each grid (21x21, 51x51),
+taking turns, fastest of ``--repeats``:
+
+* ``loss-landscapes``: ``random_plane(model, Loss(cross_entropy, x, y), distance=1, steps=n,
+  normalization="filter")``: the training loss on a filter-normalized random plane, every sample in one
+  forward per point;
+* ``landscape``: ``landscape.api.loss_surface(model, (x, y), x=..., y=...)`` at its defaults (the
+  training loss and accuracy into a new HDF5 file, ``auto`` settings), wall time of the whole call,
+  start-up and the choice of settings included;
+* ``landscape, batch 4000``: the same call with ``kernel="reference", batch_size=4000``, the obvious fixed
+  setting.
+
+Prints the seconds, the ratio to loss-landscapes and the targets: at most 1.5x on 21x21 and 1.0x on 51x51.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+
+import torch
+
+from landscape import api
+from landscape.data import load_named
+from landscape.models import build_model
+from landscape.provenance import machine
+
+TARGETS = {21: 1.5, 51: 1.0}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--grids", type=int, nargs="+", default=[21, 51])
+    args = p.parse_args()
+    try:
+        import loss_landscapes
+        import loss_landscapes.metrics
+    except ImportError:
+        print("loss-landscapes is not installed: pip install --no-deps loss-landscapes==3.0.6")
+        return 2
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = build_model("mnist1d_mlp").eval()
+    data = load_named("mnist1d").train
+    x, y = data.inputs[:4000].float(), data.targets[:4000]
+    m = machine()
+    print(
+        f"# {m['cpu']}, {m['cores']} cores, torch {torch.__version__}, {time.strftime('%Y-%m-%d %H:%M')}; "
+        f"MNIST-1D MLP 40-100-100-10, {len(x)} samples, {args.threads} threads, fastest of {args.repeats}"
+    )
+    metric = loss_landscapes.metrics.Loss(torch.nn.functional.cross_entropy, x, y)
+    met = True
+    with tempfile.TemporaryDirectory() as folder:
+        for n in args.grids:
+            grid = f"-1:1:{n}"
+            best = {"loss-landscapes": float("inf"), "landscape": float("inf"), "landscape, batch 4000": float("inf")}
+            chose = ""
+            for r in range(args.repeats):
+                started = time.perf_counter()
+                loss_landscapes.random_plane(
+                    model, metric, distance=1, steps=n, normalization="filter", deepcopy_model=True
+                )
+                best["loss-landscapes"] = min(best["loss-landscapes"], time.perf_counter() - started)
+                started = time.perf_counter()
+                result = api.loss_surface(model, (x, y), x=grid, y=grid, quiet=True, surf_file=f"{folder}/d{n}_{r}.h5")
+                best["landscape"] = min(best["landscape"], time.perf_counter() - started)
+                chose = "/".join(str(result.settings[k]) for k in ("kernel", "batch_size", "points_per_pass"))
+                started = time.perf_counter()
+                api.loss_surface(
+                    model,
+                    (x, y),
+                    x=grid,
+                    y=grid,
+                    quiet=True,
+                    kernel="reference",
+                    batch_size=4000,
+                    surf_file=f"{folder}/f{n}_{r}.h5",
+                )
+                best["landscape, batch 4000"] = min(best["landscape, batch 4000"], time.perf_counter() - started)
+            peer = best["loss-landscapes"]
+            print(f"\n{n}x{n} ({n * n} points)")
+            for name, seconds in best.items():
+                note = f"  (auto chose {chose})" if name == "landscape" else ""
+                print(f"{name:<24}{seconds:>8.2f} s{seconds / peer:>8.2f}x{note}")
+            ok = best["landscape"] <= TARGETS.get(n, 1.0) * peer
+            met &= ok
+            print(
+                f"target: landscape at its defaults <= {TARGETS.get(n, 1.0)}x loss-landscapes: "
+                + ("met" if ok else "NOT met")
+            )
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
