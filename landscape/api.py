@@ -7,11 +7,12 @@
     eigs = api.hessian_eigs(net, (x, y), k=3)
 
 Each command function takes the parameters of its command line (``landscape surface --help``): the
-same names (the flags without their dashes; positional arguments by their names: ``surf_files``,
-``manifests``, ``manifest``, ``files``), the same defaults (those of the configurations they fill), and
-returns a result dataclass whose ``record()`` holds plain values.  The functions and the command-line
-parsers are both made from each command's ``Params`` (``workflows/<command>.py``), so the two cannot
-drift apart.  From Python, ``surface``'s ``model`` may also be
+same names (the flags without their dashes, but the plots' ``formats`` and ``kinds`` for ``--format``
+and ``--kind``; positional arguments by their names: ``surf_files``, ``manifests``, ``manifest``,
+``files``; one value for a list parameter is a list of one), the same defaults (those of the
+configurations they fill), and returns a result dataclass whose ``record()`` holds plain values.  The
+functions and the command-line parsers are both made from each command's ``Params``
+(``workflows/<command>.py``), so the two cannot drift apart.  From Python, ``surface``'s ``model`` may be
 an ``nn.Module``, its ``dataset`` a pair ``(train, test)`` of data and its ``loss_name`` a callable.
 
 The same calls under ``mpiexec -n N python script.py`` share the work among the ranks (every rank must

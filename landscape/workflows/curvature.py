@@ -23,7 +23,7 @@ from ..curvature.suite import SuiteConfig, measure
 from ..data import BUILTIN as BUILTIN_DATA
 from ..data import DataConfig, check_fits, load_data, made_once
 from ..data.samples import Samples, as_samples
-from ..errors import ConfigError, Stopped
+from ..errors import ConfigError, Stopped, param
 from ..io.checkpoint import with_recorded
 from ..io.lock import SurfaceLock
 from ..io.outputs import replaceable
@@ -184,12 +184,12 @@ class CurvatureParams(SharpnessParams):
         for name, users in measures.USED_BY.items():  # a setting of a measure not asked for is a mistake
             if self.explicit(name) and not set(users) & set(self.sharpness):
                 raise ConfigError(
-                    name, getattr(self, name), f"--sharpness with {' or '.join(users)} (it sets only those)"
+                    name, getattr(self, name), f"{param('sharpness')} with {' or '.join(users)} (it sets only those)"
                 )
         for name, needs in (("trace_se", "trace"), ("layer_samples", "layers"), ("density_steps", "density"),
                             ("density_runs", "density")):  # fmt: skip
             if self.explicit(name) and getattr(self, name) is not None and not getattr(self, needs):
-                raise ConfigError(name, getattr(self, name), f"--{needs} as well (it sets only that measure)")
+                raise ConfigError(name, getattr(self, name), f"{param(needs)} as well (it sets only that measure)")
         if self.dtype not in ("float32", "float64"):
             raise ConfigError("dtype", self.dtype, "float32 or float64")
 

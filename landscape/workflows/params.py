@@ -91,6 +91,7 @@ class Params:
         for f in dataclasses.fields(cls):
             if f.default is MISSING and f.default_factory is MISSING and given.get(f.name) is None:
                 raise ConfigError(f.name, None, "a value (it is required)")
+        given = {k: _as_tuple(v) if k in _tuple_fields(cls) else v for k, v in given.items()}
         made = cls(**{k: v for k, v in given.items() if v is not None})  # None: the default
         object.__setattr__(made, "_given", frozenset(k for k, v in given.items() if v is not None))
         return made
@@ -124,6 +125,20 @@ def int_or_auto(text: str):
         raise argparse.ArgumentTypeError(
             f"invalid value: {text!r} (expected a positive whole number or auto)"
         ) from None
+
+
+def _tuple_fields(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if value_type(cls, f.name) in (tuple, list)}
+
+
+def _as_tuple(value):
+    """A list parameter's value as a tuple: one value given alone (``seeds=0``, ``recipes="sgd"``) is a
+    list of one; None stays None (the default)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, int, float)) or not hasattr(value, "__iter__"):
+        return (value,)
+    return tuple(value)
 
 
 def _plain(value):

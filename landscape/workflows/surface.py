@@ -17,7 +17,7 @@ from ..data import BUILTIN as BUILTIN_DATA
 from ..data import GIVEN, Data, DataConfig
 from ..data.samples import as_samples
 from ..directions import DIR_TYPES, IGNORES, NORMS
-from ..errors import UsageError
+from ..errors import UsageError, param
 from ..grid import DEFAULT_X, MAX_POINTS, Grid
 from ..io.checkpoint import with_recorded
 from ..io.surface_file import Surface, read
@@ -123,8 +123,8 @@ class SurfaceParams(Params):
     split_idx: int = option(default(DataConfig, "split_idx"), "which chunk, 0..data_split-1", group=DATA)
     batch_size: int | str = option(
         _E.batch_size,
-        "evaluation batch size, or auto: the fastest on this hardware, measured at the start in time proportional "
-        "to the surface's",
+        "evaluation batch size, or auto: from the model's shape (the whole data set where its activations fit "
+        "256 MiB), measured further only for a surface of 30 s or more of forward work",
         parse=int_or_auto,
         group=DATA,
     )
@@ -144,8 +144,8 @@ class SurfaceParams(Params):
     bn_batches: int = option(_E.bn_batches, "training batches for --bn recalibrate", group=DATA)
     points_per_pass: int | str = option(
         _E.points_per_pass,
-        "grid points evaluated together in one call of the kernel, or auto (measured with --batch_size); values "
-        "agree with K=1 to ~1e-7 relative",
+        "grid points evaluated together in one call of the kernel, or auto (1, measured further with --batch_size "
+        "for a long surface); values agree with K=1 to ~1e-7 relative",
         metavar="K",
         parse=int_or_auto,
         group=DATA,
@@ -154,8 +154,8 @@ class SurfaceParams(Params):
         _E.kernel,
         "how points are evaluated: reference (each point's forward through functional_call), unrolled (CPUs: a "
         "classifier's loss class by class), compiled (torch.compile, after seconds of compiling per rank), or "
-        "auto: the fastest measured, the reference unless another is 10 %% faster; values differ between kernels "
-        "in the last bits",
+        "auto: the reference, or for a long surface the fastest measured unless the reference is within 10 %%; "
+        "values differ between kernels in the last bits",
         choices=KERNEL_CHOICES,
         group=DATA,
     )
@@ -285,7 +285,7 @@ def job_of(params, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
     given["test"] = not p.no_test
     if given.get("model") is None:
         raise UsageError(
-            "model: a model is needed (a registry name, package.module:factory or an nn.Module; "
+            f"{param('model')}: a model is needed (a registry name, package.module:factory or an nn.Module; "
             "a checkpoint written by landscape train records its own)"
         )
     given = {k: v for k, v in given.items() if v is not None}  # None: the configuration's default

@@ -16,7 +16,6 @@ from ..models import NUM_CLASSES_HELP, ModelConfig
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..parallel.devices import DEVICE_HELP, SHARED_GPUS_HELP
-from ..plugins import DATA_ARGS_HELP, MODEL_ARGS_HELP
 from ..train.config import AUGMENTS, TrainJob, TrainRun
 from ..train.job import run_training
 from ..train.recipes import NAMES, Recipe, resolve
@@ -40,11 +39,23 @@ class TrainSettings(Params):
 
     GROUPS = (DATA, RECIPE, RUN)
     num_classes: int | None = option(None, NUM_CLASSES_HELP, group=DATA)
-    model_args: str = option(default(ModelConfig, "model_args"), MODEL_ARGS_HELP, metavar="JSON", group=DATA)
+    model_args: str = option(
+        default(ModelConfig, "model_args"),
+        "keyword arguments of a plug-in model factory, a JSON object: '{\"width\": 64}'",
+        metavar="JSON",
+        shown="none",
+        group=DATA,
+    )
     dataset: str = option(
         default(DataConfig, "dataset"), f"{', '.join(BUILTIN_DATA)} or package.module:factory", group=DATA
     )
-    data_args: str = option(default(DataConfig, "data_args"), DATA_ARGS_HELP, metavar="JSON", group=DATA)
+    data_args: str = option(
+        default(DataConfig, "data_args"),
+        "keyword arguments of a plug-in data set factory, a JSON object: '{\"n\": 512}'",
+        metavar="JSON",
+        shown="none",
+        group=DATA,
+    )
     datapath: str | None = option(None, "folder of the CIFAR files (nothing is downloaded)", group=DATA)
     raw_data: bool = option(False, "images scaled to [0, 1] without normalization", group=DATA)
     no_test: bool = option(False, "do not evaluate the test set each epoch", group=DATA)

@@ -99,11 +99,11 @@ def test_bad_values_and_outputs_are_refused_before_any_product(tmp_path):
 def test_a_setting_of_a_measure_not_asked_for_and_an_m_larger_than_the_data_are_refused_first(tmp_path, cli):
     model_file, out = checkpoint(tmp_path), str(tmp_path / "x.json")
     base = {"model": "digits_mlp", "model_file": model_file, "out": out}
-    with pytest.raises(ConfigError, match=r"eta=0\.01: expected --sharpness with adaptive_l2"):
+    with pytest.raises(ConfigError, match=r"eta=0\.01: expected sharpness with adaptive_l2"):
         curvature.settings_of({**base, "eta": 0.01, "sharpness": ["adaptive"]})
-    with pytest.raises(ConfigError, match="restarts=3: expected --sharpness with adaptive or adaptive_l2"):
+    with pytest.raises(ConfigError, match="restarts=3: expected sharpness with adaptive or adaptive_l2"):
         curvature.settings_of({**base, "restarts": 3, "sharpness": ["average"]})
-    with pytest.raises(ConfigError, match="trace_se=0.1: expected --trace as well"):
+    with pytest.raises(ConfigError, match="trace_se=0.1: expected trace as well"):
         curvature.settings_of({**base, "trace_se": 0.1})
     assert curvature.settings_of({**base, "eta": 0.01, "restarts": 3, "sharpness": ["adaptive_l2"]}).eta == 0.01
     big = cli(

@@ -97,3 +97,11 @@ def test_values_are_checked_when_the_parameters_are_made():
         plots.Plot1DParams.of({"surf_files": ("s.h5",), "dpi": 10**6})
     assert plots.Plot1DParams.of({"surf_files": "s.h5", "style": "paper"}).dpi == 300  # the style's own
     assert plots.Plot2DParams.of({"surf_files": "s.h5", "kinds": ("contour", "contour")}).kinds == ("contour",)
+
+
+def test_one_value_given_for_a_list_parameter_is_a_list_of_one():
+    """``seeds=0``, ``recipes="sgd"``, ``milestones=0.5``: what a Python caller writes for one item."""
+    swept = sweep.SweepParams.of({"out": "s", "recipes": "sgd", "seeds": 0, "batch_sizes": 32})
+    assert (swept.recipes, swept.seeds, swept.batch_sizes) == (("sgd",), (0,), (32,))
+    trained = train.TrainParams.of({"model": "m", "out": "r", "milestones": 0.5, "save_at_loss": [0.1, 0.01]})
+    assert (trained.milestones, trained.save_at_loss) == ((0.5,), (0.1, 0.01))
