@@ -63,8 +63,8 @@ def failing_model():
 
 
 class FailsOnRankOne(nn.Module):
-    """Raises on MPI rank 1 for a batch of exactly ``$LANDSCAPE_TEST_FAIL_BATCH`` samples: 128 when unset,
-    which only ``--batch_size auto``'s measurement runs there (a failure while every rank measures the
+    """Raises on MPI rank 1 for a batch of exactly ``$LANDSCAPE_TEST_FAIL_BATCH`` samples: 128 when unset;
+    the first batch ``--batch_size auto``'s measurement runs (a failure while every rank measures the
     settings); 2 for the first kernel auto builds (its check of the model on 2 samples)."""
 
     def __init__(self):
@@ -80,7 +80,16 @@ class FailsOnRankOne(nn.Module):
         return self.net(x)
 
 
+def measured_always() -> None:
+    """These models exist to watch ``auto`` measure, which a surface this small is not otherwise
+    (``surface.cost.MEASURE_AFTER``): in the process that builds them, every surface is measured."""
+    from landscape.surface import cost
+
+    cost.MEASURE_AFTER = 0.0
+
+
 def failing_on_rank_one():
+    measured_always()
     return FailsOnRankOne()
 
 
@@ -104,6 +113,7 @@ class MarksBatches(nn.Module):
 
 
 def marking_batches():
+    measured_always()
     return MarksBatches()
 
 

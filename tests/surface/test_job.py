@@ -8,6 +8,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from landscape.io.surface_file import read as read_surface
 from landscape.surface import cost, tuning
@@ -260,8 +261,12 @@ def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_th
     auto = read_surface(str(tmp_path / "auto.h5"))
     chosen = [auto.run[k] for k in ("kernel", "batch_size", "points_per_pass")]
     assert "every rank measuring at once" in auto.run["auto"]
-    for rank in (0, 1):  # both ranks ran the ladder's first batch (and the 2 samples of the model's check)
-        assert {f"{rank}-{tuning.FIRST_BATCH}", f"{rank}-2"} <= {p.name for p in seen.iterdir()}, rank
+    ran = {p.name for p in seen.iterdir()}
+    for rank in (0, 1):  # both ranks ran the ladder (and the 2 samples of the model's check), the same batches
+        assert f"{rank}-2" in ran and {n.split("-")[1] for n in ran if n.startswith(f"{rank}-")} == {
+            n.split("-")[1] for n in ran if n.startswith("0-")
+        }, rank
+    assert f"0-{chosen[1]}" in ran  # the batch chosen was one measured
     (tmp_path / "serial").mkdir()
     monkeypatch.setenv("LANDSCAPE_TEST_SEEN", str(tmp_path / "serial"))
     assert (
@@ -285,6 +290,9 @@ def test_auto_on_two_ranks_measures_on_both_and_gives_the_bits_of_one_rank_at_th
 
 @pytest.mark.mpi
 def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_path, plugins):
+    first = cost.start_batch(cost.shape_of(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10)),
+                                           torch.zeros(2, 8, 8)), 1437)  # fmt: skip
+    assert first == 1437  # the whole training set: the ladder's first batch, measured on every rank
     proc = run(
         "surface",
         [
@@ -299,16 +307,12 @@ def test_a_failure_on_one_rank_while_measuring_ends_every_rank_and_names_it(tmp_
         ],
         ranks=2,
         timeout=90,
-        env={"LANDSCAPE_TEST_FAIL_BATCH": str(tuning.FIRST_BATCH)},
+        env={"LANDSCAPE_TEST_FAIL_BATCH": str(first)},
     )
-    assert (
-        proc.returncode != 0
-        and proc.stderr.count(f"simulated failure on rank 1 at a batch of {tuning.FIRST_BATCH}") == 1
-    ), proc.stderr
-    assert (
-        f"(rank 1): measuring kernel reference, batch {tuning.FIRST_BATCH} with 1 point(s) per pass for auto: "
-        in proc.stderr
+    assert proc.returncode != 0 and proc.stderr.count(f"simulated failure on rank 1 at a batch of {first}") == 1, (
+        proc.stderr
     )
+    assert f"(rank 1): measuring kernel reference, batch {first} with 1 point(s) per pass for auto: " in proc.stderr
     assert not (tmp_path / "f.h5").exists()
 
 
