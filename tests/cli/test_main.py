@@ -44,7 +44,7 @@ def test_subcommand_help_shows_the_configurations_defaults(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("usage: landscape surface")
     for words in (
-        "in time proportional to the surface's (default: auto)",
+        "for a surface of 30 s or more of forward work (default: auto)",
         "(default: -1:1:51)",
         "(default: filter)",
         "target seconds between writes (default: 5)",
