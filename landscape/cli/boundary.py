@@ -106,6 +106,13 @@ def _end(code: int) -> int:
     return int(code)
 
 
+# the reference code's flags that landscape spells otherwise: what to give instead
+REFERENCE_ONLY = {
+    "--cuda": "the reference code's --cuda is --device cuda here (auto, the default, takes a GPU where there is one)",
+    "--ngpu": "the reference code's --ngpu is one MPI rank per GPU here (mpiexec -n N ... --device cuda)",
+}
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse whose errors are ``UsageError``s (one line, through the one boundary), that takes no
     abbreviated flags, that prints ``--help`` from rank 0 only, and that never calls ``sys.exit``."""
@@ -116,7 +123,11 @@ class ArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-
+        if message.startswith("unrecognized arguments:"):
+            words = message.split(":", 1)[1].split()
+            hint = next((REFERENCE_ONLY[w.split("=")[0]] for w in words if w.split("=")[0] in REFERENCE_ONLY), None)
+            if hint:
+                raise UsageError(f"{message}: {hint} (see {self.prog} --help)")
         raise UsageError(f"{message} (see {self.prog} --help)")
 
     def exit(self, status: int = 0, message: str | None = None):

@@ -457,3 +457,14 @@ def test_io_mpio_on_serial_h5py_is_refused_before_the_file_is_touched(tmp_path, 
         capsys, [*CNN, "--io", "mpio", "--x=-1:1:3", "--surf_file", str(surf)], 2, "--io=mpio", "without parallel HDF5"
     )
     assert sha(surf) == before
+
+
+def test_the_reference_code_s_gpu_flags_are_refused_with_what_to_give_instead(capsys):
+    """``--cuda`` and ``--ngpu`` of Li et al.'s code have no twin here: the one line says what does it."""
+    assert landscape("surface", "--model", "digits_mlp", "--cuda") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unrecognized arguments: --cuda: the reference code's --cuda is --device cuda" in err[0]
+    assert landscape("surface", "--model", "digits_mlp", "--ngpu", "4") == 2
+    assert "--ngpu is one MPI rank per GPU here" in capsys.readouterr().err
+    assert landscape("surface", "--model", "digits_mlp", "--colour") == 2
+    assert capsys.readouterr().err.strip().endswith("unrecognized arguments: --colour (see landscape surface --help)")
