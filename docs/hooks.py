@@ -20,6 +20,7 @@ def _command(name: str, command) -> str:
     parser is made from: their flags, choices, defaults and help text)."""
     import dataclasses
 
+    from landscape.cli.params import default_shown
     from landscape.workflows.params import ordered
 
     module = command.load()
@@ -40,14 +41,13 @@ def _command(name: str, command) -> str:
         flag = f"`{f.name}` (positional)" if m.get("positional") else ", ".join(f"`{s}`" for s in flags)
         if m.get("choices"):
             flag += "<br>" + " · ".join(f"`{c}`" for c in m["choices"])
+        shown = default_shown(f)
         if f.default is dataclasses.MISSING:
             default = "required"
-        elif m.get("shown") is not None:
-            default = str(m["shown"])
-        elif f.default in (None, False, (), ""):
-            default = ""
+        elif shown is None or m.get("shown") is not None:  # no default, or one said in words
+            default = shown or ""
         else:
-            default = f"`{' '.join(map(str, f.default)) if isinstance(f.default, tuple) else f.default}`"
+            default = f"`{shown}`"
         text = " ".join((m.get("help") or "").replace("%%", "%").split())
         lines.append("| " + " | ".join(_cell(c) for c in (flag, default, text)) + " |")
     if parser.epilog:

@@ -14,13 +14,18 @@ from . import boundary
 def _default_words(f: dataclasses.Field) -> str:
     if "(default" in (f.metadata.get("help") or ""):  # the help text says it in its own words
         return ""
-    shown = f.metadata.get("shown")
-    if shown is not None:
-        return f" (default: {shown})"
-    if f.default is dataclasses.MISSING or f.default is None or f.default is False or f.default == "":
-        return ""
-    value = " ".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
-    return f" (default: {value})"
+    shown = default_shown(f)
+    return "" if shown is None else f" (default: {shown})"
+
+
+def default_shown(f: dataclasses.Field) -> str | None:
+    """The default of field ``f`` as ``--help`` says it: its ``shown`` words, or its value (a tuple's items
+    spaced); None where there is none to say (required, None, False, empty)."""
+    if f.metadata.get("shown") is not None:
+        return str(f.metadata["shown"])
+    if f.default is dataclasses.MISSING or f.default is None or f.default is False or f.default in ("", ()):
+        return None
+    return " ".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
 
 
 def add_params(p: argparse.ArgumentParser, cls, skip: tuple[str, ...] = ()) -> None:
@@ -104,4 +109,4 @@ def main_of(build_parser, run, params):
     return main
 
 
-__all__ = ["add_params", "flags_of", "main_of", "parser_for", "parsed"]
+__all__ = ["add_params", "default_shown", "flags_of", "main_of", "parser_for", "parsed"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import UsageError
 from ..parallel import comm as comm_module
 from ..parallel.comm import agree
 from ..workflows import sweep as workflow
@@ -53,12 +52,7 @@ def main(argv: list[str], prog: str = "landscape sweep") -> int:
     world = comm_module.world()
 
     def parse() -> dict:
-        varied = [f.split("=")[0] for f in argv if f.split("=")[0] in ("--recipe", "--batch_size", "--seed")]
-        if varied:
-            raise UsageError(
-                f"{varied[0]} is set per run by the sweep: give --recipes, --batch_sizes, --seeds and "
-                "the sweep's --out instead"
-            )
+        workflow.refuse_varied([f.split("=")[0][2:] for f in argv if f.startswith("--")])  # before "unrecognized"
         return parsed(build_parser(prog), argv)
 
     given = agree(world, parse)

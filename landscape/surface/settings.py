@@ -133,14 +133,14 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
     whole = sum(len(s) for s in (loaded.data.train, loaded.data.test) if s is not None)
     shape = comm.bcast(agree(comm, _shape, loaded, comm.rank))  # rank 0's reading: one start for every rank
     start = cost.start_batch(shape, largest) if shape is not None else tuning.FIRST_BATCH
-    if shape is not None and cost.predicted_seconds(shape, whole, job.grid.size, device) < cost.MEASURE_AFTER:
+    work = cost.predicted_seconds(shape, whole, job.grid.size, device) if shape is not None else None
+    if work is not None and work < cost.MEASURE_AFTER:
         chosen = replace(
             cfg,
             kernel=names[0] if cfg.kernel == tuning.AUTO else cfg.kernel,
             batch_size=start if cfg.batch_size == tuning.AUTO else cfg.batch_size,
             points_per_pass=1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass,
         )
-        work = cost.predicted_seconds(shape, whole, job.grid.size, device)
         return chosen, (
             f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) per pass, "
             f"from the model's shape (about {work:.1f} s of forward work at full speed: too short to be worth "

@@ -227,8 +227,8 @@ def settings_of(params) -> CurvatureParams:
     """The parameters (a ``CurvatureParams`` or a dict of those given) with the model and data set a
     ``landscape train`` checkpoint records where not given, and the output checked, before any product."""
     p = CurvatureParams.given(params)
-    recorded = with_recorded({f: getattr(p, f) for f in RECORDED} | {"model_file": p.model_file,
-                              "allow_recorded_plugins": p.allow_recorded_plugins})  # fmt: skip
+    asked = {f: getattr(p, f) for f in (*RECORDED, "model_file", "allow_recorded_plugins")}
+    recorded = with_recorded(asked)
     p = replace(p, **{f: recorded.get(f) for f in RECORDED})
     if p.model is None:
         raise ConfigError("model", None, "a value (required: the checkpoint records no model)")

@@ -114,7 +114,8 @@ def config_file(path: str) -> dict:
     return {**train, **data, **({"by_recipe": by_recipe} if by_recipe else {})}
 
 
-def _refuse_varied(given: dict) -> None:
+def refuse_varied(given) -> None:
+    """A parameter the sweep sets per run (``VARIED``, but its own ``out``) among ``given`` is refused by name."""
     varied = [k for k in VARIED if k in given and k != "out"]
     if varied:
         raise UsageError(
@@ -125,12 +126,12 @@ def _refuse_varied(given: dict) -> None:
 
 def plan(params, argv: tuple[str, ...] = ()):
     """(sweep folder, every configuration, the chosen ones with their train jobs, the settings)."""
-    _refuse_varied(params if isinstance(params, dict) else {})
+    refuse_varied(params if isinstance(params, dict) else {})
     p = SweepParams.given(params)
     given = {k: v for k, v in p.record().items() if p.explicit(k)}
     if p.config:
         given = {**config_file(p.config), **given}
-        _refuse_varied(given)
+        refuse_varied(given)
         p = SweepParams.of(given)
     if not p.out:
         raise ConfigError("out", p.out, "the sweep's folder (or out in the config file)")
