@@ -297,7 +297,7 @@ def _check_mechanism(study: dict) -> None:
 
 def study_file(path: str) -> dict:
     """The study a file describes (the defaults, then the file)."""
-    return settings({"config": path})
+    return settings(config=path)
 
 
 def report_params(study: dict) -> dict:

@@ -69,3 +69,16 @@ def test_the_report_names_the_study_s_plug_ins_and_runs_one_thread_unless_told(t
     forced = study(tmp_path, "[report]\nthreads = 4\n", force=True)
     assert report_threads(forced) == [] and report_flags(forced)[-2:] == ["--threads=4", "--force"]
     assert "model" not in report_params(forced)  # a registry name: the runs' records say it
+
+
+def test_report_config_takes_the_study_file_s_report_settings_under_those_given(tmp_path):
+    """``landscape report --config STUDY.toml`` (report.sbatch): the file's [report] table, folders and
+    name, then the flags given on top."""
+    from landscape.workflows.report import settings_of
+
+    (tmp_path / "s.toml").write_text(
+        f'out = "{tmp_path / "o"}"\nname = "tiny"\n[train]\nmodel = "digits_mlp"\n[report]\nradius = 0.5\ndirections = 2\n'
+    )
+    p, _ = settings_of({"config": str(tmp_path / "s.toml"), "directions": 3})
+    assert (p.manifest, p.out, p.name) == (str(tmp_path / "o" / "manifest.json"), str(tmp_path / "o" / "report"), "tiny")
+    assert (p.radius, p.directions) == (0.5, 3)
