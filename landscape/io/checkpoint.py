@@ -15,7 +15,7 @@ import zipfile
 
 import torch
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, param
 from ..plugins import ALLOW_RECORDED, canonical, check_recorded, factory_args
 from .atomic import write_with
 from .paths import readable_file
@@ -93,7 +93,10 @@ def with_recorded(params: dict, file_key: str = "model_file") -> dict:
     records, where they are not given.  A given model or model_args other than the recorded one is
     refused, both named; ``--data_args '{}'`` asks for the data set's factory without arguments.  A
     plug-in factory taken from the record is refused unless ``params[ALLOW_RECORDED]`` (``plugins.
-    check_recorded``): a checkpoint is untrusted input, and its record must not choose code to run."""
+    check_recorded``): a checkpoint is untrusted input, and its record must not choose code to run.  With
+    no model given, a checkpoint that is missing or not a file says so (not that no model was given)."""
+    if isinstance(params.get(file_key), str) and params.get("model") is None:
+        readable_file(params[file_key], param(file_key))
     recorded = trained_on(params.get(file_key))
     given = params.get("model")
     if isinstance(given, str) and recorded.get("model") not in (None, given, canonical(given)):

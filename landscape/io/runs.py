@@ -42,7 +42,8 @@ def _records(slots) -> list[dict]:
 
 
 def _encoded(record: dict) -> bytes:
-    """The record as JSON within one slot; a long command line is shortened to fit."""
+    """The record as JSON within one slot; a long command line is shortened to fit, then the settings
+    (the command's parameters) left out."""
     text = json.dumps(record, sort_keys=True).encode()
     if len(text) <= RUN_SLOT_BYTES:
         return text
@@ -50,6 +51,9 @@ def _encoded(record: dict) -> bytes:
     keep = max(0, len(command) - (len(text) - RUN_SLOT_BYTES) - 20)
     shorter = dict(record, command_line=command[:keep] + " …(shortened)")
     text = json.dumps(shorter, sort_keys=True).encode()
+    if len(text) > RUN_SLOT_BYTES and "settings" in shorter:  # long paths among the parameters
+        shorter["settings"] = f"longer than a run slot ({RUN_SLOT_BYTES} bytes): see command_line"
+        text = json.dumps(shorter, sort_keys=True).encode()
     if len(text) > RUN_SLOT_BYTES:  # not the command line: keep what identifies the record
         text = json.dumps({k: record[k] for k in ("seq", "run", "event")}).encode()
     return text

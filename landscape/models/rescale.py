@@ -47,7 +47,9 @@ def pair(state: dict[str, torch.Tensor], layer: str | None = None) -> tuple[str,
 def rescale(state: dict[str, torch.Tensor], alpha: float, layer: str | None = None) -> dict[str, torch.Tensor]:
     """A copy of ``state`` with ``layer``'s units scaled by ``alpha`` (incoming × α, outgoing ÷ α)."""
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha > 0):
-        raise ConfigError("alpha", alpha, "a positive number (a ReLU commutes with positive factors only)")
+        raise ConfigError(
+            "alpha", alpha, "a positive number (a ReLU commutes with positive factors only)", literal=True
+        )
     layer, following = pair(state, layer)
     out = {k: v.clone() for k, v in state.items()}
     with torch.no_grad():

@@ -4,7 +4,7 @@ evaluation, and how the job runs), and the file names they imply."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import checks
 from ..data import DataConfig
@@ -32,6 +32,7 @@ class RunConfig:
     device: str = "auto"  # auto (CUDA when there is one), cpu, cuda, cuda:N
     allow_shared_gpus: bool = False  # let several ranks of a node share a GPU
     argv: tuple[str, ...] = ()  # the command line, for the run record
+    settings: dict = field(default_factory=dict, compare=False)  # the command's parameters, for the run record
 
     def __post_init__(self):
         object.__setattr__(self, "surf_file", paths.config_path(self.surf_file, "surf_file"))

@@ -79,6 +79,7 @@ def _start_record(job: SurfaceJob, ranks: int, threads: int, io: str) -> dict:
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "surf_file": job.surf_file,
         "dir_file": job.dir_file,
+        "settings": job.run.settings,
         **machine(),
         **versions(),
     }

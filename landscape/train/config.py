@@ -49,6 +49,7 @@ class TrainRun:
     allow_nonfinite: bool = False  # go on when the training loss is NaN or infinite (else: stop, exit 6)
     progress_seconds: float | None = None  # between epoch lines; default every epoch in a terminal, 60 s in a file
     argv: tuple[str, ...] = ()
+    settings: dict = field(default_factory=dict, compare=False)  # the command's parameters, for run.json
 
     def __post_init__(self):
         object.__setattr__(self, "out", paths.config_path(self.out, "out"))

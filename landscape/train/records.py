@@ -30,6 +30,7 @@ def meta_of(job: TrainJob, identity: dict, row: dict, ranks: int, threads: int, 
         **devices.record(device),
         "metrics": {k: row[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc")},
         "command": command_line(list(job.run.argv)) if job.run.argv else "",
+        "settings": job.run.settings,
         "versions": versions(),
     }
 
@@ -90,6 +91,7 @@ def run_record(session: Session, row: dict, meta: dict, history: list[dict], don
         "images_per_second": rows.mean_rate(history),
         "machine": machine(),
         "command": meta["command"],
+        "settings": meta.get("settings", {}),
         **({"diverged": session.diverged} if session.diverged is not None else {}),
         "crossings": session.watch.crossed,
         **({"minimum": found} if (found := session.watch.minimum(row)) is not None else {}),

@@ -334,7 +334,7 @@ def _run(params: CurvatureParams, argv: tuple[str, ...], held: ExitStack) -> Cur
         **devices.record(device),
         "loss": loss,
         "gradient_norm": float((gradient**2).sum() ** 0.5),
-        "settings": {k: v for k, v in s.record().items() if k not in ("threads", "model", "force")},
+        "settings": s.record(),
         "command": command_line(list(argv)) if argv else "",
         "versions": versions(),
         "citations": CITATIONS,

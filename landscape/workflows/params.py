@@ -91,6 +91,9 @@ class Params:
         for f in dataclasses.fields(cls):
             if f.default is MISSING and f.default_factory is MISSING and given.get(f.name) is None:
                 raise ConfigError(f.name, None, "a value (it is required)")
+        for name, value in given.items():  # a switch from Python: nesterov="no" is not True
+            if value is not None and not isinstance(value, bool) and value_type(cls, name) is bool:
+                raise ConfigError(name, value, "True or False", literal=True)
         given = {k: _as_tuple(v) if k in _tuple_fields(cls) else v for k, v in given.items()}
         made = cls(**{k: v for k, v in given.items() if v is not None})  # None: the default
         object.__setattr__(made, "_given", frozenset(k for k, v in given.items() if v is not None))
@@ -111,7 +114,8 @@ class Params:
         return f.default is MISSING or getattr(self, name) != f.default
 
     def record(self) -> dict:
-        """The settings as plain values (tuples as lists), as an output file records them."""
+        """The settings as plain JSON values (tuples as lists), as an output file records them: an object
+        given from Python in place of a name (a model, data, a loss) as ``api:<module>.<type>``."""
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
@@ -142,7 +146,13 @@ def _as_tuple(value):
 
 
 def _plain(value):
-    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return f"api:{type(value).__module__}.{type(value).__qualname__}"
 
 
 def ordered(cls) -> list[dataclasses.Field]:

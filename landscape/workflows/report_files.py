@@ -53,8 +53,11 @@ def write_report(
     results: list[dict], args, config, figures: str, skipped: list[str] = (), levels: dict | None = None
 ) -> tuple[dict, list[str]]:
     """The scorecard's tables, JSON and figures into ``figures``; returns its record and the files."""
-    settings = {k: v for k, v in config.record().items() if v is not None}
-    settings["matched"] = {arm: level.record() for arm, level in (levels or {}).items()}
+    settings = {
+        **args.record(),  # the command's parameters; then the measures' settings they resolve to
+        "measures": {k: v for k, v in config.record().items() if v is not None},
+        "matched": {arm: level.record() for arm, level in (levels or {}).items()},
+    }
     card = build(
         results,
         alpha=args.alpha,

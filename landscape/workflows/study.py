@@ -219,9 +219,10 @@ def _short(cell: str) -> str:
     return f"{value:.5g}" if "." in str(cell) or "e" in str(cell) else str(cell)
 
 
-def _described(study: dict, tasks: list[Task], table: list[Plateau], seconds: dict) -> dict:
-    """What ``<name>.json`` says of the study it is the scorecard of: the data set, the model, every arm's
-    recipe as its runs resolved it, the mechanism's table, the machine and the versions."""
+def _described(study: dict, tasks: list[Task], table: list[Plateau], seconds: dict, params: dict) -> dict:
+    """What ``<name>.json`` says of the study it is the scorecard of: the command's parameters
+    (``settings``), the data set, the model, every arm's recipe as its runs resolved it, the mechanism's
+    table, the machine and the versions."""
     train = study["train"]
     shared = {k: v for k, v in train.items() if not isinstance(v, dict) or k in JSON_KEYS}
     arms = {}
@@ -235,6 +236,7 @@ def _described(study: dict, tasks: list[Task], table: list[Plateau], seconds: di
                                     "loss_name") if k in identity}  # fmt: skip
         arms[recipe] = {"given": {**shared, **train.get(recipe, {})}, "resolved_by_batch": resolved}
     return {
+        "settings": params,
         "data_set": train.get("dataset", "digits"),
         "model": train["model"],
         "batch_sizes": study["batch_sizes"],
@@ -273,8 +275,9 @@ class StudyResult(Result):
 OWN_FILES = ("{name}_training.csv", "{name}_mechanism.csv", "{name}_findings.md")  # beside the report's
 
 
-def execute(study: dict) -> StudyResult:
-    """Train the study's networks and report on them (the settings checked already, see ``run``)."""
+def execute(study: dict, params: dict) -> StudyResult:
+    """Train the study's networks and report on them (the settings checked already, see ``run``);
+    ``params``: the command's parameters (``StudyParams.record()``), which the scorecard records."""
     threads = report_threads(study)
     for folder in (study["out"], study["figures"]):
         if os.path.exists(folder) and not os.path.isdir(folder):
@@ -316,7 +319,7 @@ def execute(study: dict) -> StudyResult:
     card_path = os.path.join(study["figures"], f"{study['name']}.json")
     with open(card_path) as handle:
         card = json.load(handle)
-    card["study"] = _described(study, tasks, table, seconds)
+    card["study"] = _described(study, tasks, table, seconds, params)
     card = plain(card)  # NaN: null
     write_file(card_path, (json.dumps(card, indent=2) + "\n").encode())
     said = os.path.join(study["figures"], f"{study['name']}_findings.md")
@@ -339,4 +342,4 @@ def run(params: StudyParams, argv: tuple[str, ...] = ()) -> StudyResult:
     settings_of(report_params(study))
     inputs = {"config": p.config, "out": os.path.join(study["out"], sweeps.MANIFEST_JSON)}
     check_outputs(study["figures"], study["name"], inputs, study["force"], OWN_FILES)  # before any training
-    return execute(study)
+    return execute(study, p.record())

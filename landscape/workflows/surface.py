@@ -37,6 +37,7 @@ from ..surface.job import run_surface
 from ..surface.kernels import CHOICES as KERNEL_CHOICES
 from .command import Result, fields_of
 from .params import Params, default, int_or_auto, option
+from .plots import LOG_SWITCHES
 
 DATA = "model and data"
 GRID = "grid"
@@ -233,7 +234,14 @@ class SurfaceParams(Params):
     vmin: float | None = option(None, "lowest contour level", group=FIGURES)
     vmax: float | None = option(None, "highest contour level", group=FIGURES)
     vlevel: float | None = option(None, "spacing of contour levels", group=FIGURES)
-    log: bool = option(False, "log scale for the loss", group=FIGURES)
+    log: bool | str = option(
+        "auto",
+        switches=(
+            ("--log", True, LOG_SWITCHES.format(what="the loss, as landscape plot1d and plot2d draw it")),
+            ("--linear", False, "linear scale for the loss"),
+        ),
+        group=FIGURES,
+    )
 
 
 @dataclass(frozen=True)
@@ -266,8 +274,7 @@ def job_of(params, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
     given = p.record()
     objects = {}
     if isinstance(p.model, torch.nn.Module):
-        objects["model"] = p.model
-        given["model"] = f"api:{type(p.model).__module__}.{type(p.model).__qualname__}"
+        objects["model"] = p.model  # recorded as api:<module>.<type>
     if p.dataset is not None and not isinstance(p.dataset, str):
         pair = p.dataset
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
@@ -281,7 +288,8 @@ def job_of(params, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
         given["dataset"] = GIVEN
     given = with_recorded(given)  # model and data set from a landscape train checkpoint, where not given
     if callable(p.loss_name) and not isinstance(p.loss_name, str):
-        objects["loss"] = given.pop("loss_name")
+        objects["loss"] = p.loss_name
+        given.pop("loss_name")
     given["test"] = not p.no_test
     if given.get("model") is None:
         raise UsageError(
@@ -295,7 +303,7 @@ def job_of(params, argv: tuple[str, ...] = ()) -> tuple[SurfaceJob, dict]:
         data=DataConfig(**fields_of(given, DataConfig)),
         directions=DirectionConfig(**fields_of(given, DirectionConfig)),
         evaluation=EvaluationConfig(**fields_of(given, EvaluationConfig)),
-        run=RunConfig(**fields_of(given, RunConfig), argv=tuple(argv)),
+        run=RunConfig(**fields_of(given, RunConfig), argv=tuple(argv), settings=p.record()),
     )
     if p.plot:  # figure settings are checked now, not after the surface is computed
         Style2D(p.vmin, p.vmax, p.vlevel, p.log)

@@ -151,15 +151,7 @@ def plan(params, argv: tuple[str, ...] = ()):
         own.update((p.by_recipe or {}).get(c.recipe, {}))
         own.update(recipe=c.recipe, batch_size=c.batch_size, seed=c.seed, out=os.path.join(p.out, c.name))
         jobs.append((c, training.job_of(own, argv)))
-    settings = {
-        "out": p.out,
-        "recipes": list(p.recipes),
-        "batch_sizes": list(p.batch_sizes),
-        "seeds": list(p.seeds),
-        "train": shared,
-        **({"by_recipe": p.by_recipe} if p.by_recipe else {}),
-    }
-    return p.out, configs, jobs, settings, p.list
+    return p.out, configs, jobs, p.record(), p.list
 
 
 def _train_size(job: TrainJob) -> int:

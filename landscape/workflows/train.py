@@ -245,7 +245,11 @@ def job_of(params, argv: tuple[str, ...] = ()) -> TrainJob:
         model=ModelConfig(**fields_of(given, ModelConfig)),
         data=DataConfig(**fields_of(given, DataConfig)),
         recipe=resolve(p.recipe, **hyper),
-        run=TrainRun(**{**fields_of(given, TrainRun), "save_at_loss": tuple(p.save_at_loss)}, argv=tuple(argv)),
+        run=TrainRun(
+            **{**fields_of(given, TrainRun), "save_at_loss": tuple(p.save_at_loss)},
+            argv=tuple(argv),
+            settings=p.record(),
+        ),
     )
 
 

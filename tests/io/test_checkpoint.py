@@ -134,3 +134,14 @@ def test_the_model_and_data_a_checkpoint_records_fill_what_is_not_given_and_a_mi
     torch.save(build_model("mnist1d_mlp").state_dict(), plain)
     none = cli("rescale", ["--model_file", str(plain), "--alpha", "2", "--out", str(tmp_path / "r.pt")])
     assert none.returncode == 2 and "--model" in none.stderr and "records no model" in none.stderr
+
+
+@pytest.mark.parametrize("command", ["surface", "curvature", "rescale"])
+def test_a_missing_checkpoint_is_named_not_mistaken_for_a_missing_model(tmp_path, cli, command):
+    # with no --model, a --model_file that is not there (or is a folder) is what the message names
+    extra = {"surface": [], "curvature": ["--out", str(tmp_path / "c.json")], "rescale": ["--alpha", "2", "--out",
+             str(tmp_path / "r.pt")]}[command]  # fmt: skip
+    for path, said in ((tmp_path / "none.pt", "does not exist"), (tmp_path, "is a directory, not a regular file")):
+        done = cli(command, ["--model_file", str(path), *extra])
+        assert done.returncode == 3 and done.stderr == f"landscape {command}: error: --model_file {path} {said}\n"
+    assert not (tmp_path / "c.json").exists() and not (tmp_path / "r.pt").exists()

@@ -3,6 +3,7 @@ agree on every parameter's name, default and help, because all three are made fr
 
 import dataclasses
 import inspect
+import json
 
 import pytest
 
@@ -21,6 +22,7 @@ from landscape.cli import sweep as sweep_cli
 from landscape.cli import train as train_cli
 from landscape.cli.params import parsed
 from landscape.errors import ConfigError, UsageError
+from landscape.io import surface_file
 from landscape.workflows import curvature, demo, export, info, plots, report, rescale, study, surface, sweep, train
 from landscape.workflows.params import Params, option
 
@@ -97,6 +99,8 @@ def test_values_are_checked_when_the_parameters_are_made():
         plots.Plot1DParams.of({"surf_files": ("s.h5",), "dpi": 10**6})
     assert plots.Plot1DParams.of({"surf_files": "s.h5", "style": "paper"}).dpi == 300  # the style's own
     assert plots.Plot2DParams.of({"surf_files": "s.h5", "kinds": ("contour", "contour")}).kinds == ("contour",)
+    with pytest.raises(ConfigError, match=r"^nesterov='no': expected True or False$"):  # a switch from Python
+        train.TrainParams.of({"model": "m", "out": "r", "nesterov": "no"})
 
 
 def test_one_value_given_for_a_list_parameter_is_a_list_of_one():
@@ -105,3 +109,39 @@ def test_one_value_given_for_a_list_parameter_is_a_list_of_one():
     assert (swept.recipes, swept.seeds, swept.batch_sizes) == (("sgd",), (0,), (32,))
     trained = train.TrainParams.of({"model": "m", "out": "r", "milestones": 0.5, "save_at_loss": [0.1, 0.01]})
     assert (trained.milestones, trained.save_at_loss) == ((0.5,), (0.1, 0.01))
+
+
+def _recorded(cls, parser, argv: list[str]) -> dict:
+    return cls.of(parsed(parser, argv)).record()
+
+
+def test_each_output_file_records_its_command_s_parameters(tmp_path, cli, one_thread):
+    """What a command's output file records as its settings is its ``Params.record()``: run.json, the
+    sweep's manifest.json, the surface file's run record and the curvature's JSON (the scorecard's:
+    tests/workflows/test_report.py; the study's card: tests/workflows/test_study.py)."""
+    run, sweep_out = tmp_path / "run", tmp_path / "sweep"
+    argv = ["--model", "digits_mlp", "--epochs", "1", "--out", str(run), "--threads", "1", "--quiet"]
+    assert cli("train", argv).returncode == 0
+    assert read_json(run / "run.json")["settings"] == _recorded(train.TrainParams, train_cli.build_parser(), argv)
+
+    argv = ["--out", str(sweep_out), "--batch_sizes", "64", "--model", "digits_mlp", "--epochs", "1", "--quiet"]
+    assert cli("sweep", argv).returncode == 0
+    recorded = read_json(sweep_out / "manifest.json")["settings"]
+    assert recorded == _recorded(sweep.SweepParams, sweep_cli.build_parser(), argv)
+    assert read_json(sweep_out / "sgd_b64_s0" / "run.json")["settings"]["batch_size"] == 64  # each run its own
+
+    final = str(run / "final.pt")
+    argv = ["--model_file", final, "--x=-1:1:3", "--surf_file", str(tmp_path / "s.h5"), "--quiet"]
+    assert cli("surface", argv).returncode == 0
+    recorded = surface_file.recorded_runs(str(tmp_path / "s.h5"))[-1]["settings"]
+    assert recorded == _recorded(surface.SurfaceParams, surface_cli.build_parser(), argv)
+
+    argv = ["--model_file", final, "--out", str(tmp_path / "c.json"), "--k", "1", "--train_subset", "64"]
+    assert cli("curvature", argv).returncode == 0
+    recorded = read_json(tmp_path / "c.json")["settings"]
+    from_checkpoint = {"model": "digits_mlp", "dataset": "digits", "num_classes": 10}  # what the run.pt records
+    assert recorded == {**_recorded(curvature.CurvatureParams, curvature_cli.build_parser(), argv), **from_checkpoint}
+
+
+def read_json(path) -> dict:
+    return json.loads(path.read_text())

@@ -8,8 +8,11 @@ import math
 import pytest
 import torch
 
+from landscape.cli.params import parsed
+from landscape.cli.report import build_parser
 from landscape.io.checkpoint import save
 from landscape.models import build_model
+from landscape.workflows.report import ReportParams
 
 from conftest import run
 
@@ -169,9 +172,12 @@ def test_each_run_is_also_measured_at_the_weights_kept_at_the_arms_matched_loss(
     )
     assert trained.returncode == 0, trained.stderr
     flags = [f for f in FLAGS if f not in ("digits_mlp", "--model", "--train_subset", "120")]
-    done = run("report", [str(sweep), "--out", str(tmp_path / "report"), *flags], timeout=600)
+    argv = [str(sweep), "--out", str(tmp_path / "report"), *flags]
+    done = run("report", argv, timeout=600)
     assert done.returncode == 0, done.stderr
     card = json.loads((tmp_path / "report" / "scorecard.json").read_text())
+    params = ReportParams.of(parsed(build_parser(), argv)).record()  # the scorecard records its parameters
+    assert {k: card["settings"][k] for k in params} == params and card["settings"]["measures"]["radius"] == 1.0
     level = card["settings"]["matched"]["naive"]["level"]
     assert level is not None and f"{level:g}" in levels, card["settings"]["matched"]
     finals = [r["values"]["train_loss"] for r in card["runs"]]

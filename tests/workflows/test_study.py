@@ -9,7 +9,7 @@ from landscape.errors import ConfigError, InputError, UsageError
 from landscape.io.run_files import write_run
 from landscape.train import sweep as sweeps
 from landscape.workflows.report import settings_of
-from landscape.workflows.study import DEFAULT_STUDY, _in_study_order, settings
+from landscape.workflows.study import DEFAULT_STUDY, StudyParams, _in_study_order, settings
 from landscape.workflows.study_file import report_flags, report_params
 from landscape.workflows.study_tasks import _sweep_flags
 
@@ -190,6 +190,9 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     card = json.loads((tmp_path / "f" / "study.json").read_text())
+    given = {"config": str(tmp_path / "s.toml"), "out": str(tmp_path / "o"), "figures": str(tmp_path / "f")}
+    assert card["study"]["settings"] == StudyParams.of(given).record()  # the study's parameters, as given
+    assert card["settings"]["manifest"] == str(tmp_path / "o" / "manifest.json")  # the report's, as run
     runs = {r["name"]: r for r in card["runs"]}
     assert {"naive_b32_s0", "linear_b128_s1", "rescaled_a4_b32_s0", "rescaled_a4_b32_s1"} <= set(runs), set(runs)
     assert card["runs"][0]["recipe"] == "naive"  # the study's first arm first, whichever sweep wrote last

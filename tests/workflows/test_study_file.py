@@ -77,8 +77,13 @@ def test_report_config_takes_the_study_file_s_report_settings_under_those_given(
     from landscape.workflows.report import settings_of
 
     (tmp_path / "s.toml").write_text(
-        f'out = "{tmp_path / "o"}"\nname = "tiny"\n[train]\nmodel = "digits_mlp"\n[report]\nradius = 0.5\ndirections = 2\n'
+        f'out = "{tmp_path / "o"}"\nname = "tiny"\n[train]\nmodel = "digits_mlp"\n'
+        "[report]\nradius = 0.5\ndirections = 2\n"
     )
     p, _ = settings_of({"config": str(tmp_path / "s.toml"), "directions": 3})
-    assert (p.manifest, p.out, p.name) == (str(tmp_path / "o" / "manifest.json"), str(tmp_path / "o" / "report"), "tiny")
+    assert (p.manifest, p.out, p.name) == (
+        str(tmp_path / "o" / "manifest.json"),
+        str(tmp_path / "o" / "report"),
+        "tiny",
+    )
     assert (p.radius, p.directions) == (0.5, 3)
