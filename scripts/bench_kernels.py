@@ -41,7 +41,6 @@ from landscape.surface.kernels import compiled
 
 SETTINGS = {  # (batch sizes, points per pass) tried per kernel; "all": every sample in one batch
     "reference": (("128", "512", "all"), (1, 8)),
-    "unrolled": (("512", "all"), (8, 32)),
     "compiled": (("512", "all"), (1, 8)),
     "compiled_plain": (("512", "all"), (1, 8)),  # the compiled kernel without its first layer by linearity
 }

@@ -268,7 +268,7 @@ def main() -> int:
         action="append",
         default=[],
         metavar="KERNEL/BATCH/K",
-        help="also a surface at these fixed settings, e.g. unrolled/1797/32 (repeatable)",
+        help="also a surface at these fixed settings, e.g. reference/1797/16 (repeatable)",
     )
     p.add_argument("--cifar_folder", help=argparse.SUPPRESS)
     p.add_argument("--measure", help=argparse.SUPPRESS)  # BATCH,K,COMPILED,START_AT: one concurrent process

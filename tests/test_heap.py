@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from landscape import heap
+from landscape import api, heap
 from landscape.cli import main as cli_main
+from landscape.errors import UsageError
 
 from conftest import ROOT, landscape
 
@@ -72,11 +73,16 @@ def test_the_users_own_malloc_settings_win():
 
 
 def test_the_computing_commands_keep_freed_memory_and_the_plotting_ones_do_not(monkeypatch, capsys):
+    """From the command line and from the Python API alike."""
     calls = []
     monkeypatch.setattr(heap, "keep_freed_memory", lambda: calls.append(True))
     for command, kept in (("surface", True), ("train", True), ("curvature", True), ("plot1d", False), ("info", False)):
         calls.clear()
         assert landscape(command, "--no_such_flag") == 2
         assert calls == ([True] if kept else []), command
-    assert set(cli_main.COMPUTING) <= set(cli_main.COMMANDS)
+        calls.clear()
+        with pytest.raises(UsageError):
+            getattr(api, command)(no_such_parameter=1)
+        assert calls == ([True] if kept else []), f"api.{command}"
+    assert set(heap.COMPUTING) <= set(cli_main.COMMANDS)
     capsys.readouterr()

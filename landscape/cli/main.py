@@ -101,8 +101,6 @@ COMMANDS = {
     "demo": Command("landscape.cli.demo", "train a small CNN at batch 16 and 1024, compute and compare their surfaces"),
 }
 ALIASES = {c.alias: name for name, c in COMMANDS.items() if c.alias}
-# the commands that run forward passes batch after batch: their processes keep the memory a batch frees
-COMPUTING = ("surface", "train", "sweep", "curvature", "report", "study", "demo")
 
 
 def overview() -> str:
@@ -163,7 +161,7 @@ def run_command(name: str, argv: list[str], prog: str) -> int:
         "study",
     ):  # before torch loads: a stop signal must find the job ready to stop cleanly
         stop.install()
-    if name in COMPUTING:
+    if name in heap.COMPUTING:
         heap.keep_freed_memory()
 
     return boundary.run(lambda args: COMMANDS[name].load().main(args, prog), argv, prog=prog, spell=spell)

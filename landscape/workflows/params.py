@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import MISSING, dataclass, field
@@ -131,10 +132,6 @@ def int_or_auto(text: str):
         ) from None
 
 
-def _tuple_fields(cls) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if value_type(cls, f.name) in (tuple, list)}
-
-
 def _as_tuple(value):
     """A list parameter's value as a tuple: one value given alone (``seeds=0``, ``recipes="sgd"``) is a
     list of one; None stays None (the default)."""
@@ -179,9 +176,20 @@ def defaults(cls) -> dict:
     return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not MISSING}
 
 
+@functools.cache
+def _hints(cls) -> dict:
+    """The class's type hints, evaluated once (``from __future__ import annotations`` makes them text)."""
+    return typing.get_type_hints(cls)
+
+
+@functools.cache
+def _tuple_fields(cls) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if value_type(cls, f.name) in (tuple, list))
+
+
 def value_type(cls, name: str):
     """The field's type without ``None``: ``int | None`` is ``int``, ``tuple[str, ...]`` is ``tuple``."""
-    hint = typing.get_type_hints(cls)[name]
+    hint = _hints(cls)[name]
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         hint = args[0] if len(args) == 1 else hint
@@ -190,7 +198,7 @@ def value_type(cls, name: str):
 
 def item_type(cls, name: str):
     """The type of a tuple field's items (``tuple[str, ...]``: ``str``)."""
-    hint = typing.get_type_hints(cls)[name]
+    hint = _hints(cls)[name]
     for arg in typing.get_args(hint) or ():
         if typing.get_origin(arg) is tuple:
             hint = arg

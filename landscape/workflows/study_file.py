@@ -51,15 +51,13 @@ DEFAULT_STUDY = {  # the study `make study` runs
             "save_every": 120,
         },
     },
-    # the report: every search at its default restarts; surfaces on 21 points (21 x 21), the unrolled
-    # kernel; λmax and adaptive sharpness at every kept level (sharpness against the training loss);
+    # the report: every search at its default restarts; surfaces on 21 points (21 x 21) at auto's
+    # kernel and points per pass; λmax and adaptive sharpness at every kept level (sharpness against the training loss);
     # m-sharpness, the ℓ2 ball, the per-layer blocks and the noise scale skipped (the ℓ∞ box is the
     # endpoint, the noise scale no sharpness: the study's budget); no spectral density (32 networks'
     # curves overlap into a figure nobody can read)
     "report": {
         "batch_size": 1024,
-        "kernel": "unrolled",
-        "points_per_pass": 32,
         "grid_1d": "-1:1:21",
         "grid_2d": "-1:1:21",
         "skip": ["m_sharpness", "adaptive_l2_sharpness", "layers", "noise_scale"],
@@ -156,8 +154,6 @@ you run, like a script: the factories its [train] table names are imported (see 
   save_every = 120
   [report]                                 # landscape report flags, without the dashes
   batch_size = 1024
-  kernel = "unrolled"
-  points_per_pass = 32
   grid_1d = "-1:1:21"
   grid_2d = "-1:1:21"
   skip = ["m_sharpness", "adaptive_l2_sharpness", "layers", "noise_scale"]

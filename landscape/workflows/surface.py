@@ -153,9 +153,8 @@ class SurfaceParams(Params):
     )
     kernel: str = option(
         _E.kernel,
-        "how points are evaluated: reference (each point's forward through functional_call), unrolled (CPUs: a "
-        "classifier's loss class by class), compiled (torch.compile, after seconds of compiling per rank), or "
-        "auto: the reference, or for a long surface the fastest measured unless the reference is within 10 %%; "
+        "how points are evaluated: reference (each point's forward through functional_call), compiled "
+        "(torch.compile, after seconds of compiling per rank: taken when named only), or auto: the reference; "
         "values differ between kernels in the last bits",
         choices=KERNEL_CHOICES,
         group=DATA,

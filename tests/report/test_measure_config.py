@@ -34,7 +34,7 @@ def test_the_record_is_plain_json_and_reads_back_as_the_same_settings():
 
 def test_the_suite_and_the_searches_take_this_report_s_values():
     config = MeasureConfig(trace_samples=7, tol=0.01, density_steps=12, density_runs=0, radius=0.25, directions=3,
-                           rho=0.1, seed=5, batch_size=64, kernel="unrolled", loss_name="mse")  # fmt: skip
+                           rho=0.1, seed=5, batch_size=64, kernel="compiled", loss_name="mse")  # fmt: skip
     suite = config.suite()
     assert (suite.k, suite.which, suite.tol, suite.seed) == (1, "top", 0.01, 5)  # λmax alone, to the report's tol
     assert suite.trace_samples == suite.layer_samples == suite.flatness_samples == 7
@@ -43,7 +43,7 @@ def test_the_suite_and_the_searches_take_this_report_s_values():
     assert sharp == config.sharpness()
     assert (sharp.radius, sharp.directions, sharp.rho, sharp.seed) == (0.25, 3, 0.1, 5)
     evaluation = config.evaluation()
-    assert (evaluation.batch_size, evaluation.kernel, evaluation.loss_name) == (64, "unrolled", "mse")
+    assert (evaluation.batch_size, evaluation.kernel, evaluation.loss_name) == (64, "compiled", "mse")
 
 
 def test_a_target_is_identified_by_its_network_and_data_not_by_where_it_runs():

@@ -77,8 +77,8 @@ def test_settings_left_auto_or_a_kernel_that_cannot_run_are_refused(setup):
     model, origin, dx, dy, data = setup
     with pytest.raises(ValueError, match="resolve auto first"):
         Evaluator(model, origin, dx, dy, data, "crossentropy", EvaluationConfig())
-    with pytest.raises(ConfigError, match=r"kernel=unrolled: expected a kernel that can evaluate this surface .*recal"):
-        Evaluator(model, origin, dx, dy, data, "crossentropy", config(kernel="unrolled"), bn="recalibrate")
+    with pytest.raises(ConfigError, match=r"kernel=compiled: expected a kernel that can evaluate this surface .*recal"):
+        Evaluator(model, origin, dx, dy, data, "crossentropy", config(kernel="compiled"), bn="recalibrate")
 
 
 class NaNOut(torch.nn.Module):
@@ -91,7 +91,7 @@ class Exits(torch.nn.Module):
         raise SystemExit(0)
 
 
-@pytest.mark.parametrize("kernel", ["reference", "unrolled"])
+@pytest.mark.parametrize("kernel", ["reference", pytest.param("compiled", marks=pytest.mark.slow)])
 def test_nan_outputs_have_nan_accuracy_and_sys_exit_names_the_point(kernel):
     data = {"train": Samples(torch.rand(8, 3), torch.randint(0, 10, (8,)))}
     ev = Evaluator(NaNOut(), {}, {}, None, data, "crossentropy", config(kernel=kernel, points_per_pass=2))
@@ -123,7 +123,7 @@ def test_quantities_of_many_points_at_once_are_the_bits_of_one_points_arithmetic
     assert three.evaluate(POINTS[:3]).tolist() == [by_hand(three, point) for point in sums]
 
 
-@pytest.mark.parametrize("kernel", ["reference", "unrolled"])
+@pytest.mark.parametrize("kernel", ["reference"])
 @pytest.mark.parametrize(
     "loss, dtype, batch",
     [
@@ -153,7 +153,7 @@ def test_a_pass_of_several_points_agrees_with_one_per_pass_for_every_loss_precis
     assert np.allclose(again[:, losses], values[[3, 0, 4, 1, 2]][:, losses], rtol=rtol, atol=0)
 
 
-@pytest.mark.parametrize("kernel", ["reference", "unrolled", pytest.param("compiled", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("kernel", ["reference", pytest.param("compiled", marks=pytest.mark.slow)])
 def test_a_pass_of_states_points_reaches_a_target_exactly_and_keeps_perturbed_variances_non_negative(kernel):
     torch.manual_seed(0)
     model = build_model("digits_cnn").eval()
@@ -212,7 +212,7 @@ def test_directions_given_in_other_types_are_held_in_float64_and_give_the_same_v
     assert np.array_equal(mixed.evaluate(POINTS), values.evaluate(POINTS))
 
 
-@pytest.mark.parametrize("kernel", ["reference", "unrolled"])
+@pytest.mark.parametrize("kernel", ["reference", pytest.param("compiled", marks=pytest.mark.slow)])
 def test_a_channels_last_model_runs_several_points_per_pass(kernel):
     """Its convolution weights are not contiguous: laid out as copies in the plane."""
     torch.manual_seed(0)

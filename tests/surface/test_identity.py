@@ -94,10 +94,10 @@ def test_a_1d_surfaces_identity_is_exactly_these_fields(case):
 def test_how_the_points_are_computed_changes_how_and_never_the_identity(case):
     _, _, _, loaded, d = case
     job = SurfaceJob(model=ModelConfig("digits_cnn"), grid=Grid.parse("-1:1:5"))
-    one, other = evaluator(case), evaluator(case, kernel="unrolled", batch_size=7, points_per_pass=3)
+    one, other = evaluator(case), evaluator(case, kernel="compiled", batch_size=7, points_per_pass=3)
     assert identity(job, loaded, d[1], one) == identity(job, loaded, d[1], other)
     assert how(one) == {"kernel": "reference", "batch_size": 16, "points_per_pass": 1, "set_passes": "joined"}
-    assert how(other) == {"kernel": "unrolled", "batch_size": 7, "points_per_pass": 3, "set_passes": "joined"}
+    assert how(other) == {"kernel": "compiled", "batch_size": 7, "points_per_pass": 3, "set_passes": "joined"}
 
 
 def test_what_the_values_depend_on_adds_its_fields_only_when_asked(case):

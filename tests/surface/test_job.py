@@ -20,7 +20,7 @@ MLP = ["surface", "--model", "digits_mlp", "--x=-1:1:5", "--y=-1:1:3", "--thread
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kernel, dtype, rtol", [("reference", "float32", 1e-6), ("unrolled", "float64", 1e-12)])
+@pytest.mark.parametrize("kernel, dtype, rtol", [("reference", "float32", 1e-6), ("reference", "float64", 1e-12)])
 def test_k_points_per_pass_agree_with_one_and_the_run_records_how(tmp_path, kernel, dtype, rtol):
     args = [*CNN, "--dtype", dtype, "--dir_file", tmp_path / "d.h5", "--batch_size", "500"]
     assert landscape(*args, "--kernel", "reference", "--points_per_pass", "1", "--surf_file", tmp_path / "k1.h5") == 0
@@ -37,7 +37,7 @@ def test_chunks_of_the_grid_give_the_same_bits_on_any_number_of_ranks_and_after_
     args = [
         *CNN,
         "--kernel",
-        "unrolled",
+        "reference",
         "--batch_size",
         "500",
         "--points_per_pass",
@@ -84,7 +84,7 @@ def test_recalibration_takes_several_points_per_pass_with_the_reference_kernel(t
     four, one = read_surface(str(tmp_path / "r4.h5")), read_surface(str(tmp_path / "r1.h5"))
     assert four.run["kernel"] == "reference" and four.run["points_per_pass"] == 4  # auto: the only kernel that can
     assert all(np.allclose(four.values[q], one.values[q], rtol=1e-6, atol=0) for q in one.values)
-    assert landscape(*args, "--kernel", "unrolled", "--points_per_pass", "4", "--surf_file", tmp_path / "u.h5") == 2
+    assert landscape(*args, "--kernel", "compiled", "--points_per_pass", "4", "--surf_file", tmp_path / "u.h5") == 2
 
 
 def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, capsys, monkeypatch):
@@ -105,7 +105,7 @@ def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, caps
     first = capsys.readouterr().out
     assert "auto: kernel " in first and "measured in a budget of" in first and "on up to 1437 samples per set" in first
     s = read_surface(str(tmp_path / "a.h5"))
-    assert s.run["kernel"] in ("reference", "unrolled") and s.run["auto"].startswith("kernel ")
+    assert s.run["kernel"] == "reference" and s.run["auto"].startswith("kernel ")
     with h5py.File(tmp_path / "a.h5", "r+") as f:
         done = f["done"][()]
         done[20:] = 0
@@ -140,9 +140,9 @@ def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(t
         done = f["done"][()]
         done[2:] = 0
         f["done"][...] = done
-    assert landscape(*args, "--kernel", "unrolled", "--batch_size", "2000", "--points_per_pass", "3") == 0
+    assert landscape(*args, "--kernel", "reference", "--batch_size", "2000", "--points_per_pass", "3") == 0
     s = read_surface(str(surf))
-    assert s.done.all() and [r["kernel"] for r in s.runs] == ["reference", "unrolled"]
+    assert s.done.all() and [r["points_per_pass"] for r in s.runs] == [1, 3]
     assert [r["batch_size"] for r in s.runs] == [64, 2000] and s.runs[1]["points_computed"] == 9
     assert (
         landscape(
@@ -342,7 +342,7 @@ def test_a_failure_on_one_rank_building_autos_first_evaluator_ends_every_rank_an
 
 
 def test_a_pass_given_more_points_than_the_surface_has_holds_them_all(tmp_path):
-    args = [*MLP, "--no_test", "--kernel", "unrolled", "--batch_size", "2000", "--dir_file", tmp_path / "d.h5"]
+    args = [*MLP, "--no_test", "--kernel", "reference", "--batch_size", "2000", "--dir_file", tmp_path / "d.h5"]
     assert landscape(*args, "--points_per_pass", "100000", "--surf_file", tmp_path / "a.h5") == 0
     assert landscape(*args, "--points_per_pass", "15", "--surf_file", tmp_path / "b.h5") == 0  # one pass of all 15
     a, b = read_surface(str(tmp_path / "a.h5")), read_surface(str(tmp_path / "b.h5"))

@@ -53,7 +53,7 @@ def recorded(path, *runs):
 
 
 def test_settings_given_in_full_are_kept_without_measuring_or_reading_anything(case, tmp_path):
-    given = job(tmp_path / "s.h5", kernel="unrolled", batch_size=8, points_per_pass=2)
+    given = job(tmp_path / "s.h5", kernel="compiled", batch_size=8, points_per_pass=2)
     assert resolve(given, *case, None, "cpu", comm=None) == (given.evaluation, "")  # no communicator needed
 
 
@@ -62,19 +62,19 @@ def test_auto_settings_come_from_the_latest_run_that_recorded_them_on_this_kind_
     recorded(
         path,
         {"kernel": "reference", "batch_size": 32, "points_per_pass": 1, "device": "cpu"},
-        {"kernel": "unrolled", "batch_size": 7, "points_per_pass": 2, "device": "cpu"},
+        {"kernel": "reference", "batch_size": 7, "points_per_pass": 2, "device": "cpu"},
         {"host": "node7"},
     )  # the newest run recorded no settings: the one before counts
     cfg, said = resolve(job(path), *case, None, "cpu", SerialComm())
-    assert (cfg.kernel, cfg.batch_size, cfg.points_per_pass) == ("unrolled", 7, 2)
-    assert said == f"kernel unrolled, batch 7, 2 point(s) {REUSED}"
+    assert (cfg.kernel, cfg.batch_size, cfg.points_per_pass) == ("reference", 7, 2)
+    assert said == f"kernel reference, batch 7, 2 point(s) {REUSED}"
     cfg, _ = resolve(job(path, batch_size=16), *case, None, "cpu", SerialComm())
-    assert (cfg.kernel, cfg.batch_size, cfg.points_per_pass) == ("unrolled", 16, 2)  # a given value wins
+    assert (cfg.kernel, cfg.batch_size, cfg.points_per_pass) == ("reference", 16, 2)  # a given value wins
 
 
 def test_settings_recorded_on_another_kind_of_device_are_measured_again(case, tmp_path):
     path = tmp_path / "s.h5"
-    recorded(path, {"kernel": "unrolled", "batch_size": 7, "points_per_pass": 2, "device": "cuda:0"})
+    recorded(path, {"kernel": "reference", "batch_size": 7, "points_per_pass": 2, "device": "cuda:0"})
     cfg, said = resolve(job(path, kernel="reference", batch_size=16), *case, None, "cpu", SerialComm())
     assert (cfg.kernel, cfg.batch_size) == ("reference", 16) and cfg.resolved and REUSED not in said
 

@@ -84,20 +84,20 @@ def test_a_small_surface_spends_little_time_measuring(monkeypatch):
 
 
 def test_the_reference_kernel_is_kept_unless_another_is_more_than_ten_percent_faster(monkeypatch):
-    def table(unrolled: float) -> dict:
+    def table(other: float) -> dict:
         return {
             **{("reference", 128, k): 100.0 for k in tuning.PASSES},
-            **{("unrolled", 128, k): unrolled for k in tuning.PASSES},
+            **{("compiled", 128, k): other for k in tuning.PASSES},
         }
 
     monkeypatch.setattr(tuning, "_runs", rates(table(108.0)))
     assert (
-        tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "unrolled"]))).kernel == "reference"
+        tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "compiled"]))).kernel == "reference"
     )
     monkeypatch.setattr(tuning, "_runs", rates(table(115.0)))
-    faster = tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "unrolled"])))
-    assert (faster.kernel, faster.points_per_pass) == ("unrolled", 8)  # first measured at PROBE_PASS
-    assert "kernel unrolled, batch 128, 8 point(s) per pass" in faster.describe()
+    faster = tuning.tune(None, tuning.Request(128, "auto", "auto", tuple(["reference", "compiled"])))
+    assert (faster.kernel, faster.points_per_pass) == ("compiled", 8)  # first measured at PROBE_PASS
+    assert "kernel compiled, batch 128, 8 point(s) per pass" in faster.describe()
 
 
 def test_the_batch_ladder_comes_first_then_the_other_kernels_at_the_best_batch(monkeypatch):
@@ -109,20 +109,20 @@ def test_the_batch_ladder_comes_first_then_the_other_kernels_at_the_best_batch(m
         ("reference", 256, 1): 120.0,
         ("reference", 512, 1): 110.0,
         ("reference", 64, 1): 90.0,
-        ("unrolled", 256, 8): 200.0,
-        **{("unrolled", 256, k): 190.0 for k in (1, 2, 4, 16, 32, 64)},
+        ("compiled", 256, 8): 200.0,
+        **{("compiled", 256, k): 190.0 for k in (1, 2, 4, 16, 32, 64)},
         **{("reference", 256, k): 90.0 for k in tuning.PASSES if k > 1},
     }
     monkeypatch.setattr(tuning, "_runs", rates(table, calls))
-    chosen = tuning.tune(None, tuning.Request(1797, "auto", "auto", tuple(["reference", "unrolled"])))
+    chosen = tuning.tune(None, tuning.Request(1797, "auto", "auto", tuple(["reference", "compiled"])))
     assert calls[:5] == [
         Setting("reference", 128, 1),
         Setting("reference", 256, 1),
         Setting("reference", 512, 1),
         Setting("reference", 64, 1),
-        Setting("unrolled", 256, 8),
+        Setting("compiled", 256, 8),
     ]
-    assert (chosen.kernel, chosen.batch_size, chosen.points_per_pass) == ("unrolled", 256, 8)
+    assert (chosen.kernel, chosen.batch_size, chosen.points_per_pass) == ("compiled", 256, 8)
 
 
 def test_a_finalist_out_of_memory_on_a_rank_stays_out_and_none_left_gives_the_first_setting(monkeypatch):

@@ -3,19 +3,20 @@
 =============  ==============================================================================================
 ``reference``  each point through the model's own forward (``functional_call``); the loss once per pass
                over the points' stacked outputs.  Runs anything anywhere; the default.
-``unrolled``   CPUs: the reference kernel with a classifier's loss and counts taken class by class.
 ``compiled``   the work of a batch as one ``torch.compile``d function; a first linear layer by linearity.
 =============  ==============================================================================================
 
 An optimization stays where a row of BENCHMARKS.md shows it at least 1.2x faster than the reference
 (2026-12-07, ``scripts/bench_kernels.py``): ``compiled`` 1.90x on the digits MLP, its first layer by
-linearity 1.60x of it.  ``unrolled`` showed 1.30x on 2026-12-05 and only 1.09-1.13x on the current code.
-It is kept while ``auto`` and the study still choose it, and stays only if the defaults' benchmarks show
-1.2x again.  A ``vmap`` kernel, the pass's points through one vmapped forward, was removed: its only row
+linearity 1.60x of it.  An ``unrolled`` kernel (a classifier's loss and counts class by class) showed
+1.30x on 2026-12-05 and 1.02-1.13x on the current code, below the bar on every model, and was removed;
+so was a ``vmap`` kernel, the pass's points through one vmapped forward, was removed: its only row
 was a GPU one from before the kernels' redesign, and a GPU row may bring it back.  Which kernel
 computed a surface is provenance, not identity: their values differ in the last bits only, so a surface
 begun with one may be finished with another (the run records say which).
-``--kernel auto`` chooses by measurement (``surface.tuning``).
+``--kernel auto`` is the reference kernel: the compiled one is taken when named only (its compilation
+takes seconds per shape); ``auto`` batch sizes and points per pass come from ``surface.cost`` and, for a
+long surface, ``surface.tuning``.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from .base import Kernel
 from .compiled import Compiled
 from .problem import Layout, Problem
 from .reference import Reference
-from .unrolled import Unrolled
 
-KERNELS: dict[str, type[Kernel]] = {k.name: k for k in (Reference, Unrolled, Compiled)}
+KERNELS: dict[str, type[Kernel]] = {k.name: k for k in (Reference, Compiled)}
 AUTO = "auto"
 CHOICES = (AUTO, *KERNELS)
 

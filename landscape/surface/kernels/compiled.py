@@ -23,6 +23,7 @@ registry of global forward hooks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import torch
@@ -33,7 +34,6 @@ from . import sums
 from .base import Kernel
 from .batches import SetData
 from .problem import Layout, Problem
-from .unrolled import exp_floor
 
 UNROLL = 8  # points per compiled call at most: the compiled graph grows with each
 RECOMPILE_LIMIT = 256  # shapes compiled per function: each batch size and a set's shorter last batch is one
@@ -135,6 +135,13 @@ def _classifier_sums(scores: torch.Tensor, targets: torch.Tensor, runs: tuple, s
     parts = {s: rows[..., a:b].sum(dim=-1) for s, a, b in runs}
     zero = rows.new_zeros((len(scores), 4))
     return torch.stack([parts.get(s, zero) for s in range(sets)], dim=1)
+
+
+def exp_floor(dtype: torch.dtype) -> float:
+    """The least whole number whose exp is a normal float64 (-708) for float64 scores, a normal float32
+    (-87) for any other."""
+    widest = torch.float64 if dtype == torch.float64 else torch.float32
+    return float(math.ceil(math.log(torch.finfo(widest).tiny)))
 
 
 # --------------------------------------------------------------------------- the first layer by linearity
