@@ -135,11 +135,16 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
     start = cost.start_batch(shape, largest) if shape is not None else tuning.FIRST_BATCH
     work = cost.predicted_seconds(shape, whole, job.grid.size, device) if shape is not None else None
     if work is not None and work < cost.MEASURE_AFTER:
+        batch = start if cfg.batch_size == tuning.AUTO else cfg.batch_size
         chosen = replace(
             cfg,
             kernel=names[0] if cfg.kernel == tuning.AUTO else cfg.kernel,
-            batch_size=start if cfg.batch_size == tuning.AUTO else cfg.batch_size,
-            points_per_pass=1 if cfg.points_per_pass == tuning.AUTO else cfg.points_per_pass,
+            batch_size=batch,
+            points_per_pass=(
+                cost.start_points(shape, batch, largest, job.grid.size)
+                if cfg.points_per_pass == tuning.AUTO
+                else cfg.points_per_pass
+            ),
         )
         return chosen, (
             f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) per pass, "

@@ -13,7 +13,7 @@ from landscape.surface import cost
 
 def test_a_linear_layer_costs_inputs_times_outputs_and_makes_its_outputs():
     shape = cost.shape_of(nn.Linear(3, 5), torch.zeros(4, 3))
-    assert shape == cost.Shape(activation_bytes=5 * 4, largest_activation=5 * 4, macs=3 * 5)  # float32: 4 bytes
+    assert shape == cost.Shape(activation_bytes=5 * 4, largest_activation=5 * 4, macs=3 * 5, output_bytes=5 * 4)
 
 
 def test_a_convolution_costs_each_output_its_kernel_over_its_group_s_channels():
@@ -50,3 +50,18 @@ def test_the_predicted_time_is_the_forward_work_at_the_optimistic_rate():
     assert math.isclose(cost.predicted_seconds(shape, samples=100, points=10), 2e12 / cost.FLOPS["cpu"])
     assert math.isclose(cost.predicted_seconds(shape, 100, 10, threads=2), 1e12 / cost.FLOPS["cpu"])
     assert math.isclose(cost.predicted_seconds(shape, 100, 10, device="cuda:1", threads=8), 2e12 / cost.FLOPS["cuda"])
+
+
+@pytest.mark.parametrize(
+    "batch, longest, points, output_bytes, expected",
+    [
+        (5000, 5000, 441, 40, 16),  # the MNIST-1D MLP on 21 x 21: its whole set in one batch, 16 points
+        (5000, 5000, 51, 40, 2),  # a 51-point line: a pass at most a sixteenth of it
+        (5000, 5000, 9, 40, 1),  # 3 x 3
+        (128, 10_000, 441, 40, 1),  # passes split into batches (ResNet-20 on CIFAR): one point
+        (10_000, 10_000, 441, 1 << 10, 2),  # 16 points' outputs would pass the heap's threshold: 3 fit
+    ],
+)
+def test_points_per_pass_start_above_one_only_where_a_pass_is_one_batch(batch, longest, points, output_bytes, expected):
+    shape = cost.Shape(1.0, 1.0, 1.0, output_bytes)
+    assert cost.start_points(shape, batch, longest, points) == expected

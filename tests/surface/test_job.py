@@ -121,14 +121,15 @@ def test_auto_settings_are_measured_recorded_and_reused_on_resume(tmp_path, caps
 
 def test_a_small_surface_takes_the_settings_of_the_model_s_shape_without_measuring(tmp_path, capsys):
     """41 points of the digits MLP: a fraction of a second of work, so ``auto`` measures nothing and takes the
-    whole training set as one batch (its activations fit the budget), the reference kernel, one point per
-    pass; the same on any machine and rank count (``surface.cost``)."""
+    whole training set as one batch (its activations fit the budget), the reference kernel, and 2 points
+    per pass (a pass at most a sixteenth of the grid); the same on any machine and rank count
+    (``surface.cost``)."""
     args = ["surface", "--model", "digits_mlp", "--x=-1:1:41", "--no_test", "--surf_file", tmp_path / "a.h5"]
     assert landscape(*args) == 0
     out = capsys.readouterr().out
-    assert "auto: kernel reference, batch 1437, 1 point(s) per pass, from the model's shape" in out
+    assert "auto: kernel reference, batch 1437, 2 point(s) per pass, from the model's shape" in out
     s = read_surface(str(tmp_path / "a.h5"))
-    assert (s.run["kernel"], s.run["batch_size"], s.run["points_per_pass"]) == ("reference", 1437, 1)
+    assert (s.run["kernel"], s.run["batch_size"], s.run["points_per_pass"]) == ("reference", 1437, 2)
 
 
 def test_a_surface_begun_with_other_settings_is_finished_and_both_runs_say_how(tmp_path, capsys):
