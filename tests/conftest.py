@@ -224,6 +224,25 @@ def one_thread_per_worker():
         torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory) -> Path:
+    """This session's (this worker's) cache folder, ``$LANDSCAPE_CACHE`` for every command the tests run:
+    the MNIST-1D samples already generated are linked in, what the session generates stays there."""
+    real = Path(os.environ.get("LANDSCAPE_CACHE") or Path.home() / ".cache" / "landscape")
+    folder = tmp_path_factory.mktemp("cache")
+    for path in real.glob("mnist1d_*.npz") if real.is_dir() else ():
+        (folder / path.name).symlink_to(path)
+    os.environ["LANDSCAPE_CACHE"] = str(folder)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def no_remembered_choices(session_cache):
+    """Every test starts with no settings ``auto`` remembered (``surface/choices.py``): one that watches
+    ``auto`` measure must not find another test's choice."""
+    (session_cache / "choices.json").unlink(missing_ok=True)
+
+
 @pytest.fixture
 def plugins() -> str:
     return PLUGINS

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import checks
 from ..errors import CollectiveFailure, ExitStatus, InputError, LandscapeError, RanksLost, UsageError, describe
+from . import busy
 
 # Variables that MPICH/Hydra, Open MPI, PMIx and Slurm's PMI set in every rank.
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -351,9 +352,10 @@ class Threads:
     note: str = ""
 
 
-def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> Threads:
+def threads_per_rank(comm, requested: int | None = None, environ=os.environ, stat: str | None = None) -> Threads:
     """Threads for this rank: as requested (at most the cores it may run on), else the node's
-    cores shared by its ranks (``$SLURM_CPUS_PER_TASK`` when Slurm says)."""
+    cores shared by its ranks (``$SLURM_CPUS_PER_TASK`` when Slurm says), and on a machine whose every
+    core this job may use, only the cores other programs leave free (``busy``)."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -367,8 +369,18 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ) -> 
         return Threads(requested)
     if environ.get("SLURM_CPUS_PER_TASK", "").isdigit():
         return Threads(max(1, min(usable, int(environ["SLURM_CPUS_PER_TASK"]))))
-    cores = min(os.cpu_count() or 1, usable * comm.local_size)
-    return Threads(max(1, cores // max(1, comm.local_size)))
+    ranks = max(1, comm.local_size)
+    cores = min(os.cpu_count() or 1, usable * ranks)
+    share = max(1, cores // ranks)
+    if busy.whole_machine():
+        free = busy.free_cores(cores, ranks, stat or busy.STAT)
+        if free // ranks < share:
+            return Threads(
+                max(1, free // ranks),
+                f"the machine is busy ({cores - free} of its {cores} cores running other programs): "
+                f"{max(1, free // ranks)} thread(s) per rank instead of {share} (--threads to choose)",
+            )
+    return Threads(share)
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """The evaluator a surface job runs with: ``auto`` settings resolved, as the file's latest run recorded
-them or by measurement on every rank at once (``tuning``), and the compiled kernel compiled before the
-clock starts."""
+them, from the model's shape (``cost``), as measured before on the same problem (``choices``) or by
+measurement on every rank at once (``tuning``), and the compiled kernel compiled before the clock
+starts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import torch
 
 from .. import directions as dirs
 from ..data import Samples
@@ -15,7 +17,7 @@ from ..errors import EvaluationError
 from ..io import surface_file
 from ..losses import Loss
 from ..parallel.comm import agree
-from . import batchnorm, cost, kernels, tuning
+from . import batchnorm, choices, cost, kernels, tuning
 from .config import SurfaceJob
 from .evaluation import EvaluationConfig, Evaluator
 from .inputs import Loaded
@@ -60,6 +62,23 @@ def _recorded(path: str, rank: int) -> dict | None:
         if {"kernel", "batch_size", "points_per_pass"} <= record.keys():
             return {key: record[key] for key in ("kernel", "batch_size", "points_per_pass", "device")}
     return None
+
+
+def _remembered(loaded: Loaded, device: str, cfg: EvaluationConfig, loss, rank: int):
+    """Rank 0: the key of this problem in the remembered choices, and the choice kept there (or None)."""
+    if rank != 0:
+        return None
+    sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+    given = {
+        "loss": cfg.loss_name if loss is None else f"{type(loss).__module__}.{type(loss).__qualname__}",
+        "dtype": cfg.dtype,
+        "bn": cfg.bn,
+        "kernel": cfg.kernel,
+        "batch_size": cfg.batch_size,
+        "points_per_pass": cfg.points_per_pass,
+    }
+    digest = choices.key(loaded.model, sets, device, torch.get_num_threads(), given)
+    return digest, choices.recalled(digest)
 
 
 def _shape(loaded: Loaded, rank: int) -> cost.Shape | None:
@@ -151,6 +170,17 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
             f"from the model's shape (about {work:.1f} s of forward work at full speed: too short to be worth "
             "measuring)"
         )
+    digest, remembered = comm.bcast(agree(comm, _remembered, loaded, device, cfg, loss, comm.rank))
+    if remembered and (
+        remembered["kernel"] in names if cfg.kernel == tuning.AUTO else remembered["kernel"] == cfg.kernel
+    ):
+        chosen = replace(
+            cfg, **{k: remembered[k] if getattr(cfg, k) == tuning.AUTO else getattr(cfg, k) for k in choices.FIELDS}
+        )
+        return chosen, (
+            f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) per pass, as "
+            f"measured before for this model, data, device and threads ({choices.folder()}/{choices.FILE})"
+        )
     request = tuning.Request(
         largest,
         cfg.batch_size,
@@ -163,6 +193,8 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
         start=start,
     )
     choice = tuning.tune(make, request, together=lambda measure: comm.allgather(agree(comm, measure)))
+    if comm.rank == 0 and choice.points_per_second > 0:
+        choices.remember(digest, {k: getattr(choice, k) for k in choices.FIELDS})
     return replace(
         cfg, kernel=choice.kernel, batch_size=choice.batch_size, points_per_pass=choice.points_per_pass
     ), choice.describe(samples=samples)

@@ -1,12 +1,14 @@
 """The communicator: agreeing on failures, choosing threads per rank (no MPI needed), and the shared
 counter under a real MPI launcher."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 from landscape.errors import CollectiveFailure, ConfigError, InputError
+from landscape.parallel import busy
 from landscape.parallel.comm import SerialComm, agree, threads_per_rank
 from landscape.parallel.launch import mpiexec_command
 
@@ -72,11 +74,11 @@ def test_bugs_and_stray_sys_exit_are_internal_errors_never_a_silent_success(rais
     assert caught.value.exit_status == code and str(caught.value).startswith(words)
 
 
-def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monkeypatch):
-    import os
+def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monkeypatch, tmp_path):
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(busy, "STAT", str(tmp_path / "no_stat"))  # an idle machine: nobody else running
     assert threads_per_rank(Ranks(0, {}, local_size=4), environ={}).count == 2
     assert threads_per_rank(Ranks(0, {}, local_size=1), environ={}).count == 8
     assert threads_per_rank(Ranks(0, {}, local_size=16), environ={}).count == 1
@@ -89,7 +91,6 @@ def test_threads_follow_slurm_then_the_cores_shared_by_the_ranks_of_a_node(monke
 
 
 def test_threads_asked_beyond_the_usable_cores_are_capped_with_a_note(monkeypatch):
-    import os
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     choice = threads_per_rank(SerialComm(), 100000, environ={})
@@ -181,3 +182,27 @@ def test_same_everywhere_names_the_first_field_that_differs_and_where():
         same_everywhere(Ranks(0, {1: _flat({**mine, "grid": Axis(-1.0, 5.0)}), 2: _flat(mine)}), "the job", mine)
     with pytest.raises(InputError, match=r"extra is \(absent\) on rank 0 and 1 on rank 1"):
         same_everywhere(Ranks(0, {1: _flat({**mine, "extra": 1}), 2: _flat(mine)}), "the job", mine)
+
+
+def test_on_a_busy_machine_a_rank_takes_the_cores_other_programs_leave(monkeypatch, tmp_path):
+    """The kernel's count of running threads, less this job's ranks on the node, keeps as many cores
+    busy; a rank's share of the rest, with a note.  Not where the job runs on a subset of the cores (an
+    allocation: the count is of the whole machine), nor where the threads or Slurm say."""
+
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    for running, ranks, expected in ((1, 1, 8), (3, 1, 6), (8, 2, 1), (20, 1, 1), (5, 2, 2)):
+        stat.write_text(f"cpu  1 2 3\nprocs_running {running}\nprocs_blocked 0\n")
+        threads = threads_per_rank(Ranks(0, {}, local_size=ranks), environ={}, stat=str(stat))
+        assert threads.count == expected, (running, ranks)
+        assert ("the machine is busy" in threads.note) == (expected < 8 // ranks), threads.note
+    assert threads.note == (
+        "the machine is busy (3 of its 8 cores running other programs): 2 thread(s) per rank instead of 4 "
+        "(--threads to choose)"
+    )
+    stat.write_text("procs_running 8\n")
+    assert threads_per_rank(SerialComm(), 3, environ={}, stat=str(stat)).count == 3  # asked for
+    assert threads_per_rank(SerialComm(), environ={"SLURM_CPUS_PER_TASK": "4"}, stat=str(stat)).count == 4
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # pinned to 2 of the 8: not counted
+    assert threads_per_rank(SerialComm(), environ={}, stat=str(stat)).count == 2
