@@ -2,25 +2,26 @@
 
 A login node or a shared workstation runs other people's work.  Torch's threads wait for each other at
 every operation, so a rank with as many threads as the machine has cores, beside one other busy
-process, spends its time waiting for the thread that shares a core: on the 2-core VM a 21 x 21 surface
-of the MNIST-1D MLP took 4x its idle time beside one CPU hog with 2 threads (BENCHMARKS.md).  With
-fewer threads, on the cores left free, it takes little more than its idle time.
+process, spends its time waiting for the thread that shares a core.  With fewer threads, on the cores
+left free, it loses far less: ``scripts/bench_peers.py --hog 1`` (BENCHMARKS.md) has the A/B.
 
 ``others_running`` reads the kernel's count of running threads (``procs_running`` in ``/proc/stat``)
-a few times and takes the median, less this job's own ranks on the node.  It is asked only where the
-job may run on every core of the machine; on a cluster's allocation (a subset of the cores, the others
-another job's), the count says nothing about this job's cores and is not used.
+a few times over 10 ms, less this process's own running threads (``/proc/self/task``: torch's pool
+spinning down after its last task is ours) and one for each other rank of this job on the node, and
+takes the least: a program that keeps a core busy is counted in every reading, a moment's work in one.
+It is asked only where the job may run on every core of the machine; on a cluster's allocation (a subset
+of the cores, the others another job's), the count says nothing about this job's cores and is not used.
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import time
 
 STAT = "/proc/stat"
+TASKS = "/proc/self/task"  # this process's threads
 SAMPLES = 5
-INTERVAL = 0.01  # seconds between samples
+INTERVAL = 0.0025  # seconds between samples
 
 
 def running(path: str = STAT) -> int | None:
@@ -36,18 +37,34 @@ def running(path: str = STAT) -> int | None:
     return None
 
 
-def others_running(ours: int, path: str = STAT, samples: int = SAMPLES, interval: float = INTERVAL) -> int:
-    """Threads of other programs running on the machine: the median of ``samples`` readings, less
-    ``ours`` (this job's ranks on the node, each counted running); 0 where the kernel does not say."""
+def own_running(tasks: str = TASKS) -> int:
+    """This process's threads running or ready to run (at least 1: the one asking)."""
+    count = 0
+    for name in os.listdir(tasks) if os.path.isdir(tasks) else ():
+        try:
+            with open(os.path.join(tasks, name, "stat")) as handle:
+                text = handle.read()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        count += text[text.rfind(")") + 2 : text.rfind(")") + 3] == "R"
+    return max(1, count)
+
+
+def others_running(
+    ours: int, path: str = STAT, samples: int = SAMPLES, interval: float = INTERVAL, tasks: str = TASKS
+) -> int:
+    """Threads of other programs running on the machine: the least of ``samples`` readings, less this
+    process's running threads and one for each of the other ``ours - 1`` ranks of this job on the node;
+    0 where the kernel does not say."""
     readings = []
     for i in range(samples):
         count = running(path)
         if count is None:
             return 0
-        readings.append(count)
+        readings.append(count - own_running(tasks) - (ours - 1))
         if i + 1 < samples:
             time.sleep(interval)
-    return max(0, round(statistics.median(readings)) - ours)
+    return max(0, min(readings))
 
 
 def free_cores(cores: int, ours: int, path: str = STAT) -> int:
@@ -63,4 +80,4 @@ def whole_machine() -> bool:
         return False
 
 
-__all__ = ["free_cores", "others_running", "running", "whole_machine"]
+__all__ = ["free_cores", "others_running", "own_running", "running", "whole_machine"]
