@@ -2,21 +2,21 @@
 
 Small models leave the hardware idle at the reference code's batch of 128, one point per pass; large
 ones run out of memory with too much at once; and which kernel is fastest depends on the model and the
-machine. ``tune`` times the kernels themselves on a prefix of the data: first a ladder of batch sizes
-with the reference kernel, one point per pass, starting at ``FIRST_BATCH`` (the reference code's 128,
-so that a surface too small to be worth measuring runs at the reference's settings: larger batches pay
-for small models, and cost convolutional networks whose activations outgrow the caches and the heap)
-and climbing each way while it pays; then, at the best batch, a ladder of points per pass for every
+machine. ``tune`` is asked only for a surface long enough to be worth measuring (``surface.cost``;
+a shorter one takes its settings from the model's shape), and times the kernels themselves on a prefix
+of the data: first a ladder of batch sizes with the reference kernel, one point per pass, starting at
+``Request.start`` (``cost.start_batch``; ``FIRST_BATCH``, the reference code's 128, where the model's
+shape is unknown) and climbing each way while it pays; then, at the best batch, a ladder of points per pass for every
 candidate kernel. The few fastest settings are measured again taking turns (a shared machine's speed
 drifts while the ladders climb), and the fastest then is chosen, except that the reference kernel is
 kept wherever it is within ``REFERENCE_MARGIN`` of the best (the simple path is the default).
 
 Measuring costs time, so it is spent in proportion to the surface: after the first setting the budget
-is ``SHARE`` of the surface's estimated time at that setting, at most ``BUDGET`` seconds; a small
-surface is computed at the first setting almost at once.  Every rank measures at once, as the
-surface's ranks will share the machine's caches and memory (``together``: the job passes its
-communicator's exchange; nothing here knows about MPI or files).  A setting's rate is the ranks' mean,
-0 where it ran out of memory on any.
+is ``SHARE`` of the surface's estimated time at that setting, at most ``BUDGET`` seconds.  The first
+setting is always among those measured, so a choice is never one measured slower than the start.
+Every rank measures at once, as the surface's ranks will share the machine's caches and memory
+(``together``: the job passes its communicator's exchange; nothing here knows about MPI or files).
+A setting's rate is the ranks' mean, 0 where it ran out of memory on any.
 """
 
 from __future__ import annotations
