@@ -192,7 +192,7 @@ def test_a_study_with_arms_and_the_rescaling_control_end_to_end(tmp_path):
     card = json.loads((tmp_path / "f" / "study.json").read_text())
     given = {"config": str(tmp_path / "s.toml"), "out": str(tmp_path / "o"), "figures": str(tmp_path / "f")}
     assert card["study"]["settings"] == StudyParams.of(given).record()  # the study's parameters, as given
-    assert card["settings"]["manifest"] == str(tmp_path / "o" / "manifest.json")  # the report's, as run
+    assert card["settings"]["out"] == str(tmp_path / "o" / "report")  # the report's parameters, as run
     runs = {r["name"]: r for r in card["runs"]}
     assert {"naive_b32_s0", "linear_b128_s1", "rescaled_a4_b32_s0", "rescaled_a4_b32_s1"} <= set(runs), set(runs)
     assert card["runs"][0]["recipe"] == "naive"  # the study's first arm first, whichever sweep wrote last
