@@ -260,7 +260,7 @@ def test_at_the_defaults_one_and_two_ranks_choose_the_same_settings_and_write_th
         == {
             "kernel": "reference",
             "batch_size": 1797,
-            "points_per_pass": 1,
+            "points_per_pass": 16,  # the whole set in one batch: 16 points per pass (cost.start_points)
         }
     )
     assert all(np.array_equal(one.values[q], two.values[q]) for q in one.values)
