@@ -9,6 +9,7 @@ from pathlib import Path
 import h5py
 import pytest
 
+from landscape.io.paths import cache_folder
 from landscape.parallel.launch import cli_command, mpiexec_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -228,7 +229,7 @@ def one_thread_per_worker():
 def session_cache(tmp_path_factory) -> Path:
     """This session's (this worker's) cache folder, ``$LANDSCAPE_CACHE`` for every command the tests run:
     the MNIST-1D samples already generated are linked in, what the session generates stays there."""
-    real = Path(os.environ.get("LANDSCAPE_CACHE") or Path.home() / ".cache" / "landscape")
+    real = Path(cache_folder())
     folder = tmp_path_factory.mktemp("cache")
     for path in real.glob("mnist1d_*.npz") if real.is_dir() else ():
         (folder / path.name).symlink_to(path)

@@ -22,6 +22,7 @@ import torch
 
 from ..errors import ConfigError, InputError
 from ..io.atomic import write_file
+from ..io.paths import cache_folder
 from .samples import Samples
 
 DEFAULT_SAMPLES = 5000
@@ -46,7 +47,7 @@ def cache_file(n: int) -> str:
     """Where the generated samples of ``mnist1d_N`` are kept between processes: ``$LANDSCAPE_CACHE`` or
     ``~/.cache/landscape``, named by N and the generator's version (each training and report process
     would otherwise spend seconds generating the same samples again)."""
-    folder = os.environ.get("LANDSCAPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "landscape")
+    folder = cache_folder()
     try:
         version = importlib.metadata.version("mnist1d")
     except importlib.metadata.PackageNotFoundError:

@@ -46,7 +46,8 @@ def own_running(tasks: str = TASKS) -> int:
                 text = handle.read()
         except OSError:
             continue  # a thread that ended meanwhile
-        count += text[text.rfind(")") + 2 : text.rfind(")") + 3] == "R"
+        state = text.rfind(")") + 2  # after the name, which may hold spaces and parentheses
+        count += text[state : state + 1] == "R"
     return max(1, count)
 
 

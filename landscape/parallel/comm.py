@@ -374,11 +374,12 @@ def threads_per_rank(comm, requested: int | None = None, environ=os.environ, sta
     share = max(1, cores // ranks)
     if busy.whole_machine():
         free = busy.free_cores(cores, ranks, stat or busy.STAT)
-        if free // ranks < share:
+        lowered = max(1, free // ranks)
+        if lowered < share:
             return Threads(
-                max(1, free // ranks),
+                lowered,
                 f"the machine is busy ({cores - free} of its {cores} cores running other programs): "
-                f"{max(1, free // ranks)} thread(s) per rank instead of {share} (--threads to choose)",
+                f"{lowered} thread(s) per rank instead of {share} (--threads to choose)",
             )
     return Threads(share)
 

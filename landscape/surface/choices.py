@@ -24,16 +24,12 @@ import torch
 
 from .. import checks
 from ..io.atomic import write_file
+from ..io.paths import cache_folder
 from ..version import __version__
 
 KEPT = 256
 FILE = "choices.json"
 FIELDS = ("kernel", "batch_size", "points_per_pass")
-
-
-def folder(environ=os.environ) -> str:
-    """The user's cache folder for landscape (shared with the MNIST-1D samples)."""
-    return environ.get("LANDSCAPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "landscape")
 
 
 def key(model: torch.nn.Module, sets: dict, device: str, threads: int, given: dict) -> str:
@@ -67,7 +63,7 @@ def _read(path: str) -> dict:
 
 def recalled(digest: str, path: str | None = None) -> dict | None:
     """The settings remembered under ``digest`` (``kernel``, ``batch_size``, ``points_per_pass``), or None."""
-    entry = _read(path or os.path.join(folder(), FILE)).get(digest)
+    entry = _read(path or os.path.join(cache_folder(), FILE)).get(digest)
     if not isinstance(entry, dict):
         return None
     chosen = {k: entry.get(k) for k in FIELDS}
@@ -78,7 +74,7 @@ def recalled(digest: str, path: str | None = None) -> dict | None:
 
 def remember(digest: str, chosen: dict, path: str | None = None) -> None:
     """Keep ``chosen`` under ``digest`` (the latest ``KEPT`` choices); a write that fails is let go."""
-    path = path or os.path.join(folder(), FILE)
+    path = path or os.path.join(cache_folder(), FILE)
     entries = _read(path)
     entries.pop(digest, None)
     entries[digest] = {**{k: chosen[k] for k in FIELDS}, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -90,4 +86,4 @@ def remember(digest: str, chosen: dict, path: str | None = None) -> None:
         pass
 
 
-__all__ = ["FILE", "KEPT", "folder", "key", "recalled", "remember"]
+__all__ = ["FILE", "KEPT", "key", "recalled", "remember"]

@@ -5,6 +5,7 @@ starts."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from .. import directions as dirs
 from ..data import Samples
 from ..errors import EvaluationError
 from ..io import surface_file
+from ..io.paths import cache_folder
 from ..losses import Loss
 from ..parallel.comm import agree
 from . import batchnorm, choices, cost, kernels, tuning
@@ -34,7 +36,7 @@ def evaluator(
 ) -> Evaluator:
     """The evaluator for ``cfg``, on all the data or on its first ``samples`` samples per set (tuning)."""
     origin = dirs.origin_tensors(loaded.model, d.dir_type)
-    sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+    sets = _sets(loaded)
     if samples is not None:
         sets = {name: Samples(s.inputs[:samples], s.targets[:samples]) for name, s in sets.items()}
     bn = batchnorm.resolve(cfg.bn, d.dir_type)[0]
@@ -64,11 +66,15 @@ def _recorded(path: str, rank: int) -> dict | None:
     return None
 
 
+def _sets(loaded: Loaded) -> dict[str, Samples]:
+    """The data sets a surface evaluates, by name."""
+    return {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
+
+
 def _remembered(loaded: Loaded, device: str, cfg: EvaluationConfig, loss, rank: int):
     """Rank 0: the key of this problem in the remembered choices, and the choice kept there (or None)."""
     if rank != 0:
         return None
-    sets = {"train": loaded.data.train, **({"test": loaded.data.test} if loaded.data.test is not None else {})}
     given = {
         "loss": cfg.loss_name if loss is None else f"{type(loss).__module__}.{type(loss).__qualname__}",
         "dtype": cfg.dtype,
@@ -77,7 +83,7 @@ def _remembered(loaded: Loaded, device: str, cfg: EvaluationConfig, loss, rank: 
         "batch_size": cfg.batch_size,
         "points_per_pass": cfg.points_per_pass,
     }
-    digest = choices.key(loaded.model, sets, device, torch.get_num_threads(), given)
+    digest = choices.key(loaded.model, _sets(loaded), device, torch.get_num_threads(), given)
     return digest, choices.recalled(digest)
 
 
@@ -179,7 +185,7 @@ def resolve(job: SurfaceJob, loaded: Loaded, d: dirs.Directions, loss, device: s
         )
         return chosen, (
             f"kernel {chosen.kernel}, batch {chosen.batch_size}, {chosen.points_per_pass} point(s) per pass, as "
-            f"measured before for this model, data, device and threads ({choices.folder()}/{choices.FILE})"
+            f"measured before for this model, data, device and threads ({os.path.join(cache_folder(), choices.FILE)})"
         )
     request = tuning.Request(
         largest,

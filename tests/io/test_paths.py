@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from landscape.errors import ConfigError, InputError
+from landscape.io import paths
 from landscape.io.paths import config_path, kind, output_path, read_text, readable_file
 
 
@@ -100,3 +101,9 @@ def test_a_path_setting_is_a_non_empty_str_or_path_like(tmp_path):
         config_path(3, "model_file")
     with pytest.raises(ConfigError, match="^model_file='': expected a path; an empty value is none$"):
         config_path("", "model_file")
+
+
+def test_the_cache_folder_is_landscape_cache_else_the_user_s(monkeypatch):
+    assert paths.cache_folder({"LANDSCAPE_CACHE": "/c"}) == "/c"
+    monkeypatch.setenv("HOME", "/home/u")
+    assert paths.cache_folder({}) == os.path.join("/home/u", ".cache", "landscape")

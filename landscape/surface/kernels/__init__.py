@@ -10,8 +10,8 @@ An optimization stays where a row of BENCHMARKS.md shows it at least 1.2x faster
 (2026-12-07, ``scripts/bench_kernels.py``): ``compiled`` 1.90x on the digits MLP, its first layer by
 linearity 1.60x of it.  An ``unrolled`` kernel (a classifier's loss and counts class by class) showed
 1.30x on 2026-12-05 and 1.02-1.13x on the current code, below the bar on every model, and was removed;
-so was a ``vmap`` kernel, the pass's points through one vmapped forward, was removed: its only row
-was a GPU one from before the kernels' redesign, and a GPU row may bring it back.  Which kernel
+so was a ``vmap`` kernel, the pass's points through one vmapped forward: its only row was a GPU one
+from before the kernels' redesign, and a GPU row may bring it back.  Which kernel
 computed a surface is provenance, not identity: their values differ in the last bits only, so a surface
 begun with one may be finished with another (the run records say which).
 ``--kernel auto`` is the reference kernel: the compiled one is taken when named only (its compilation
